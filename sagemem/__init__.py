@@ -1,0 +1,63 @@
+"""sagemem: an agent's long-term memory as plain Markdown files.
+
+The library stands on its own (``import sagemem`` never imports typer)::
+
+    from sagemem import MemoryStore
+    store = MemoryStore("sample_memory")
+    for memory in store.list().memories:
+        print(memory.file, memory.description)
+"""
+
+from .config import Settings, load_settings
+from .edit import render_new, set_fields
+from .errors import (
+    DirectoryMissing,
+    FileChangedDuringRead,
+    FileTooLarge,
+    InvalidName,
+    MemoryExists,
+    MemoryNotFound,
+    ReservedName,
+    SagememError,
+    SettingsError,
+    StaleRevision,
+    UneditableFrontmatter,
+    UnreadableFile,
+    UnsafeFile,
+    WriteFailed,
+)
+from .memory import TYPES, Memory, Problem, parse, revision_of
+from .store import InitReport, ListError, Listing, MemoryStore, init_directory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "TYPES",
+    "DirectoryMissing",
+    "FileChangedDuringRead",
+    "FileTooLarge",
+    "InitReport",
+    "InvalidName",
+    "ListError",
+    "Listing",
+    "Memory",
+    "MemoryExists",
+    "MemoryNotFound",
+    "MemoryStore",
+    "Problem",
+    "ReservedName",
+    "SagememError",
+    "Settings",
+    "SettingsError",
+    "StaleRevision",
+    "UneditableFrontmatter",
+    "UnreadableFile",
+    "UnsafeFile",
+    "WriteFailed",
+    "init_directory",
+    "load_settings",
+    "parse",
+    "render_new",
+    "revision_of",
+    "set_fields",
+]

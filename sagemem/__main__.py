@@ -1,0 +1,5 @@
+"""``python -m sagemem``."""
+
+from .cli import run
+
+run()

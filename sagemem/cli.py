@@ -1,0 +1,226 @@
+"""The ``sagemem`` command: a thin typer layer over the library.
+
+Each command parses its arguments, makes one library call and prints the result. Errors
+become exit codes in one place, ``main``: ``error: …`` on stderr, exit 2 for a usage
+mistake, 1 for everything else, never a traceback (``SAGE_MEM_DEBUG=1`` shows one for
+an unexpected internal error).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import traceback
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .config import Settings, load_settings, parse_debug
+from .errors import SagememError
+from .memory import TYPES
+from .output import (
+    init_json,
+    listing_json,
+    listing_text,
+    memory_json,
+    memory_text,
+    settings_json,
+    settings_text,
+)
+from .store import Listing, MemoryStore, init_directory
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="sagemem: an agent's long-term memory as plain Markdown files.",
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (see README: JSON output).")]
+
+
+@dataclass(frozen=True)
+class Globals:
+    memory_dir: Path | None
+    state_dir: Path | None
+
+    def settings(self) -> Settings:
+        return load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir)
+
+    def store(self) -> MemoryStore:
+        return MemoryStore.from_settings(self.settings())
+
+
+@app.callback()
+def options(
+    ctx: typer.Context,
+    memory_dir: Annotated[Optional[Path], typer.Option(
+        "--dir", help="Memory directory (overrides SAGE_MEM_DIR and settings).")] = None,
+    state_dir: Annotated[Optional[Path], typer.Option(
+        "--state-dir", help="State directory (overrides SAGE_MEM_STATE_DIR).")] = None,
+) -> None:
+    """sagemem: an agent's long-term memory as plain Markdown files."""
+    ctx.obj = Globals(memory_dir, state_dir)
+
+
+def _echo_json(data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _echo_lines(lines: list[str]) -> None:
+    typer.echo("\n".join(lines))
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    directory: Annotated[Optional[Path], typer.Argument(
+        help="Memory directory to create (default: --dir, SAGE_MEM_DIR, ~/.sage-mem/memory).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create a memory directory, a starter MEMORY.md and the state directory.
+
+    Never overwrites anything; says what already existed.
+    """
+    g: Globals = ctx.obj
+    settings = load_settings(memory_dir=directory or g.memory_dir, state_dir=g.state_dir)
+    report = init_directory(settings.memory_dir, settings.state_dir)
+    if as_json:
+        _echo_json(init_json(report))
+        return
+    _echo_lines([f"created  {p}" for p in report.created]
+                + [f"exists   {p} (left as it was)" for p in report.existed])
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
+    tag: Annotated[Optional[str], typer.Option("--tag", help="Only memories with this tag.")] = None,
+    active: Annotated[bool, typer.Option(
+        "--active", help="Hide archived and invalid memories.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List memories: file, type, updated, size, description; archived/invalid marked."""
+    if type_ is not None and type_ not in TYPES:
+        raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
+    today = date.today()
+    listing = ctx.obj.store().list()
+    listing = _filtered(listing, type_, tag, active, today)
+    if as_json:
+        _echo_json(listing_json(listing, today))
+    else:
+        _echo_lines(listing_text(listing, today, shutil.get_terminal_size((80, 24)).columns))
+    for error in listing.errors:
+        typer.echo(f"warning: {error.error}", err=True)
+
+
+def _filtered(listing: Listing, type_: str | None, tag: str | None, active: bool,
+              today: date) -> Listing:
+    wanted_tag = tag.casefold() if tag else None
+    memories = tuple(
+        m for m in listing.memories
+        if (type_ is None or m.type == type_)
+        and (wanted_tag is None or wanted_tag in (t.casefold() for t in m.tags))
+        and not (active and (m.archived or m.is_invalid(today)))
+    )
+    errors = () if (type_ or tag) else listing.errors
+    return Listing(memories, errors)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+    archived: Annotated[bool, typer.Option("--archived", help="Look in archive/.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a memory: its fields, revision, parse problems and body."""
+    memory = ctx.obj.store().get(name, archived=archived)
+    if as_json:
+        _echo_json(memory_json(memory, date.today()))
+    else:
+        _echo_lines(memory_text(memory, date.today()))
+
+
+@app.command()
+def new(
+    ctx: typer.Context,
+    type_: Annotated[str, typer.Option("--type", help=f"One of: {', '.join(TYPES)}.")],
+    name: Annotated[str, typer.Option("--name", help="Short name; the file name comes from it.")],
+    description: Annotated[str, typer.Option(
+        "--description", help="One sentence saying exactly what this memory is.")],
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A tag (repeatable).")] = None,
+    alias: Annotated[Optional[list[str]], typer.Option(
+        "--alias", help="Another wording that should retrieve it (repeatable).")] = None,
+    body: Annotated[str, typer.Option("--body", help="Body text, or - to read stdin.")] = "",
+    file: Annotated[Optional[str], typer.Option(
+        "--file", help="Explicit file name instead of <type>_<slug>.md.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write a new memory <type>_<slug>.md (never overwriting) and index it in MEMORY.md."""
+    if type_ not in TYPES:
+        raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
+    if not description.strip():
+        raise typer.BadParameter("must not be empty", param_hint="--description")
+    text = sys.stdin.read() if body == "-" else body
+    memory = ctx.obj.store().new(type=type_, name=name, description=description,
+                                 tags=tag or (), aliases=alias or (), body=text, file=file)
+    if as_json:
+        _echo_json(memory_json(memory, date.today()))
+    else:
+        typer.echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+
+
+@app.command()
+def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every setting in effect, its value, and where it came from."""
+    settings = ctx.obj.settings()
+    if as_json:
+        _echo_json(settings_json(settings))
+    else:
+        _echo_lines(settings_text(settings))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code; the one place errors become exit codes."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        result = app(args=argv or ["--help"], prog_name="sagemem", standalone_mode=False)
+    except SagememError as exc:
+        return _fail(str(exc), 1)
+    except typer.Abort:
+        return _fail("aborted", 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as exc:
+        if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
+            return _fail(exc.format_message(), int(exc.exit_code))  # type: ignore[attr-defined]
+        if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
+            traceback.print_exc()
+        return _fail(f"internal error ({type(exc).__name__}: {exc}); "
+                     "rerun with SAGE_MEM_DEBUG=1 for details", 1)
+    return result if isinstance(result, int) else 0
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """Typer's command-line errors, whichever click (installed or vendored) raised them."""
+    return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
+
+
+def _fail(message: str, code: int) -> int:
+    first_line = " ".join(message.split())
+    print(f"error: {first_line}", file=sys.stderr)
+    return code
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""The one exception tree of sagemem.
+
+Every exception carries the data that explains it and a message that says what
+happened and what to do about it. Callers branch on the class, never on the text::
+
+    SagememError
+     ├── SettingsError            settings.json / reserved.json unreadable or malformed
+     ├── DirectoryMissing         the memory directory does not exist
+     ├── InvalidName              a memory name breaks the naming rules
+     │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
+     ├── MemoryNotFound           no such memory
+     ├── MemoryExists             refusing to overwrite an existing memory
+     ├── UnsafeFile               a symlink, a non-regular file, or a path outside the directory
+     ├── FileTooLarge             over the per-file size limit (read or write)
+     ├── FileChangedDuringRead    the file was swapped between the check and the read
+     ├── UnreadableFile           permission denied, or bytes that are not UTF-8
+     ├── UneditableFrontmatter    a field edit on frontmatter that does not parse
+     ├── StaleRevision            the file changed since the revision the writer read
+     └── WriteFailed              the operating system refused a write (disk full, read-only)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "DirectoryMissing",
+    "FileChangedDuringRead",
+    "FileTooLarge",
+    "InvalidName",
+    "MemoryExists",
+    "MemoryNotFound",
+    "ReservedName",
+    "SagememError",
+    "SettingsError",
+    "StaleRevision",
+    "UneditableFrontmatter",
+    "UnreadableFile",
+    "UnsafeFile",
+    "WriteFailed",
+]
+
+
+class SagememError(Exception):
+    """Root of every error sagemem raises on purpose."""
+
+
+class SettingsError(SagememError):
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}; fix or remove the file")
+
+
+class DirectoryMissing(SagememError):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"memory directory {path} does not exist; "
+            "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it"
+        )
+
+
+class InvalidName(SagememError):
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"invalid memory name {name!r}: {reason}")
+
+
+class ReservedName(InvalidName):
+    def __init__(self, name: str, reserved: str) -> None:
+        self.reserved = reserved
+        super().__init__(name, f"{reserved} is reserved and never a memory")
+
+
+class MemoryNotFound(SagememError):
+    def __init__(self, name: str, directory: Path) -> None:
+        self.name = name
+        self.directory = directory
+        super().__init__(f"no memory named {name} in {directory}; `sagemem list` shows them")
+
+
+class MemoryExists(SagememError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"{name} already exists; choose another name (nothing was written)")
+
+
+class UnsafeFile(SagememError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"refusing {path.name}: {reason}")
+
+
+class FileTooLarge(SagememError):
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        self.name = name
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"{name} is {size} bytes, over the {limit // 1024} KiB limit per memory; "
+            "split it into smaller memories"
+        )
+
+
+class FileChangedDuringRead(SagememError):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path.name} changed while it was being read; try again")
+
+
+class UnreadableFile(SagememError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot read {path.name}: {reason}")
+
+
+class UneditableFrontmatter(SagememError):
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(
+            f"cannot edit the frontmatter of {name}: {reason}; fix it by hand "
+            "(`sagemem show` lists the problems)"
+        )
+
+
+class StaleRevision(SagememError):
+    def __init__(self, name: str, expected: str | None, actual: str | None) -> None:
+        self.name = name
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"stale_version: {name} changed since revision {(expected or 'none')[:12]} "
+            f"(now {(actual or 'deleted')[:12]}); read it again before writing"
+        )
+
+
+class WriteFailed(SagememError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"could not write {path.name}: {reason}; nothing was changed")

@@ -1,0 +1,68 @@
+"""MEMORY.md, the index: a list of memories, one line each, ``- [Title](file.md) — hook``.
+
+The index is a list, not a memory. It is edited line by line so that whatever else a
+person wrote in it (headings, notes, their own ordering) stays exactly as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+INDEX_HEADER = """# Memory index
+
+One line per memory: `- [Title](file.md) — hook`. sagemem keeps this list in step
+with the files; you may reorder lines or add notes around them.
+
+Types: **user** (who the user is, their role and preferences), **feedback** (corrections
+and confirmed ways of working, with why), **project** (ongoing work, decisions,
+deadlines), **reference** (where information lives outside the project).
+
+"""
+_ENTRY = re.compile(
+    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\])*)\]\((?P<target>[^)\s]+)\)"
+    r"\s*(?:[—–:-]+\s*(?P<hook>.*?))?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One index line: the title, the file it points at, its hook, and its line number."""
+
+    title: str
+    target: str
+    hook: str
+    line: int
+
+
+def entries(text: str) -> tuple[IndexEntry, ...]:
+    """Every list line of the index that links a file."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _ENTRY.match(line)
+        if match:
+            title = re.sub(r"\\(.)", r"\1", match.group("title"))
+            found.append(IndexEntry(title, match.group("target"), match.group("hook") or "", number))
+    return tuple(found)
+
+
+def format_entry(title: str, file: str, hook: str) -> str:
+    """An index line; brackets in the title are escaped and the hook kept to one line."""
+    safe_title = re.sub(r"([\[\]\\])", r"\\\1", " ".join(title.split()))
+    safe_hook = " ".join(hook.split())
+    return f"- [{safe_title}]({file}) — {safe_hook}" if safe_hook else f"- [{safe_title}]({file})"
+
+
+def add_entry(text: str, line: str) -> str:
+    """Append an index line, in the file's own line-ending style."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += newline
+    return text + line + newline
+
+
+def remove_entries(text: str, file: str) -> str:
+    """Drop every index line that points at ``file``; all other bytes stay."""
+    lines = text.splitlines(keepends=True)
+    kept = [ln for ln in lines if not ((m := _ENTRY.match(ln)) and m.group("target") == file)]
+    return "".join(kept)

@@ -1,0 +1,316 @@
+"""The Memory value: lenient parsing of one memory file.
+
+A memory file is YAML frontmatter between ``---`` lines, then a Markdown body. Parsing
+never hides a memory: a field that cannot be parsed falls back to its default and the
+problem is recorded on the value (the audit reports it); a file with no frontmatter is a
+memory with defaults. The text is kept exactly as it was on disk, so nothing here can
+change a file — edits live in ``edit.py``.
+
+Reading uses the C-accelerated safe loader that python-frontmatter picks (PyYAML's
+``CSafeLoader``): it is about 15 times faster than ruamel.yaml, which matters when a
+listing or an audit parses ten thousand files. Writing uses ruamel.yaml round-trip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from frontmatter.default_handlers import YAMLHandler
+
+from .errors import UnreadableFile
+
+TYPES = ("user", "feedback", "project", "reference")
+DEFAULT_TYPE = "reference"
+MAX_TAGS = 20
+MAX_TAG_CHARS = 40
+_OPEN = re.compile(r"\A(\ufeff?)---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_TOP_KEY = re.compile(r"^([^\s#\-][^:]*?)\s*:(?:\s|$)")
+_YAML = YAMLHandler()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong found while parsing: the field, what, and the file line if known."""
+
+    field: str
+    message: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Split:
+    """Where the frontmatter and the body sit in a file's text (string offsets)."""
+
+    frontmatter: str | None
+    fm_start: int
+    fm_end: int
+    body_start: int
+    problem: Problem | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory file, parsed. ``text`` is the file exactly as it was read."""
+
+    file: str
+    text: str
+    revision: str
+    name: str | None
+    description: str
+    type: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    baseline: bool
+    baseline_priority: int
+    updated: date | None
+    valid_at: date | None
+    invalid_at: date | None
+    superseded_by: str | None
+    body: str
+    body_line: int
+    has_frontmatter: bool
+    problems: tuple[Problem, ...]
+    mtime: float | None = None
+    archived: bool = False
+
+    @property
+    def title(self) -> str:
+        """What a person calls it: the ``name`` field, else the file name without .md."""
+        return self.name or self.file[:-3]
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+    def is_invalid(self, today: date) -> bool:
+        """True once ``invalid_at`` has passed: the claim no longer holds."""
+        return self.invalid_at is not None and self.invalid_at <= today
+
+
+def revision_of(data: bytes) -> str:
+    """A file's revision: the sha256 of its bytes. Writes are guarded with it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode(data: bytes, file: str) -> str:
+    """UTF-8 text of a file, or a clear per-file error naming the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from pathlib import Path
+
+        raise UnreadableFile(Path(file), f"not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def split(text: str) -> Split:
+    """Locate the frontmatter block; an unclosed one leaves the whole file as body."""
+    opening = _OPEN.match(text)
+    if not opening:
+        start = 1 if text.startswith("\ufeff") else 0
+        return Split(None, start, start, start)
+    closing = _CLOSE.search(text, opening.end())
+    if not closing:
+        problem = Problem("frontmatter", "frontmatter is never closed with '---'", 1)
+        return Split(None, 0, 0, len(opening.group(1)), problem)
+    return Split(text[opening.end():closing.start()], opening.end(), closing.start(),
+                 closing.end())
+
+
+def line_of(text: str, offset: int) -> int:
+    """1-based line number of a string offset."""
+    return text.count("\n", 0, offset) + 1
+
+
+def parse(data: bytes, file: str, *, mtime: float | None = None, archived: bool = False) -> Memory:
+    """Parse a memory file's bytes. Raises UnreadableFile only for non-UTF-8 bytes."""
+    text = decode(data, file)
+    parts = split(text)
+    problems: list[Problem] = [parts.problem] if parts.problem else []
+    fields: dict[str, Any] = {}
+    if parts.frontmatter is not None:
+        first_line = line_of(text, parts.fm_start)
+        fields = load_frontmatter(parts.frontmatter, first_line, problems)
+    typed = read_fields(fields, problems)
+    if parts.frontmatter is not None:
+        problems = _with_lines(problems, parts.frontmatter, line_of(text, parts.fm_start))
+    return Memory(
+        file=file,
+        text=text,
+        revision=revision_of(data),
+        body=text[parts.body_start:],
+        body_line=line_of(text, parts.body_start),
+        has_frontmatter=parts.frontmatter is not None,
+        mtime=mtime,
+        archived=archived,
+        **typed,
+        problems=tuple(problems),
+    )
+
+
+def _with_lines(problems: list[Problem], block: str, first_line: int) -> list[Problem]:
+    """Give each field problem the file line of its key, so the audit can point at it."""
+    if all(p.line is not None for p in problems):
+        return problems
+    lines = block.splitlines()
+    located: list[Problem] = []
+    for problem in problems:
+        key = problem.field.rsplit(".", 1)[-1]
+        pattern = re.compile(rf"^\s*{re.escape(key)}\s*:")
+        found = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+        line = problem.line if problem.line is not None or found is None else first_line + found
+        located.append(Problem(problem.field, problem.message, line))
+    return located
+
+
+def load_frontmatter(block: str, first_line: int, problems: list[Problem]) -> dict[str, Any]:
+    """The frontmatter mapping; when the block does not parse, each top-level key alone."""
+    try:
+        loaded = _YAML.load(block)
+    except Exception:  # any YAML or recursion error: fall back to key-by-key parsing
+        return _load_by_key(block, first_line, problems)
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        problems.append(Problem("frontmatter", "frontmatter is not a mapping of fields", first_line))
+        return {}
+    return {str(k): v for k, v in loaded.items()}
+
+
+def _chunks(block: str) -> list[tuple[int, str]]:
+    """Split a frontmatter block into top-level keys, each with its continuation lines."""
+    chunks: list[tuple[int, list[str]]] = []
+    for number, line in enumerate(block.splitlines(keepends=True)):
+        if _TOP_KEY.match(line) or not chunks:
+            chunks.append((number, [line]))
+        else:
+            chunks[-1][1].append(line)
+    return [(number, "".join(lines)) for number, lines in chunks]
+
+
+def _load_by_key(block: str, first_line: int, problems: list[Problem]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for offset, chunk in _chunks(block):
+        key_match = _TOP_KEY.match(chunk)
+        key = key_match.group(1).strip() if key_match else "frontmatter"
+        try:
+            loaded = _YAML.load(chunk)
+        except Exception as exc:  # this key alone is broken; the others still count
+            reason = str(getattr(exc, "problem", None) or exc or type(exc).__name__)[:80]
+            problems.append(Problem(key, f"does not parse as YAML ({reason}); default used",
+                                    first_line + offset))
+            continue
+        if isinstance(loaded, dict):
+            fields.update({str(k): v for k, v in loaded.items()})
+        elif loaded is not None:
+            problems.append(Problem(key, "line is not a 'key: value' field; ignored",
+                                    first_line + offset))
+    return fields
+
+
+def read_fields(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
+    """Turn loose YAML values into typed fields, recording each one that had to default."""
+    return {
+        "name": _text(raw, "name", problems),
+        "description": _text(raw, "description", problems) or "",
+        "type": _type(raw, problems),
+        "tags": _words(raw, "tags", problems),
+        "aliases": _words(raw, "aliases", problems),
+        "baseline": _flag(raw, "baseline", problems),
+        "baseline_priority": _number(raw, "baselinePriority", problems),
+        "updated": _date(raw, "updated", problems),
+        "valid_at": _date(raw, "valid_at", problems),
+        "invalid_at": _date(raw, "invalid_at", problems),
+        "superseded_by": _text(raw, "superseded_by", problems),
+    }
+
+
+def _text(raw: dict[str, Any], key: str, problems: list[Problem]) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (str, int, float, date)) and not isinstance(value, bool):
+        return str(value).strip() or None
+    problems.append(Problem(key, f"expected text, got {_kind(value)}; ignored"))
+    return None
+
+
+def _type(raw: dict[str, Any], problems: list[Problem]) -> str:
+    metadata = raw.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        problems.append(Problem("metadata", f"expected a mapping, got {_kind(metadata)}; ignored"))
+        metadata = None
+    nested = metadata.get("type") if metadata else None
+    value, key = (nested, "metadata.type") if nested is not None else (raw.get("type"), "type")
+    if value is None:
+        return DEFAULT_TYPE
+    if isinstance(value, str) and value.strip().lower() in TYPES:
+        return value.strip().lower()
+    problems.append(Problem(key, f"unknown type {_show(value)}; read as {DEFAULT_TYPE!r}"))
+    return DEFAULT_TYPE
+
+
+def _words(raw: dict[str, Any], key: str, problems: list[Problem]) -> tuple[str, ...]:
+    value = raw.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        problems.append(Problem(key, f"expected a list, got {_kind(value)}; ignored"))
+        return ()
+    words = [str(v).strip() for v in value
+             if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v).strip()]
+    if len(words) != len(value):
+        problems.append(Problem(key, "entries that are not plain words were skipped"))
+    return tuple(words)
+
+
+def _flag(raw: dict[str, Any], key: str, problems: list[Problem]) -> bool:
+    value = raw.get(key)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    problems.append(Problem(key, f"expected true or false, got {_show(value)}; read as false"))
+    return False
+
+
+def _number(raw: dict[str, Any], key: str, problems: list[Problem]) -> int:
+    value = raw.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    problems.append(Problem(key, f"expected a whole number, got {_show(value)}; read as 0"))
+    return 0
+
+
+def _date(raw: dict[str, Any], key: str, problems: list[Problem]) -> date | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            pass
+    problems.append(Problem(key, f"not a date (YYYY-MM-DD): {_show(value)}; ignored"))
+    return None
+
+
+def _show(value: object) -> str:
+    """A short, bounded rendering: never walks a container (it may be an alias bomb)."""
+    if isinstance(value, (str, int, float, date)):
+        return repr(str(value)[:40])
+    return _kind(value)
+
+
+def _kind(value: object) -> str:
+    return {dict: "a mapping", list: "a list", bool: "true/false"}.get(type(value), type(value).__name__)

@@ -1,0 +1,183 @@
+"""What the CLI prints: the documented JSON shapes and 80-column text tables.
+
+Kept apart from ``cli.py`` so the JSON a script depends on is defined in one place and
+tested without going through the command line.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import date, datetime, timezone
+from typing import Any
+
+from .config import Settings, describe_settings
+from .memory import Memory, Problem
+from .store import InitReport, ListError, Listing
+
+JSON_VERSION = 1
+
+
+def _iso(value: date | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def freshness_date(memory: Memory) -> date | None:
+    """When the memory was last saved: frontmatter ``updated`` wins over the file mtime."""
+    if memory.updated:
+        return memory.updated
+    if memory.mtime is None:
+        return None
+    return datetime.fromtimestamp(memory.mtime, tz=timezone.utc).date()
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    return {"field": problem.field, "message": problem.message, "line": problem.line}
+
+
+def memory_summary_json(memory: Memory, today: date) -> dict[str, Any]:
+    """One memory as ``list --json`` shows it."""
+    return {
+        "file": memory.file,
+        "name": memory.name,
+        "type": memory.type,
+        "description": memory.description,
+        "tags": list(memory.tags),
+        "aliases": list(memory.aliases),
+        "baseline": memory.baseline,
+        "baselinePriority": memory.baseline_priority,
+        "updated": _iso(freshness_date(memory)),
+        "valid_at": _iso(memory.valid_at),
+        "invalid_at": _iso(memory.invalid_at),
+        "superseded_by": memory.superseded_by,
+        "archived": memory.archived,
+        "invalid": memory.is_invalid(today),
+        "size": memory.size,
+        "revision": memory.revision,
+        "problems": len(memory.problems),
+    }
+
+
+def memory_json(memory: Memory, today: date) -> dict[str, Any]:
+    """One memory as ``show --json`` shows it: the summary plus problems and body."""
+    return {
+        **memory_summary_json(memory, today),
+        "has_frontmatter": memory.has_frontmatter,
+        "problems": [problem_json(p) for p in memory.problems],
+        "body_line": memory.body_line,
+        "body": memory.body,
+    }
+
+
+def error_json(error: ListError) -> dict[str, Any]:
+    return {"file": error.file, "archived": error.archived,
+            "error": type(error.error).__name__, "message": str(error.error)}
+
+
+def listing_json(listing: Listing, today: date) -> dict[str, Any]:
+    return {
+        "version": JSON_VERSION,
+        "memories": [memory_summary_json(m, today) for m in listing.memories],
+        "errors": [error_json(e) for e in listing.errors],
+    }
+
+
+def settings_json(settings: Settings) -> dict[str, Any]:
+    return {
+        "version": JSON_VERSION,
+        "settings": {key: {"value": value, "source": source, "env": env}
+                     for key, value, source, env in describe_settings(settings)},
+    }
+
+
+def init_json(report: InitReport) -> dict[str, Any]:
+    return {"version": JSON_VERSION, "created": [str(p) for p in report.created],
+            "existed": [str(p) for p in report.existed]}
+
+
+# -- text ----------------------------------------------------------------------
+
+def width_of(text: str) -> int:
+    """Terminal columns a string takes: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` columns with an ellipsis, padded to exactly ``width``."""
+    text = " ".join(text.split())
+    if width_of(text) > width:
+        out, used = [], 0
+        for ch in text:
+            w = width_of(ch)
+            if used + w > width - 1:
+                break
+            out.append(ch)
+            used += w
+        text = "".join(out) + "…"
+    return text + " " * (width - width_of(text))
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size}B"
+    return f"{size / 1024:.1f}K" if size < 10 * 1024 else f"{size // 1024}K"
+
+
+WIDE_LAYOUT_COLUMNS = 110
+
+
+def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
+    """The ``list`` table, fitted to ``columns``.
+
+    In a wide terminal each memory takes one line; in a narrow one (80 columns) the
+    description goes on an indented line of its own, so it is readable, not a stub.
+    """
+    file_w = min(max((width_of(m.file) for m in listing.memories), default=4), 34)
+    wide = columns >= WIDE_LAYOUT_COLUMNS
+    head = [fit("FILE", file_w), fit("TYPE", 9), fit("UPDATED", 10), "SIZE".rjust(6)]
+    lines = [" ".join(head + (["DESCRIPTION"] if wide else []))]
+    desc_w = columns - (file_w + 29) if wide else columns - 5
+    for memory in listing.memories:
+        cells = [fit(memory.file, file_w), fit(memory.type, 9),
+                 fit(_iso(freshness_date(memory)) or "-", 10), human_size(memory.size).rjust(6)]
+        description = fit(_status(memory, today) + memory.description, desc_w).rstrip()
+        if wide:
+            lines.append(" ".join(cells + [description]))
+        else:
+            lines.extend([" ".join(cells).rstrip(), "    " + description])
+    return lines
+
+
+def _status(memory: Memory, today: date) -> str:
+    marks = [m for m, on in (("archived", memory.archived), ("invalid", memory.is_invalid(today)),
+                             ("problems", bool(memory.problems))) if on]
+    return f"({', '.join(marks)}) " if marks else ""
+
+
+def memory_text(memory: Memory, today: date) -> list[str]:
+    """``show``: the fields, revision and parse problems, then the body."""
+    fields = memory_summary_json(memory, today)
+    lines = [f"{memory.file}{'  (archived)' if memory.archived else ''}"]
+    for key in ("name", "description", "type", "tags", "aliases", "baseline", "baselinePriority",
+                "updated", "valid_at", "invalid_at", "superseded_by", "invalid", "revision"):
+        value = fields[key]
+        if value in (None, [], False) and key not in ("type", "description"):
+            continue
+        shown = ", ".join(value) if isinstance(value, list) else value
+        lines.append(f"{key + ':':<18}{shown}")
+    if not memory.has_frontmatter:
+        lines.append("(no frontmatter: defaults apply)")
+    for problem in memory.problems:
+        where = f"line {problem.line}: " if problem.line else ""
+        lines.append(f"problem: {where}{problem.field}: {problem.message}")
+    lines.append(f"--- body (from line {memory.body_line}) ---")
+    lines.extend(memory.body.splitlines())
+    return lines
+
+
+def settings_text(settings: Settings) -> list[str]:
+    rows = describe_settings(settings)
+    lines = [f"{'SETTING':<18} {'VALUE':<32} {'FROM':<9} ENV"]
+    for key, value, source, env in rows:
+        shown = "-" if value is None else str(value).lower() if isinstance(value, bool) else value
+        lines.append(f"{key:<18} {str(shown):<32} {source:<9} {env}")
+    return lines

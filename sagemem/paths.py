@@ -1,0 +1,181 @@
+"""The one safe read path, and the rules for what may be a memory's file name.
+
+Everything that reads a memory file goes through ``safe_read``: name rules, then
+refusal of symlinks and of anything resolving outside the directory, then the size
+gate (from ``lstat``, so an oversized file is never read in), then a re-check of the
+file's identity after reading, so a file swapped in between check and read is
+refused instead of returned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import MAX_FILE_BYTES
+from .errors import (
+    FileChangedDuringRead,
+    FileTooLarge,
+    InvalidName,
+    MemoryNotFound,
+    ReservedName,
+    SettingsError,
+    UnreadableFile,
+    UnsafeFile,
+)
+
+INDEX_FILE = "MEMORY.md"
+BUILTIN_RESERVED = (INDEX_FILE, "session-log.md")
+RESERVED_FILE = "reserved.json"
+MAX_NAME_BYTES = 255
+# O_NONBLOCK: a FIFO swapped in after the lstat check must not hang the reader.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def name_key(name: str) -> str:
+    """The form names are compared in: NFC-normalised, then case-folded."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def reserved_names(state_dir: Path | None) -> frozenset[str]:
+    """Built-in reserved names plus those listed in ``<state>/reserved.json``, as keys."""
+    names: list[str] = list(BUILTIN_RESERVED)
+    if state_dir is not None:
+        names.extend(_read_reserved_file(state_dir / RESERVED_FILE))
+    return frozenset(name_key(n) for n in names)
+
+
+def _read_reserved_file(path: Path) -> list[str]:
+    try:
+        raw = path.read_bytes()[: MAX_FILE_BYTES + 1]
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise SettingsError(path, exc.strerror or str(exc)) from exc
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SettingsError(path, f"not valid JSON ({exc})") from exc
+    if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
+        raise SettingsError(path, "must hold a JSON list of file names")
+    return data
+
+
+def with_suffix(name: str) -> str:
+    """Let people say ``user_prefs`` for ``user_prefs.md``."""
+    return name if name_key(name).endswith(".md") else name + ".md"
+
+
+def check_name(name: str, reserved: Iterable[str] = ()) -> str:
+    """Return ``name`` (NFC) if it may be a memory's file name, else raise InvalidName."""
+    name = unicodedata.normalize("NFC", name)
+    if not name.strip():
+        raise InvalidName(name, "empty name")
+    if "/" in name or "\\" in name or "\x00" in name:
+        raise InvalidName(name, "no path separators: memories are top-level files")
+    if name.startswith("."):
+        raise InvalidName(name, "no leading dot")
+    if any(unicodedata.category(ch).startswith("C") for ch in name):
+        raise InvalidName(name, "no control characters")
+    if not name_key(name).endswith(".md") or name_key(name) == ".md":
+        raise InvalidName(name, "a memory file name ends in .md")
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise InvalidName(name, f"longer than {MAX_NAME_BYTES} bytes")
+    key = name_key(name)
+    for reserved_key in reserved:
+        if key == reserved_key:
+            raise ReservedName(name, reserved_key)
+    return name
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """The bytes of a file and the identity they were read under."""
+
+    data: bytes
+    mtime: float
+    size: int
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def check_inside(directory: Path, path: Path) -> None:
+    """Refuse a path that resolves outside ``directory`` (a symlinked parent, say)."""
+    real_dir = directory.resolve()
+    if path.resolve().parent != real_dir:
+        raise UnsafeFile(path, f"resolves outside {real_dir}")
+
+
+def lstat_regular(path: Path) -> os.stat_result:
+    """``lstat`` a path that must be a regular file and not a symlink."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise MemoryNotFound(path.name, path.parent) from None
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeFile(path, "it is a symlink; sagemem never follows links")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeFile(path, "not a regular file")
+    return st
+
+
+def safe_read(directory: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES,
+              reserved: Iterable[str] = ()) -> FileRead:
+    """Read one top-level file of ``directory`` through every safety check."""
+    name = check_name(name, reserved)
+    path = directory / name
+    before = lstat_regular(path)
+    check_inside(directory, path)
+    if before.st_size > max_bytes:
+        raise FileTooLarge(name, before.st_size, max_bytes)
+    data = _read_checked(path, before, max_bytes)
+    return FileRead(data=data, mtime=before.st_mtime, size=len(data))
+
+
+def _read_checked(path: Path, before: os.stat_result, max_bytes: int) -> bytes:
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno in (getattr(os, "ELOOP", -1), getattr(os, "EMLINK", -1)):
+            raise UnsafeFile(path, "it became a symlink; sagemem never follows links") from exc
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    try:
+        if _identity(os.fstat(fd)) != _identity(before):
+            raise FileChangedDuringRead(path)
+        data = _read_at_most(fd, max_bytes + 1)
+        after = os.fstat(fd)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise FileTooLarge(path.name, len(data), max_bytes)
+    if _identity(after) != _identity(before) or len(data) != before.st_size:
+        raise FileChangedDuringRead(path)
+    try:
+        if _identity(os.lstat(path)) != _identity(before):
+            raise FileChangedDuringRead(path)
+    except FileNotFoundError:
+        raise FileChangedDuringRead(path) from None
+    return data
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,352 @@
+"""MemoryStore: a memory directory, its index and its state directory — the only writer.
+
+Reads go through ``paths.safe_read``. Writes happen under one lock shared by every
+process (a filelock in the state directory): the current revision is re-read, the new
+bytes go to a uniquely named temporary file in the same directory, are fsync'd, and
+replace the file with ``os.replace`` — so a crash at any instant leaves the old file or
+the new one, never a torn one. Creating never overwrites: the temporary file is
+hard-linked into place, which fails if the name exists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import unicodedata
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from . import indexfile
+from .config import MAX_FILE_BYTES, STATE_DIR_NAME, Settings
+from .edit import render_new
+from .errors import (
+    DirectoryMissing,
+    FileTooLarge,
+    InvalidName,
+    MemoryExists,
+    MemoryNotFound,
+    SagememError,
+    StaleRevision,
+    WriteFailed,
+)
+from .memory import TYPES, Memory, decode, parse, revision_of
+from .paths import INDEX_FILE, check_name, name_key, reserved_names, safe_read, with_suffix
+
+ARCHIVE_DIR = "archive"
+LOCK_FILE = "locks/store.lock"
+LOCK_TIMEOUT_SECONDS = 30.0
+TMP_SUFFIX = ".sagemem-tmp"
+"""Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
+reports leftovers of an interrupted write by this pattern)."""
+MAX_SLUG_CHARS = 60
+
+
+@dataclass(frozen=True)
+class ListError:
+    """A file that could not be listed as a memory, and why (the others still are)."""
+
+    file: str
+    error: SagememError
+    archived: bool = False
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Every memory that could be read, and every file that could not."""
+
+    memories: tuple[Memory, ...]
+    errors: tuple[ListError, ...]
+
+
+@dataclass(frozen=True)
+class InitReport:
+    """What ``init`` created and what was already there (and left alone)."""
+
+    created: tuple[Path, ...]
+    existed: tuple[Path, ...]
+
+
+def slugify(text: str) -> str:
+    """A file-name slug: lower-case words joined by ``_``; CJK characters are kept."""
+    words = re.sub(r"[^\w]+", "_", unicodedata.normalize("NFKC", text).casefold())
+    return words.strip("_")[:MAX_SLUG_CHARS].rstrip("_")
+
+
+def file_name_for(type_: str, name: str) -> str:
+    """The conventional file name ``<type>_<slug>.md`` for a new memory."""
+    slug = slugify(name)
+    if not slug:
+        raise InvalidName(name, "gives no usable file name; pass an explicit file name")
+    if slug.startswith(f"{type_}_"):
+        slug = slug[len(type_) + 1:]
+    return f"{type_}_{slug}.md"
+
+
+class MemoryStore:
+    """A memory directory and its state directory."""
+
+    def __init__(self, directory: Path | str, state_dir: Path | str | None = None, *,
+                 max_bytes: int = MAX_FILE_BYTES) -> None:
+        self.directory = Path(os.path.abspath(Path(directory).expanduser()))
+        self.state_dir = (Path(os.path.abspath(Path(state_dir).expanduser())) if state_dir
+                          else self.directory.parent / STATE_DIR_NAME)
+        self.max_bytes = max_bytes
+        self._reserved: frozenset[str] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MemoryStore:
+        return cls(settings.memory_dir, settings.state_dir)
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.directory / ARCHIVE_DIR
+
+    @property
+    def reserved(self) -> frozenset[str]:
+        """Reserved names as comparison keys (built-in plus ``<state>/reserved.json``)."""
+        if self._reserved is None:
+            self._reserved = reserved_names(self.state_dir)
+        return self._reserved
+
+    def require_directory(self) -> None:
+        if not self.directory.is_dir():
+            raise DirectoryMissing(self.directory)
+
+    # -- reading ---------------------------------------------------------------
+
+    def files(self, archived: bool = False) -> list[str]:
+        """Names of the top-level ``*.md`` files that may be memories, sorted."""
+        self.require_directory()
+        folder = self.archive_dir if archived else self.directory
+        if archived and not folder.is_dir():
+            return []
+        try:
+            with os.scandir(folder) as entries:
+                names = [e.name for e in entries if _looks_like_memory(e.name)]
+        except OSError as exc:
+            raise WriteFailed(folder, exc.strerror or str(exc)) from exc
+        return sorted(n for n in names if name_key(n) not in self.reserved)
+
+    def get(self, name: str, *, archived: bool = False) -> Memory:
+        """Read and parse one memory through the safe read path."""
+        self.require_directory()
+        name = with_suffix(name)
+        folder = self.archive_dir if archived else self.directory
+        read = safe_read(folder, name, max_bytes=self.max_bytes, reserved=self.reserved)
+        return parse(read.data, check_name(name), mtime=read.mtime, archived=archived)
+
+    def list(self, *, include_archived: bool = True) -> Listing:
+        """Every memory; a file that cannot be read is reported, never hides the others."""
+        memories: list[Memory] = []
+        errors: list[ListError] = []
+        places = [False, True] if include_archived else [False]
+        for archived in places:
+            for name in self.files(archived=archived):
+                try:
+                    memories.append(self.get(name, archived=archived))
+                except SagememError as exc:
+                    errors.append(ListError(name, exc, archived))
+        return Listing(tuple(memories), tuple(errors))
+
+    def revision(self, name: str) -> str | None:
+        """The current revision of a memory, or None if it does not exist."""
+        try:
+            return self.get(name).revision
+        except MemoryNotFound:
+            return None
+
+    # -- writing ---------------------------------------------------------------
+
+    def lock(self) -> FileLock:
+        """The lock every sagemem writer, in any process, holds while it writes."""
+        path = self.state_dir / LOCK_FILE
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WriteFailed(path.parent, exc.strerror or str(exc)) from exc
+        return FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS)
+
+    def write(self, name: str, text: str, expected_revision: str | None) -> Memory:
+        """Replace a memory's text, if it is still at ``expected_revision``.
+
+        ``expected_revision=None`` means "create": the name must not exist yet.
+        """
+        self.require_directory()
+        name = check_name(with_suffix(name), self.reserved)
+        data = text.encode("utf-8")
+        self._check_size(name, data)
+        with self._locked():
+            current = self.revision(name)
+            if current != expected_revision:
+                if expected_revision is None:
+                    raise MemoryExists(name)
+                raise StaleRevision(name, expected_revision, current)
+            atomic_write(self.directory / name, data, create=expected_revision is None)
+        return self.get(name)
+
+    def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
+            aliases: Sequence[str] = (), body: str = "", file: str | None = None,
+            today: date | None = None) -> Memory:
+        """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md."""
+        self.require_directory()
+        if type not in TYPES:
+            raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
+        file = check_name(with_suffix(file) if file else file_name_for(type, name), self.reserved)
+        fields = {
+            "name": name.strip() or None,
+            "description": " ".join(description.split()),
+            "metadata": {"type": type},
+            "tags": list(tags),
+            "aliases": list(aliases),
+            "updated": today or date.today(),
+        }
+        data = render_new(fields, body).encode("utf-8")
+        self._check_size(file, data)
+        with self._locked():
+            index_text, index_revision = self._read_index()
+            line = indexfile.format_entry(name.strip() or file[:-3], file, description)
+            atomic_write(self.directory / file, data, create=True)
+            self._write_index(indexfile.add_entry(index_text, line), index_revision)
+        return self.get(file)
+
+    def _check_size(self, name: str, data: bytes) -> None:
+        if len(data) > self.max_bytes:
+            raise FileTooLarge(name, len(data), self.max_bytes)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self.lock()
+        try:
+            lock.acquire()
+        except Timeout:
+            raise WriteFailed(Path(lock.lock_file),
+                              "another sagemem process holds the write lock; try again") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _read_index(self) -> tuple[str, str | None]:
+        try:
+            read = safe_read(self.directory, INDEX_FILE, max_bytes=self.max_bytes)
+        except MemoryNotFound:
+            return indexfile.INDEX_HEADER, None
+        return decode(read.data, INDEX_FILE), revision_of(read.data)
+
+    def _write_index(self, text: str, expected_revision: str | None) -> None:
+        path = self.directory / INDEX_FILE
+        atomic_write(path, text.encode("utf-8"), create=expected_revision is None)
+
+
+def _looks_like_memory(name: str) -> bool:
+    return name_key(name).endswith(".md") and not name.startswith(".")
+
+
+def atomic_write(path: Path, data: bytes, *, create: bool) -> None:
+    """Write ``data`` to ``path`` through a fsync'd temporary file in the same directory.
+
+    ``create=True`` refuses to overwrite (MemoryExists); otherwise the file is replaced
+    atomically. Any OS failure leaves the old file untouched and no temporary behind.
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    try:
+        _write_synced(tmp, data, _mode_of(path))
+        if create:
+            _link_new(tmp, path)
+        else:
+            os.replace(tmp, path)
+        _sync_directory(path.parent)
+    except OSError as exc:
+        raise WriteFailed(path, exc.strerror or str(exc)) from exc
+    finally:
+        _remove_quietly(tmp)
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        return 0o644
+
+
+def _write_synced(tmp: Path, data: bytes, mode: int) -> None:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _link_new(tmp: Path, path: Path) -> None:
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise MemoryExists(path.name) from None
+    except OSError:  # a file system without hard links: the store lock still serialises us
+        if os.path.lexists(path):
+            raise MemoryExists(path.name) from None
+        os.replace(tmp, path)
+
+
+def _sync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync a directory; the data itself is synced
+    finally:
+        os.close(fd)
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
+    """Create the memory directory, a starter MEMORY.md and the state directory.
+
+    Never overwrites anything: what already exists is reported and left alone.
+    """
+    created: list[Path] = []
+    existed: list[Path] = []
+    for folder in (memory_dir, state_dir):
+        _make_dir(folder, created, existed)
+    index = memory_dir / INDEX_FILE
+    if os.path.lexists(index):
+        existed.append(index)
+    else:
+        try:
+            atomic_write(index, indexfile.INDEX_HEADER.encode("utf-8"), create=True)
+        except MemoryExists:
+            existed.append(index)
+        else:
+            created.append(index)
+    return InitReport(tuple(created), tuple(existed))
+
+
+def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:
+    if folder.is_dir():
+        existed.append(folder)
+        return
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        raise WriteFailed(folder, "exists and is not a directory") from None
+    except OSError as exc:
+        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
+    created.append(folder)

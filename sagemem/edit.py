@@ -61,14 +61,25 @@ def set_fields(text: str, changes: Mapping[str, object], file: str = "memory") -
 
 def _set_checked(text: str, key: str, value: object, file: str) -> str:
     """Set one field and read it back; a value read differently is re-emitted quoted."""
+    if _already(text, key, value):
+        return text  # setting a field to what it already is must not change a byte
     edited, key = _set_one(text, key, value, file)
     if _reads_back(edited, key, value):
         return edited
-    if isinstance(value, str):
-        edited, key = _set_one(text, key, DoubleQuotedScalarString(value), file)
+    if isinstance(value, (str, list, tuple)):
+        edited, key = _set_one(text, key, _quoted(value), file)
         if _reads_back(edited, key, value):
             return edited
     raise UneditableFrontmatter(file, f"{key} would not read back as {value!r}")
+
+
+def _quoted(value: object) -> object:
+    """``value`` with every string double-quoted, so YAML cannot read it as anything else."""
+    if isinstance(value, str):
+        return DoubleQuotedScalarString(value)
+    if isinstance(value, (list, tuple)):
+        return [_quoted(v) for v in value]
+    return value
 
 
 def _set_one(text: str, key: str, value: object, file: str) -> tuple[str, str]:
@@ -123,9 +134,13 @@ def _edit_block(block: str, data: CommentedMap, key: str, value: object, newline
     if value is DELETE:
         return "".join(lines[: place.start] + lines[place.end:])
     inline = _inline_value(value) if place.scalar else None
-    if inline is not None and place.end - place.start == 1 and place.value_line == place.start:
-        lines[place.start] = _replace_scalar(lines[place.start], place.value_col, inline)
+    flow = bool(parent is not data and parent.fa.flow_style())
+    if inline is not None and place.value_line == place.start and (
+            flow or place.end - place.start == 1):
+        lines[place.start] = _replace_scalar(lines[place.start], place.value_col, inline, flow)
         return "".join(lines)
+    if flow:
+        raise UneditableFrontmatter("memory", f"'{key}' sits in a flow mapping {{...}}")
     snippet = _snippet({leaf: value}, place.indent, newline)
     return "".join(lines[: place.start] + [snippet] + lines[place.end:])
 
@@ -225,17 +240,18 @@ def _inline_value(value: object) -> str | None:
     return dumped[len("k: "):-1]
 
 
-def _replace_scalar(line: str, col: int, new: str) -> str:
-    """Replace a one-line value that starts at ``col``, keeping a trailing comment."""
+def _replace_scalar(line: str, col: int, new: str, flow: bool = False) -> str:
+    """Replace a one-line value that starts at ``col``, keeping what follows it."""
     content = line.rstrip("\r\n")
     ending = line[len(content):]
-    comment = _comment_start(content, col)
+    comment = _value_end(content, col, flow)
     value_end = len(content[:comment].rstrip())
     return content[:col] + new + content[value_end:] + ending
 
 
-def _comment_start(line: str, start: int) -> int:
-    """Index where a YAML comment begins on ``line`` after ``start`` (quotes respected)."""
+def _value_end(line: str, start: int, flow: bool) -> int:
+    """Where a value starting at ``start`` ends: at a comment, or in a flow mapping at
+    the next ``,`` or ``}`` (quotes respected)."""
     quote: str | None = None
     i = start
     while i < len(line):
@@ -252,19 +268,43 @@ def _comment_start(line: str, start: int) -> int:
             quote = ch
         elif not quote and ch == "#" and i > start and line[i - 1] in " \t":
             return i
+        elif not quote and flow and ch in ",}":
+            return i
         i += 1
     return len(line)
 
 
-def _reads_back(text: str, key: str, value: object) -> bool:
+def _already(text: str, key: str, value: object) -> bool:
+    """True when the field already reads as ``value`` (``type`` where it is in effect)."""
+    if key != "type":
+        return _reads_back(text, key, value)
+    loaded = _loaded(text)
+    if loaded is None:
+        return False
+    nested = _lookup(loaded, NESTED_TYPE)
+    return (nested if nested is not None else loaded.get("type")) == value
+
+
+def _loaded(text: str) -> dict[str, Any] | None:
+    """The frontmatter as the reader sees it, or None if it has any problem."""
     parts = memory_mod.split(text)
     problems: list[memory_mod.Problem] = []
     loaded = memory_mod.load_frontmatter(parts.frontmatter or "", 1, problems)
-    if problems:
-        return False
+    return None if problems else loaded
+
+
+def _lookup(loaded: dict[str, Any], key: str) -> Any:
     current: Any = loaded
     for part in key.split("."):
         current = current.get(part) if isinstance(current, dict) else None
+    return current
+
+
+def _reads_back(text: str, key: str, value: object) -> bool:
+    loaded = _loaded(text)
+    if loaded is None:
+        return False
+    current = _lookup(loaded, key)
     if value is DELETE:
         return current is None
     if isinstance(value, tuple):
@@ -281,9 +321,13 @@ def _plain(value: object) -> object:
 
 
 def render_new(fields: Mapping[str, object], body: str, newline: str = "\n") -> str:
-    """The text of a new memory file: frontmatter with ``fields`` in order, then ``body``."""
-    present = {k: v for k, v in fields.items() if v not in (None, (), [])}
-    text = f"---{newline}{_snippet(present, 0, newline)}---{newline}"
+    """The text of a new memory file: frontmatter with ``fields`` in order, then ``body``.
+
+    ``type`` lands in ``metadata.type``. Built by setting each field on an empty block,
+    so every value goes through the read-back check of an edit (``yes`` stays text).
+    """
+    text = f"---{newline}---{newline}"
     if body:
         text += newline + body.rstrip("\r\n") + newline
-    return text
+    present = {k: v for k, v in fields.items() if v not in (None, (), [])}
+    return set_fields(text, present, "new memory")

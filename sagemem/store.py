@@ -201,7 +201,7 @@ class MemoryStore:
         fields = {
             "name": name.strip() or None,
             "description": " ".join(description.split()),
-            "metadata": {"type": type},
+            "type": type,
             "tags": list(tags),
             "aliases": list(aliases),
             "updated": today or date.today(),

@@ -1,0 +1,31 @@
+"""Shared fixtures: every test runs with no SAGE_MEM_* variable from the real environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("SAGE_MEM_"):
+            monkeypatch.delenv(key)
+
+
+def write_memory(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+MEMORY_TEXT = """---
+name: {name}
+description: {description}
+metadata:
+  type: {type}
+---
+{body}
+"""

@@ -1,0 +1,123 @@
+"""Parsing memory files: golden files, lenient fallbacks, hostile input never raising."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from golden_results import GOLDEN, parsed
+from sagemem import UnreadableFile, parse, revision_of
+
+GOLDEN_FILES = sorted(GOLDEN.glob("*.md"))
+
+
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.name)
+def test_golden_file_parses_as_recorded(path: Path) -> None:
+    expected = json.loads(path.with_suffix(".result.json").read_text(encoding="utf-8"))
+    assert parsed(path) == expected
+
+
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.name)
+def test_parse_keeps_the_text_exactly(path: Path) -> None:
+    data = path.read_bytes()
+    memory = parse(data, path.name)
+    assert memory.text.encode("utf-8") == data
+    assert memory.revision == revision_of(data)
+
+
+def test_revision_is_sha256_of_bytes() -> None:
+    assert revision_of(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_metadata_type_wins_over_top_level_type() -> None:
+    memory = parse(b"---\ntype: user\nmetadata:\n  type: project\n---\n", "x.md")
+    assert memory.type == "project"
+
+
+def test_missing_type_reads_as_reference_without_a_problem() -> None:
+    memory = parse(b"---\ndescription: d\n---\nbody\n", "x.md")
+    assert memory.type == "reference"
+    assert memory.problems == ()
+
+
+def test_one_broken_field_does_not_hide_the_others() -> None:
+    memory = parse(b"---\nname: ok\ndescription: still here\nbaselinePriority: [1\n"
+                   b"metadata:\n  type: feedback\n---\nbody\n", "x.md")
+    assert (memory.name, memory.description, memory.type) == ("ok", "still here", "feedback")
+    assert [p.field for p in memory.problems] == ["baselinePriority"]
+    assert memory.problems[0].line == 4
+
+
+def test_frontmatter_that_is_not_a_mapping_is_a_problem() -> None:
+    memory = parse(b"---\n- just\n- a list\n---\nbody\n", "x.md")
+    assert memory.problems[0].field == "frontmatter"
+    assert memory.body == "body\n"
+
+
+def test_body_line_counts_frontmatter_lines() -> None:
+    memory = parse(b"---\na: 1\nb: 2\n---\n\nfirst body line\n", "x.md")
+    assert memory.body_line == 5
+    assert memory.text.splitlines()[memory.body_line] == "first body line"
+
+
+def test_invalid_bytes_raise_a_per_file_error_with_offset() -> None:
+    with pytest.raises(UnreadableFile, match="offset 4"):
+        parse(b"abc \xff\xfe", "bad.md")
+
+
+def test_is_invalid_once_invalid_at_has_passed() -> None:
+    memory = parse(b"---\ninvalid_at: 2026-03-01\n---\n", "x.md")
+    assert not memory.is_invalid(date(2026, 2, 28))
+    assert memory.is_invalid(date(2026, 3, 1))
+
+
+def test_alias_bomb_costs_nothing_and_hides_nothing() -> None:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    text = "---\n" + "\n".join(lines) + "\ntags: *a9\nname: *a9\ndescription: survives\n---\nb\n"
+    memory = parse(text.encode(), "bomb.md")
+    assert memory.description == "survives"
+    assert memory.tags == () and memory.name is None
+    assert {p.field for p in memory.problems} == {"tags", "name"}
+
+
+def test_deeply_nested_frontmatter_is_a_problem_not_a_crash() -> None:
+    text = "---\ndescription: deep\nx: " + "[" * 50_000 + "]" * 50_000 + "\n---\nbody\n"
+    memory = parse(text.encode(), "deep.md")
+    assert memory.description == "deep"
+    assert memory.body == "body\n"
+
+
+yaml_ish = st.lists(
+    st.sampled_from(list("ab:- #'\"[]{}&*!|>%@`\t\n\r,?.0123456789名字")
+                    + ["\n  ", "name: ", "description: ", "type: ", "tags: ", "\n- "]),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(frontmatter=yaml_ish, body=st.text(max_size=80))
+def test_fuzzed_frontmatter_never_raises(frontmatter: str, body: str) -> None:
+    data = f"---\n{frontmatter}\n---\n{body}".encode("utf-8", errors="surrogatepass")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    memory = parse(data, "fuzz.md")
+    assert memory.text.encode("utf-8") == data
+    assert memory.type in ("user", "feedback", "project", "reference")
+
+
+@settings(max_examples=200)
+@given(data=st.binary(max_size=300))
+def test_arbitrary_bytes_parse_or_fail_cleanly(data: bytes) -> None:
+    try:
+        memory = parse(data, "bytes.md")
+    except UnreadableFile:
+        return
+    assert memory.text.encode("utf-8") == data

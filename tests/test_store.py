@@ -1,0 +1,224 @@
+"""MemoryStore: listing that never hides a memory, creating, atomic guarded writes, init."""
+
+from __future__ import annotations
+
+import errno
+import os
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from conftest import MEMORY_TEXT, write_memory
+from sagemem import (
+    DirectoryMissing,
+    FileTooLarge,
+    InvalidName,
+    MemoryExists,
+    MemoryNotFound,
+    MemoryStore,
+    ReservedName,
+    StaleRevision,
+    UnreadableFile,
+    UnsafeFile,
+    WriteFailed,
+    init_directory,
+)
+from sagemem import store as store_mod
+from sagemem.store import TMP_SUFFIX, file_name_for, slugify
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.fixture
+def empty_store(tmp_path: Path) -> MemoryStore:
+    init_directory(tmp_path / "memory", tmp_path / "state")
+    return MemoryStore(tmp_path / "memory", tmp_path / "state")
+
+
+@pytest.fixture
+def store(empty_store: MemoryStore) -> MemoryStore:
+    for name, type_ in (("user_alice.md", "user"), ("project_deploy.md", "project")):
+        write_memory(empty_store.directory, name,
+                     MEMORY_TEXT.format(name=name[:-3], description=f"about {name}",
+                                        type=type_, body="Body text."))
+    return empty_store
+
+
+def test_state_dir_defaults_beside_the_memory_dir(tmp_path: Path) -> None:
+    assert MemoryStore(tmp_path / "memory").state_dir == tmp_path / ".sage-mem"
+
+
+def test_list_reads_every_memory_and_skips_the_index(store: MemoryStore) -> None:
+    listing = store.list()
+    assert [m.file for m in listing.memories] == ["project_deploy.md", "user_alice.md"]
+    assert listing.errors == ()
+
+
+def test_broken_files_are_reported_and_hide_nothing(store: MemoryStore) -> None:
+    (store.directory / "user_binary.md").write_bytes(b"\x00\xff\xfe binary")
+    (store.directory / "user_link.md").symlink_to(store.directory / "user_alice.md")
+    (store.directory / "user_broken.md").write_text("---\ndescription: [oops\n---\nbody\n")
+    listing = store.list()
+    assert {m.file for m in listing.memories} == {"project_deploy.md", "user_alice.md",
+                                                  "user_broken.md"}
+    errors = {e.file: type(e.error) for e in listing.errors}
+    assert errors == {"user_binary.md": UnreadableFile, "user_link.md": UnsafeFile}
+
+
+def test_temporary_and_hidden_files_are_not_memories(store: MemoryStore) -> None:
+    (store.directory / f".user_alice.md.abcd{TMP_SUFFIX}").write_text("half")
+    (store.directory / "notes.txt").write_text("not markdown")
+    assert len(store.list().memories) == 2
+
+
+def test_archived_memories_are_listed_and_marked(store: MemoryStore) -> None:
+    store.archive_dir.mkdir()
+    write_memory(store.archive_dir, "user_old.md", "---\ndescription: old\n---\n")
+    archived = [m for m in store.list().memories if m.archived]
+    assert [m.file for m in archived] == ["user_old.md"]
+    assert [m.file for m in store.list(include_archived=False).memories] == [
+        "project_deploy.md", "user_alice.md"]
+
+
+def test_get_accepts_a_name_without_suffix(store: MemoryStore) -> None:
+    assert store.get("user_alice").file == "user_alice.md"
+
+
+def test_get_refuses_the_index(store: MemoryStore) -> None:
+    with pytest.raises(ReservedName):
+        store.get("MEMORY.md")
+
+
+def test_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DirectoryMissing, match="sagemem init"):
+        MemoryStore(tmp_path / "nope").list()
+
+
+def test_new_writes_the_file_and_its_index_line(empty_store: MemoryStore) -> None:
+    memory = empty_store.new(type="feedback", name="Run tests first",
+                             description="Always run the tests before committing",
+                             tags=["testing"], body="Why: CI is slow.", today=TODAY)
+    assert memory.file == "feedback_run_tests_first.md"
+    assert (memory.type, memory.tags, memory.updated) == ("feedback", ("testing",), TODAY)
+    index = (empty_store.directory / "MEMORY.md").read_text(encoding="utf-8")
+    assert index.endswith(
+        "- [Run tests first](feedback_run_tests_first.md) — "
+        "Always run the tests before committing\n")
+
+
+def test_new_never_overwrites(store: MemoryStore) -> None:
+    before = (store.directory / "user_alice.md").read_bytes()
+    index_before = (store.directory / "MEMORY.md").read_bytes()
+    with pytest.raises(MemoryExists):
+        store.new(type="user", name="alice", description="another alice", today=TODAY)
+    assert (store.directory / "user_alice.md").read_bytes() == before
+    assert (store.directory / "MEMORY.md").read_bytes() == index_before
+
+
+def test_new_creates_the_index_when_missing(store: MemoryStore) -> None:
+    (store.directory / "MEMORY.md").unlink()
+    store.new(type="user", name="bob", description="Bob", today=TODAY)
+    assert "- [bob](user_bob.md) — Bob" in (store.directory / "MEMORY.md").read_text()
+
+
+def test_new_refuses_an_oversized_body(empty_store: MemoryStore) -> None:
+    with pytest.raises(FileTooLarge):
+        empty_store.new(type="user", name="huge", description="d", body="x" * 600_000)
+    assert empty_store.list().memories == ()
+
+
+def test_new_refuses_a_reserved_file_name(empty_store: MemoryStore) -> None:
+    with pytest.raises(ReservedName):
+        empty_store.new(type="user", name="x", description="d", file="Session-Log.md")
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("Run tests first!", "run_tests_first"), ("部署 流程", "部署_流程"),
+    ("  --weird__name-- ", "weird__name"), ("Ünïcödé", "ünïcödé"),
+])
+def test_slugify(name: str, expected: str) -> None:
+    assert slugify(name) == expected
+
+
+def test_file_name_does_not_repeat_the_type() -> None:
+    assert file_name_for("user", "user prefs") == "user_prefs.md"
+    with pytest.raises(InvalidName):
+        file_name_for("user", "!!!")
+
+
+def test_unchanged_save_is_byte_identical(store: MemoryStore) -> None:
+    path = store.directory / "user_alice.md"
+    before = path.read_bytes()
+    memory = store.get("user_alice.md")
+    saved = store.write(memory.file, memory.text, memory.revision)
+    assert path.read_bytes() == before and saved.revision == memory.revision
+
+
+def test_write_refuses_a_stale_revision(store: MemoryStore) -> None:
+    memory = store.get("user_alice.md")
+    (store.directory / "user_alice.md").write_text("edited by a person\n")
+    with pytest.raises(StaleRevision) as info:
+        store.write(memory.file, memory.text + "agent edit\n", memory.revision)
+    assert info.value.expected == memory.revision
+    assert (store.directory / "user_alice.md").read_text() == "edited by a person\n"
+
+
+def test_write_with_no_revision_only_creates(store: MemoryStore) -> None:
+    with pytest.raises(MemoryExists):
+        store.write("user_alice.md", "new text", None)
+    created = store.write("user_new.md", "---\ndescription: n\n---\n", None)
+    assert created.description == "n"
+
+
+def test_write_refuses_oversized_content(store: MemoryStore) -> None:
+    memory = store.get("user_alice.md")
+    with pytest.raises(FileTooLarge):
+        store.write(memory.file, "x" * (512 * 1024 + 1), memory.revision)
+    assert store.get("user_alice.md").revision == memory.revision
+
+
+def test_full_disk_leaves_the_old_file_and_no_temporary(store: MemoryStore, monkeypatch) -> None:
+    memory = store.get("user_alice.md")
+
+    def disk_full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_mod.os, "write", disk_full)
+    with pytest.raises(WriteFailed, match="No space left"):
+        store.write(memory.file, memory.text + "more\n", memory.revision)
+    monkeypatch.undo()
+    assert store.get("user_alice.md").revision == memory.revision
+    assert not [p for p in os.listdir(store.directory) if p.endswith(TMP_SUFFIX)]
+
+
+def test_read_only_directory_gives_a_clear_error(store: MemoryStore) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    store.directory.chmod(0o555)
+    try:
+        with pytest.raises(WriteFailed):
+            store.new(type="user", name="ro", description="d")
+    finally:
+        store.directory.chmod(0o755)
+
+
+def test_init_creates_and_never_overwrites(tmp_path: Path) -> None:
+    report = init_directory(tmp_path / "m", tmp_path / "s")
+    assert set(report.created) == {tmp_path / "m", tmp_path / "s", tmp_path / "m" / "MEMORY.md"}
+    (tmp_path / "m" / "MEMORY.md").write_text("mine\n")
+    again = init_directory(tmp_path / "m", tmp_path / "s")
+    assert again.created == () and len(again.existed) == 3
+    assert (tmp_path / "m" / "MEMORY.md").read_text() == "mine\n"
+
+
+def test_init_on_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "m").write_text("a file")
+    with pytest.raises(WriteFailed, match="not a directory"):
+        init_directory(tmp_path / "m", tmp_path / "s")
+
+
+def test_revision_of_missing_memory_is_none(store: MemoryStore) -> None:
+    assert store.revision("user_nobody.md") is None
+    with pytest.raises(MemoryNotFound):
+        store.get("user_nobody.md")

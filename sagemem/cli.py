@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -60,9 +60,9 @@ class Globals:
 @app.callback()
 def options(
     ctx: typer.Context,
-    memory_dir: Annotated[Optional[Path], typer.Option(
+    memory_dir: Annotated[Path | None, typer.Option(
         "--dir", help="Memory directory (overrides SAGE_MEM_DIR and settings).")] = None,
-    state_dir: Annotated[Optional[Path], typer.Option(
+    state_dir: Annotated[Path | None, typer.Option(
         "--state-dir", help="State directory (overrides SAGE_MEM_STATE_DIR).")] = None,
 ) -> None:
     """sagemem: an agent's long-term memory as plain Markdown files."""
@@ -80,7 +80,7 @@ def _echo_lines(lines: list[str]) -> None:
 @app.command()
 def init(
     ctx: typer.Context,
-    directory: Annotated[Optional[Path], typer.Argument(
+    directory: Annotated[Path | None, typer.Argument(
         help="Memory directory to create (default: --dir, SAGE_MEM_DIR, ~/.sage-mem/memory).")
     ] = None,
     as_json: JsonOption = False,
@@ -102,8 +102,8 @@ def init(
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
-    tag: Annotated[Optional[str], typer.Option("--tag", help="Only memories with this tag.")] = None,
+    type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only memories with this tag.")] = None,
     active: Annotated[bool, typer.Option(
         "--active", help="Hide archived and invalid memories.")] = False,
     as_json: JsonOption = False,
@@ -157,11 +157,11 @@ def new(
     name: Annotated[str, typer.Option("--name", help="Short name; the file name comes from it.")],
     description: Annotated[str, typer.Option(
         "--description", help="One sentence saying exactly what this memory is.")],
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A tag (repeatable).")] = None,
-    alias: Annotated[Optional[list[str]], typer.Option(
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    alias: Annotated[list[str] | None, typer.Option(
         "--alias", help="Another wording that should retrieve it (repeatable).")] = None,
     body: Annotated[str, typer.Option("--body", help="Body text, or - to read stdin.")] = "",
-    file: Annotated[Optional[str], typer.Option(
+    file: Annotated[str | None, typer.Option(
         "--file", help="Explicit file name instead of <type>_<slug>.md.")] = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -85,6 +86,10 @@ def parse_int(raw: object, spec: IntSetting) -> int | None:
     return min(max(value, spec.low), spec.high)
 
 
+def _parse_int_for(spec: IntSetting, raw: object) -> int | None:
+    return parse_int(raw, spec)
+
+
 def parse_validity(raw: object) -> bool | None:
     """Validity filtering is on unless explicitly turned off with 0/false/off."""
     if isinstance(raw, bool):
@@ -151,7 +156,8 @@ def read_settings_file(state_dir: Path) -> dict[str, object]:
 
 
 def _layered(
-    key: str, env_name: str, env: Mapping[str, str], file: Mapping[str, object], parse
+    key: str, env_name: str, env: Mapping[str, str], file: Mapping[str, object],
+    parse: Callable[[object], object | None],
 ) -> tuple[object, Source] | None:
     """The first legal value for ``key``: settings file, then environment."""
     if key in file and (value := parse(file[key])) is not None:
@@ -172,7 +178,7 @@ def load_settings(
     file = read_settings_file(state)
     values: dict[str, object] = {}
     for spec in INT_SETTINGS:
-        found = _layered(spec.key, spec.env, env, file, lambda raw, s=spec: parse_int(raw, s))
+        found = _layered(spec.key, spec.env, env, file, partial(_parse_int_for, spec))
         if found:
             values[spec.key], sources[spec.key] = found
     parsers = {"validity": parse_validity, "debug": parse_debug}

@@ -142,7 +142,7 @@ def _edit_block(block: str, data: CommentedMap, key: str, value: object, newline
     if flow:
         raise UneditableFrontmatter("memory", f"'{key}' sits in a flow mapping {{...}}")
     snippet = _snippet({leaf: value}, place.indent, newline)
-    return "".join(lines[: place.start] + [snippet] + lines[place.end:])
+    return "".join([*lines[:place.start], snippet, *lines[place.end:]])
 
 
 def _parent_of(data: CommentedMap, key: str, n_lines: int) -> tuple[Any, str, int]:
@@ -201,7 +201,7 @@ def _insert_new(lines: list[str], parent: CommentedMap, leaf: str, value: object
 def _insert(lines: list[str], at: int, snippet: str) -> str:
     if at > 0 and not lines[at - 1].endswith("\n"):
         lines[at - 1] += "\r\n" if snippet.endswith("\r\n") else "\n"
-    return "".join(lines[:at] + [snippet] + lines[at:])
+    return "".join([*lines[:at], snippet, *lines[at:]])
 
 
 def _with_new_block(text: str, body_start: int, key: str, value: object) -> str:
@@ -266,9 +266,8 @@ def _value_end(line: str, start: int, flow: bool) -> int:
             quote = None
         elif not quote and ch in "\"'" and (i == start or line[i - 1] in " [,{"):
             quote = ch
-        elif not quote and ch == "#" and i > start and line[i - 1] in " \t":
-            return i
-        elif not quote and flow and ch in ",}":
+        elif not quote and ((ch == "#" and i > start and line[i - 1] in " \t")
+                            or (flow and ch in ",}")):
             return i
         i += 1
     return len(line)

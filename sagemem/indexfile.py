@@ -42,7 +42,8 @@ def entries(text: str) -> tuple[IndexEntry, ...]:
         match = _ENTRY.match(line)
         if match:
             title = re.sub(r"\\(.)", r"\1", match.group("title"))
-            found.append(IndexEntry(title, match.group("target"), match.group("hook") or "", number))
+            hook = match.group("hook") or ""
+            found.append(IndexEntry(title, match.group("target"), hook, number))
     return tuple(found)
 
 

@@ -17,6 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 from frontmatter.default_handlers import YAMLHandler
@@ -102,9 +103,8 @@ def decode(data: bytes, file: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        from pathlib import Path
-
-        raise UnreadableFile(Path(file), f"not UTF-8 text (bad byte at offset {exc.start})") from None
+        reason = f"not UTF-8 text (bad byte at offset {exc.start})"
+        raise UnreadableFile(Path(file), reason) from None
 
 
 def split(text: str) -> Split:
@@ -176,7 +176,8 @@ def load_frontmatter(block: str, first_line: int, problems: list[Problem]) -> di
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
-        problems.append(Problem("frontmatter", "frontmatter is not a mapping of fields", first_line))
+        problems.append(Problem("frontmatter", "frontmatter is not a mapping of fields",
+                                first_line))
         return {}
     return {str(k): v for k, v in loaded.items()}
 
@@ -313,4 +314,5 @@ def _show(value: object) -> str:
 
 
 def _kind(value: object) -> str:
-    return {dict: "a mapping", list: "a list", bool: "true/false"}.get(type(value), type(value).__name__)
+    kinds = {dict: "a mapping", list: "a list", bool: "true/false"}
+    return kinds.get(type(value), type(value).__name__)

@@ -141,7 +141,7 @@ def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
                  fit(_iso(freshness_date(memory)) or "-", 10), human_size(memory.size).rjust(6)]
         description = fit(_status(memory, today) + memory.description, desc_w).rstrip()
         if wide:
-            lines.append(" ".join(cells + [description]))
+            lines.append(" ".join([*cells, description]))
         else:
             lines.extend([" ".join(cells).rstrip(), "    " + description])
     return lines
@@ -179,5 +179,5 @@ def settings_text(settings: Settings) -> list[str]:
     lines = [f"{'SETTING':<18} {'VALUE':<32} {'FROM':<9} ENV"]
     for key, value, source, env in rows:
         shown = "-" if value is None else str(value).lower() if isinstance(value, bool) else value
-        lines.append(f"{key:<18} {str(shown):<32} {source:<9} {env}")
+        lines.append(f"{key:<18} {shown!s:<32} {source:<9} {env}")
     return lines

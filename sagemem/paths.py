@@ -1,7 +1,8 @@
 """The one safe read path, and the rules for what may be a memory's file name.
 
-Everything that reads a memory file goes through ``safe_read``: name rules, then
-refusal of symlinks and of anything resolving outside the directory, then the size
+Everything that reads a memory file goes through ``safe_read``: name rules (which keep
+the path a direct child of the directory), then refusal of symlinks and non-regular
+files, then the size
 gate (from ``lstat``, so an oversized file is never read in), then a re-check of the
 file's identity after reading, so a file swapped in between check and read is
 refused instead of returned.
@@ -80,7 +81,7 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
         raise InvalidName(name, "no path separators: memories are top-level files")
     if name.startswith("."):
         raise InvalidName(name, "no leading dot")
-    if any(unicodedata.category(ch).startswith("C") for ch in name):
+    if not name.isprintable():  # control, format (e.g. bidi override) and separator chars
         raise InvalidName(name, "no control characters")
     if not name_key(name).endswith(".md") or name_key(name) == ".md":
         raise InvalidName(name, "a memory file name ends in .md")
@@ -106,13 +107,6 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def check_inside(directory: Path, path: Path) -> None:
-    """Refuse a path that resolves outside ``directory`` (a symlinked parent, say)."""
-    real_dir = directory.resolve()
-    if path.resolve().parent != real_dir:
-        raise UnsafeFile(path, f"resolves outside {real_dir}")
-
-
 def lstat_regular(path: Path) -> os.stat_result:
     """``lstat`` a path that must be a regular file and not a symlink."""
     try:
@@ -132,9 +126,10 @@ def safe_read(directory: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES,
               reserved: Iterable[str] = ()) -> FileRead:
     """Read one top-level file of ``directory`` through every safety check."""
     name = check_name(name, reserved)
+    # The name rules (no separators, no leading dot) keep the path a direct child of
+    # ``directory``; lstat + O_NOFOLLOW refuse a link as that last component.
     path = directory / name
     before = lstat_regular(path)
-    check_inside(directory, path)
     if before.st_size > max_bytes:
         raise FileTooLarge(name, before.st_size, max_bytes)
     data = _read_checked(path, before, max_bytes)

@@ -15,7 +15,7 @@ import re
 import secrets
 import unicodedata
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -138,8 +138,9 @@ class MemoryStore:
         self.require_directory()
         name = with_suffix(name)
         folder = self.archive_dir if archived else self.directory
-        read = safe_read(folder, name, max_bytes=self.max_bytes, reserved=self.reserved)
-        return parse(read.data, check_name(name), mtime=read.mtime, archived=archived)
+        name = check_name(name, self.reserved)
+        read = safe_read(folder, name, max_bytes=self.max_bytes)
+        return parse(read.data, name, mtime=read.mtime, archived=archived)
 
     def list(self, *, include_archived: bool = True) -> Listing:
         """Every memory; a file that cannot be read is reported, never hides the others."""
@@ -311,10 +312,8 @@ def _sync_directory(directory: Path) -> None:
 
 
 def _remove_quietly(path: Path) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""sagemem benchmarks: one command, one table of medians and ratios.
+
+    python benchmarks/run.py [--files N] [--repeat R]
+
+Generates a deterministic synthetic memory directory with ``../shared/bench/gen_corpus.py``
+(beside the checkout) and measures, in the same run:
+
+- ``read bytes``      the floor: ``Path.read_bytes`` of every file, nothing else;
+- ``store.list()``    sagemem's listing: the safe read path plus lenient parsing;
+- ``ruamel parse``    the same listing if frontmatter were read with ruamel.yaml
+                      (the alternative the read path does not use).
+
+Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
+machine and are shown only for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from sagemem import MemoryStore
+from sagemem.memory import split
+
+GEN_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py"
+
+
+def median_seconds(work: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def read_all(directory: Path) -> None:
+    for path in directory.glob("*.md"):
+        path.read_bytes()
+
+
+def ruamel_list(directory: Path) -> None:
+    yaml = YAML(typ="safe")
+    for path in directory.glob("*.md"):
+        block = split(path.read_bytes().decode("utf-8")).frontmatter
+        if block:
+            yaml.load(block)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if not GEN_CORPUS.exists():
+        print(f"error: {GEN_CORPUS} not found; benchmarks need ../shared beside the checkout",
+              file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "memory"
+        subprocess.run([sys.executable, str(GEN_CORPUS), str(corpus), str(args.files)],
+                       check=True, capture_output=True)
+        store = MemoryStore(corpus, Path(tmp) / "state")
+        count = len(store.list().memories)
+        rows = [
+            ("read bytes (baseline)", median_seconds(lambda: read_all(corpus), args.repeat)),
+            ("store.list()", median_seconds(store.list, args.repeat)),
+            ("ruamel parse (not used)", median_seconds(lambda: ruamel_list(corpus),
+                                                       max(1, args.repeat // 2))),
+        ]
+    base = rows[0][1]
+    print(f"{count} memories, median of {args.repeat} runs")
+    print(f"{'operation':<26} {'median s':>10} {'per file ms':>12} {'vs baseline':>12}")
+    for label, seconds in rows:
+        print(f"{label:<26} {seconds:>10.3f} {seconds / count * 1000:>12.3f} "
+              f"{seconds / base:>11.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

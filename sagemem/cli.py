@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
+from . import __version__
 from .config import Settings, load_settings, parse_debug
 from .errors import SagememError
 from .memory import TYPES
@@ -42,6 +43,7 @@ app = typer.Typer(
     help="sagemem: an agent's long-term memory as plain Markdown files.",
 )
 
+INTERRUPTED = 130
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (see README: JSON output).")]
 
 
@@ -61,12 +63,27 @@ class Globals:
 def options(
     ctx: typer.Context,
     memory_dir: Annotated[Path | None, typer.Option(
-        "--dir", help="Memory directory (overrides SAGE_MEM_DIR and settings).")] = None,
+        "--dir", help="Memory directory (overrides SAGE_MEM_DIR).")] = None,
     state_dir: Annotated[Path | None, typer.Option(
         "--state-dir", help="State directory (overrides SAGE_MEM_STATE_DIR).")] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     """sagemem: an agent's long-term memory as plain Markdown files."""
     ctx.obj = Globals(memory_dir, state_dir)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"sagemem {__version__}")
+        raise typer.Exit()
+
+
+def _memory_type(value: str) -> str:
+    """A --type value, matched ignoring case as in frontmatter."""
+    if value.strip().lower() not in TYPES:
+        raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
+    return value.strip().lower()
 
 
 def _echo_json(data: dict[str, Any]) -> None:
@@ -109,8 +126,7 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List memories: file, type, updated, size, description; archived/invalid marked."""
-    if type_ is not None and type_ not in TYPES:
-        raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
+    type_ = _memory_type(type_) if type_ is not None else None
     today = date.today()
     listing = ctx.obj.store().list()
     listing = _filtered(listing, type_, tag, active, today)
@@ -131,8 +147,7 @@ def _filtered(listing: Listing, type_: str | None, tag: str | None, active: bool
         and (wanted_tag is None or wanted_tag in (t.casefold() for t in m.tags))
         and not (active and (m.archived or m.is_invalid(today)))
     )
-    errors = () if (type_ or tag) else listing.errors
-    return Listing(memories, errors)
+    return Listing(memories, listing.errors)
 
 
 @app.command()
@@ -166,8 +181,7 @@ def new(
     as_json: JsonOption = False,
 ) -> None:
     """Write a new memory <type>_<slug>.md (never overwriting) and index it in MEMORY.md."""
-    if type_ not in TYPES:
-        raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
+    type_ = _memory_type(type_)
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = sys.stdin.read() if body == "-" else body
@@ -187,6 +201,8 @@ def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
         _echo_json(settings_json(settings))
     else:
         _echo_lines(settings_text(settings))
+    for warning in settings.warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,14 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         return _fail("aborted", 1)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
-            return _fail(exc.format_message(), int(exc.exit_code))  # type: ignore[attr-defined]
+            hint = "; see `sagemem --help`" if exc.exit_code == 2 else ""  # type: ignore[attr-defined]
+            return _fail(exc.format_message().rstrip(".") + hint, int(exc.exit_code))  # type: ignore[attr-defined]
         if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
             traceback.print_exc()
         return _fail(f"internal error ({type(exc).__name__}: {exc}); "
                      "rerun with SAGE_MEM_DEBUG=1 for details", 1)
+    if result == INTERRUPTED:  # typer turns Ctrl-C into Exit(130) before we see it
+        return _fail("interrupted", INTERRUPTED)
     return result if isinstance(result, int) else 0
 
 

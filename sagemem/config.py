@@ -50,7 +50,8 @@ FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG"}
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID"}
 FALSE_WORDS = frozenset({"0", "false", "off"})
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
-INTEGER = re.compile(r"[+-]?[0-9]{1,12}")
+INTEGER = re.compile(r"[+-]?[0-9]+")
+MAX_DIGITS = 18  # longer numbers clamp anyway; never hand int() a 100 kB string
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class Settings:
     debug: bool = False
     task_id: str | None = None
     sources: Mapping[str, Source] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def source(self, key: str) -> Source:
         return self.sources.get(key, "default")
@@ -80,7 +82,10 @@ def parse_int(raw: object, spec: IntSetting) -> int | None:
     if isinstance(raw, int):
         value = raw
     elif isinstance(raw, str) and INTEGER.fullmatch(raw.strip()):
-        value = int(raw.strip())
+        text = raw.strip()
+        sign = -1 if text.startswith("-") else 1
+        digits = text.lstrip("+-")
+        value = sign * int(digits[:MAX_DIGITS] if len(digits) <= MAX_DIGITS else "9" * MAX_DIGITS)
     else:
         return None
     return min(max(value, spec.low), spec.high)
@@ -92,8 +97,8 @@ def _parse_int_for(spec: IntSetting, raw: object) -> int | None:
 
 def parse_validity(raw: object) -> bool | None:
     """Validity filtering is on unless explicitly turned off with 0/false/off."""
-    if isinstance(raw, bool):
-        return raw
+    if isinstance(raw, (bool, int)):
+        return bool(raw)
     if isinstance(raw, str) and raw.strip():
         return raw.strip().lower() not in FALSE_WORDS
     return None
@@ -101,8 +106,8 @@ def parse_validity(raw: object) -> bool | None:
 
 def parse_debug(raw: object) -> bool | None:
     """Debug output is off unless explicitly turned on with 1/true/on/yes."""
-    if isinstance(raw, bool):
-        return raw
+    if isinstance(raw, (bool, int)):
+        return bool(raw)
     if isinstance(raw, str) and raw.strip():
         return raw.strip().lower() in TRUE_WORDS
     return None
@@ -147,7 +152,8 @@ def read_settings_file(state_dir: Path) -> dict[str, object]:
     if len(raw) > MAX_FILE_BYTES:
         raise SettingsError(path, "file is over 512 KiB")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text) if text.strip() else {}
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SettingsError(path, f"not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
@@ -188,7 +194,14 @@ def load_settings(
     for key, env_name in TEXT_ENV.items():
         if found := _layered(key, env_name, env, file, parse_text):
             values[key], sources[key] = found
-    return Settings(memory_dir=mem, state_dir=state, sources=sources, **values)  # type: ignore[arg-type]
+    known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV)
+    warnings = tuple(f"{state / SETTINGS_FILE}: unknown setting {key!r} ignored"
+                     for key in file if key not in known)
+    warnings += tuple(f"{state / SETTINGS_FILE}: {key} = {file[key]!r} is not a legal value; "
+                      f"{sources.get(key, 'default')} value used"
+                      for key in file if key in known and sources.get(key) != "settings")
+    return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
+                    **values)  # type: ignore[arg-type]
 
 
 def describe_settings(settings: Settings) -> list[tuple[str, object, Source, str]]:

@@ -53,10 +53,11 @@ class SettingsError(SagememError):
 
 
 class DirectoryMissing(SagememError):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, exists: bool = False) -> None:
         self.path = path
+        state = "is not a directory" if exists else "does not exist"
         super().__init__(
-            f"memory directory {path} does not exist; "
+            f"memory directory {path} {state}; "
             "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it"
         )
 
@@ -71,14 +72,18 @@ class InvalidName(SagememError):
 class ReservedName(InvalidName):
     def __init__(self, name: str, reserved: str) -> None:
         self.reserved = reserved
-        super().__init__(name, f"{reserved} is reserved and never a memory")
+        super().__init__(name, "a reserved name (the index, the session log or one in "
+                               "reserved.json, compared ignoring case) is never a memory")
 
 
 class MemoryNotFound(SagememError):
-    def __init__(self, name: str, directory: Path) -> None:
+    def __init__(self, name: str, directory: Path, archived: bool = False) -> None:
         self.name = name
         self.directory = directory
-        super().__init__(f"no memory named {name} in {directory}; `sagemem list` shows them")
+        self.archived = archived
+        hint = ("it is archived (show it with --archived)" if archived
+                else "`sagemem list` shows them")
+        super().__init__(f"no memory named {name} in {directory}; {hint}")
 
 
 class MemoryExists(SagememError):
@@ -115,7 +120,7 @@ class UnreadableFile(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"cannot read {path.name}: {reason}")
+        super().__init__(f"cannot read {path}: {reason}")
 
 
 class UneditableFrontmatter(SagememError):

@@ -134,6 +134,8 @@ def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
     file_w = min(max((width_of(m.file) for m in listing.memories), default=4), 34)
     wide = columns >= WIDE_LAYOUT_COLUMNS
     head = [fit("FILE", file_w), fit("TYPE", 9), fit("UPDATED", 10), "SIZE".rjust(6)]
+    if not listing.memories:
+        return ["(no memories)"]
     lines = [" ".join(head + (["DESCRIPTION"] if wide else []))]
     desc_w = columns - (file_w + 29) if wide else columns - 5
     for memory in listing.memories:
@@ -162,8 +164,7 @@ def memory_text(memory: Memory, today: date) -> list[str]:
         value = fields[key]
         if value in (None, [], False) and key not in ("type", "description"):
             continue
-        shown = ", ".join(value) if isinstance(value, list) else value
-        lines.append(f"{key + ':':<18}{shown}")
+        lines.append(f"{key + ':':<18}{_shown(value)}")
     if not memory.has_frontmatter:
         lines.append("(no frontmatter: defaults apply)")
     for problem in memory.problems:
@@ -174,10 +175,17 @@ def memory_text(memory: Memory, today: date) -> list[str]:
     return lines
 
 
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ", ".join(value)
+    return "-" if value is None else str(value)
+
+
 def settings_text(settings: Settings) -> list[str]:
     rows = describe_settings(settings)
     lines = [f"{'SETTING':<18} {'VALUE':<32} {'FROM':<9} ENV"]
     for key, value, source, env in rows:
-        shown = "-" if value is None else str(value).lower() if isinstance(value, bool) else value
-        lines.append(f"{key:<18} {shown!s:<32} {source:<9} {env}")
+        lines.append(f"{key:<18} {_shown(value):<32} {source:<9} {env}")
     return lines

@@ -33,6 +33,7 @@ from .errors import (
     MemoryNotFound,
     SagememError,
     StaleRevision,
+    UnreadableFile,
     WriteFailed,
 )
 from .memory import TYPES, Memory, decode, parse, revision_of
@@ -82,7 +83,7 @@ def file_name_for(type_: str, name: str) -> str:
     """The conventional file name ``<type>_<slug>.md`` for a new memory."""
     slug = slugify(name)
     if not slug:
-        raise InvalidName(name, "gives no usable file name; pass an explicit file name")
+        raise InvalidName(name, "gives no usable file name; pass an explicit file name (--file)")
     if slug.startswith(f"{type_}_"):
         slug = slug[len(type_) + 1:]
     return f"{type_}_{slug}.md"
@@ -116,7 +117,7 @@ class MemoryStore:
 
     def require_directory(self) -> None:
         if not self.directory.is_dir():
-            raise DirectoryMissing(self.directory)
+            raise DirectoryMissing(self.directory, exists=os.path.lexists(self.directory))
 
     # -- reading ---------------------------------------------------------------
 
@@ -130,7 +131,7 @@ class MemoryStore:
             with os.scandir(folder) as entries:
                 names = [e.name for e in entries if _looks_like_memory(e.name)]
         except OSError as exc:
-            raise WriteFailed(folder, exc.strerror or str(exc)) from exc
+            raise UnreadableFile(folder, exc.strerror or str(exc)) from exc
         return sorted(n for n in names if name_key(n) not in self.reserved)
 
     def get(self, name: str, *, archived: bool = False) -> Memory:
@@ -139,7 +140,11 @@ class MemoryStore:
         name = with_suffix(name)
         folder = self.archive_dir if archived else self.directory
         name = check_name(name, self.reserved)
-        read = safe_read(folder, name, max_bytes=self.max_bytes)
+        try:
+            read = safe_read(folder, name, max_bytes=self.max_bytes)
+        except MemoryNotFound:
+            in_archive = not archived and os.path.lexists(self.archive_dir / name)
+            raise MemoryNotFound(name, folder, archived=in_archive) from None
         return parse(read.data, name, mtime=read.mtime, archived=archived)
 
     def list(self, *, include_archived: bool = True) -> Listing:

@@ -224,10 +224,6 @@ def test_integer_with_spaces_sign_or_leading_zero_is_accepted(
     assert load({"SAGE_MEM_MAX_RESULTS": raw}, memory_dir, state_dir).max_results == 20
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: config.INTEGER accepts at most 12 digits, so a 13-digit number in the "
-    "environment falls back to the default instead of clamping to the upper bound "
-    "(the same number in settings.json does clamp)"))
 def test_very_large_integer_in_env_clamps_to_the_upper_bound(
     memory_dir: Path, state_dir: Path
 ) -> None:
@@ -403,7 +399,6 @@ def test_missing_state_dir_means_no_settings_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content", [
     pytest.param(b"not json", id="not-json"),
-    pytest.param(b"", id="empty"),
     pytest.param(b'{"max_results": 5', id="truncated"),
     pytest.param(b"[1, 2]", id="list"),
     pytest.param(b'"max_results"', id="string"),
@@ -436,3 +431,35 @@ def test_oversized_settings_file_raises_settings_error(memory_dir: Path, state_d
     with pytest.raises(SettingsError):
         load({}, memory_dir, state_dir)
 
+
+
+# -- settings file conveniences -----------------------------------------------------------
+
+
+def test_empty_or_bom_settings_file_is_read(memory_dir: Path, state_dir: Path) -> None:
+    (state_dir / "settings.json").write_bytes(b"")
+    assert load({}, memory_dir, state_dir).max_results == 10
+    (state_dir / "settings.json").write_bytes(b'\xef\xbb\xbf{"max_results": 4}')
+    assert load({}, memory_dir, state_dir).max_results == 4
+
+
+@pytest.mark.parametrize("value,expected", [(0, False), (1, True), (False, False)])
+def test_validity_flag_in_settings_file_accepts_numbers(
+    memory_dir: Path, state_dir: Path, value: object, expected: bool
+) -> None:
+    write_settings(state_dir, {"validity": value})
+    assert load({}, memory_dir, state_dir).validity is expected
+
+
+def test_unknown_and_illegal_settings_are_warned_about(memory_dir: Path, state_dir: Path) -> None:
+    write_settings(state_dir, {"max_resutls": 3, "max_chars": "lots"})
+    settings = load({"SAGE_MEM_MAX_CHARS": "900"}, memory_dir, state_dir)
+    assert settings.max_chars == 900
+    assert len(settings.warnings) == 2
+    assert "unknown setting 'max_resutls'" in settings.warnings[0]
+    assert "max_chars" in settings.warnings[1] and "env value used" in settings.warnings[1]
+
+
+def test_negative_huge_integer_clamps_to_the_lower_bound(memory_dir: Path, state_dir: Path) -> None:
+    settings = load({"SAGE_MEM_MAX_RESULTS": "-" + "9" * 5000}, memory_dir, state_dir)
+    assert settings.max_results == 1

@@ -7,10 +7,10 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from golden_results import GOLDEN
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_results import GOLDEN
 from sagemem import UneditableFrontmatter, parse, render_new, set_fields
 
 EDITABLE = [p for p in sorted(GOLDEN.glob("*.md"))

@@ -7,10 +7,10 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from golden_results import GOLDEN, parsed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from golden_results import GOLDEN, parsed
 from sagemem import UnreadableFile, parse, revision_of
 
 GOLDEN_FILES = sorted(GOLDEN.glob("*.md"))
@@ -94,8 +94,7 @@ def test_deeply_nested_frontmatter_is_a_problem_not_a_crash() -> None:
 
 
 yaml_ish = st.lists(
-    st.sampled_from(list("ab:- #'\"[]{}&*!|>%@`\t\n\r,?.0123456789名字")
-                    + ["\n  ", "name: ", "description: ", "type: ", "tags: ", "\n- "]),
+    st.sampled_from([*list("ab:- #'\"[]{}&*!|>%@`\t\n\r,?.0123456789名字"), "\n  ", "name: ", "description: ", "type: ", "tags: ", "\n- "]),
     max_size=60,
 ).map("".join)
 

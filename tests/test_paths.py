@@ -16,8 +16,8 @@ from sagemem import (
     ReservedName,
     SettingsError,
     UnsafeFile,
+    paths,
 )
-from sagemem import paths
 from sagemem.paths import check_name, reserved_names, safe_read
 
 
@@ -53,7 +53,7 @@ def test_reserved_json_adds_names(tmp_path: Path) -> None:
 
 def test_malformed_reserved_json_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "reserved.json").write_text('{"not": "a list"}', encoding="utf-8")
-    with pytest.raises(SettingsError, match="reserved.json"):
+    with pytest.raises(SettingsError, match=r"reserved\.json"):
         reserved_names(tmp_path)
 
 

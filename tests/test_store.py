@@ -8,8 +8,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from conftest import MEMORY_TEXT, write_memory
+
 from sagemem import (
     DirectoryMissing,
     FileTooLarge,

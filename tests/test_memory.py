@@ -93,10 +93,9 @@ def test_deeply_nested_frontmatter_is_a_problem_not_a_crash() -> None:
     assert memory.body == "body\n"
 
 
-yaml_ish = st.lists(
-    st.sampled_from([*list("ab:- #'\"[]{}&*!|>%@`\t\n\r,?.0123456789名字"), "\n  ", "name: ", "description: ", "type: ", "tags: ", "\n- "]),
-    max_size=60,
-).map("".join)
+YAML_PIECES = [*"ab:- #'\"[]{}&*!|>%@`\t\n\r,?.0123456789名字",
+               "\n  ", "name: ", "description: ", "type: ", "tags: ", "\n- "]
+yaml_ish = st.lists(st.sampled_from(YAML_PIECES), max_size=60).map("".join)
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

@@ -192,15 +192,21 @@ def test_full_disk_leaves_the_old_file_and_no_temporary(store: MemoryStore, monk
     assert not [p for p in os.listdir(store.directory) if p.endswith(TMP_SUFFIX)]
 
 
-def test_read_only_directory_gives_a_clear_error(store: MemoryStore) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root ignores directory permissions")
-    store.directory.chmod(0o555)
-    try:
-        with pytest.raises(WriteFailed):
-            store.new(type="user", name="ro", description="d")
-    finally:
-        store.directory.chmod(0o755)
+def test_read_only_directory_gives_a_clear_error(store: MemoryStore, monkeypatch) -> None:
+    real_open = os.open
+
+    def refuse_create(path: object, flags: int, *args: object) -> int:
+        if flags & os.O_CREAT:  # chmod cannot stop root, so the refusal is simulated
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args)
+
+    index_before = (store.directory / "MEMORY.md").read_bytes()
+    monkeypatch.setattr(store_mod.os, "open", refuse_create)
+    with pytest.raises(WriteFailed, match="Permission denied"):
+        store.new(type="user", name="ro", description="d")
+    monkeypatch.undo()
+    assert (store.directory / "MEMORY.md").read_bytes() == index_before
+    assert not (store.directory / "user_ro.md").exists()
 
 
 def test_init_creates_and_never_overwrites(tmp_path: Path) -> None:

@@ -233,6 +233,8 @@ class MemoryStore:
         except Timeout:
             raise WriteFailed(Path(lock.lock_file),
                               "another sagemem process holds the write lock; try again") from None
+        except OSError as exc:
+            raise WriteFailed(Path(lock.lock_file), exc.strerror or str(exc)) from exc
         try:
             yield
         finally:

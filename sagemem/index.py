@@ -1,0 +1,465 @@
+"""The derived search index: a rebuildable SQLite cache of every memory's tokens.
+
+Re-reading and re-tokenising every file on every question (what sage-mem does) does not
+scale, so the tokens live in ``<state>/index/search.sqlite3``, updated incrementally:
+each query first compares every file's (mtime_ns, size, inode) with what was indexed and
+re-reads only the files that changed. The index is a cache, never the source of truth:
+deleting it loses nothing, a corrupt or foreign-version file is rebuilt with a one-line
+notice, and it holds only numbers and tokens (never anything executed or unpickled).
+
+A long-lived process can call ``watch()``: a watchfiles thread then reports changes and a
+query with nothing changed skips the stat pass entirely.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import SagememError
+from .memory import Memory
+from .paths import name_key
+from .store import MemoryStore, TMP_SUFFIX
+from .text import paragraphs, tokens
+
+INDEX_VERSION = "2"
+"""Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
+INDEX_FILE = "index/search.sqlite3"
+SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 1.0, "file": 0.5, "tags": 0.5}
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
+    inode INTEGER, revision TEXT, info TEXT NOT NULL, slen REAL NOT NULL DEFAULT 0,
+    blen INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE paras (
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, plen INTEGER NOT NULL);
+CREATE TABLE sterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, tf REAL NOT NULL);
+CREATE TABLE pterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, para_id INTEGER NOT NULL,
+                     tf INTEGER NOT NULL);
+CREATE TABLE vocab (term TEXT PRIMARY KEY, sdf INTEGER NOT NULL DEFAULT 0,
+                    pdf INTEGER NOT NULL DEFAULT 0, fdf INTEGER NOT NULL DEFAULT 0)
+    WITHOUT ROWID;
+CREATE INDEX sterms_term ON sterms (term, file_id);
+CREATE INDEX sterms_file ON sterms (file_id);
+CREATE INDEX pterms_term ON pterms (term, file_id);
+CREATE INDEX pterms_file ON pterms (file_id);
+CREATE INDEX paras_file ON paras (file_id);
+"""
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What tells a file changed without reading it."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """One memory as the index knows it: its summary fields and where its body starts."""
+
+    id: int
+    name: str
+    revision: str | None
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one refresh of the index did."""
+
+    scanned: int
+    updated: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Corpus statistics BM25 needs."""
+
+    files: int
+    avg_slen: float
+    paras: int
+    avg_plen: float
+    avg_blen: float
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """How many summaries, paragraphs and files hold a term."""
+
+    sdf: int
+    pdf: int
+    fdf: int
+
+
+Progress = Callable[[int, int], None]
+
+
+class SearchIndex:
+    """The persistent, incrementally updated token index of one memory directory."""
+
+    def __init__(self, store: MemoryStore, path: Path | None = None) -> None:
+        self.store = store
+        self.path = path or store.state_dir / INDEX_FILE
+        self.notices: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+        self._watcher: _Watcher | None = None
+
+    # -- connection ---------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def close(self) -> None:
+        if self._watcher:
+            self._watcher.stop()
+            self._watcher = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(self.path, exc.strerror or str(exc)) from exc
+        try:
+            conn = self._connect()
+            if self._meta(conn) == self._expected_meta():
+                return conn
+            conn.close()
+            reason = "was made by another sagemem version or for another directory"
+        except sqlite3.DatabaseError as exc:
+            reason = f"was unreadable ({exc})"
+        self.notices.append(f"search index {self.path} {reason}; rebuilt it")
+        self._remove_files()
+        conn = self._connect()
+        self._create(conn)
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA trusted_schema = OFF")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.OperationalError as exc:
+            raise IndexUnavailable(self.path, str(exc)) from exc
+        return conn
+
+    def _expected_meta(self) -> dict[str, str]:
+        return {"version": INDEX_VERSION, "directory": str(self.store.directory)}
+
+    @staticmethod
+    def _meta(conn: sqlite3.Connection) -> dict[str, str] | None:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if not tables:
+            return None
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        with _transaction(conn):
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", self._expected_meta().items())
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise IndexUnavailable(self.path, exc.strerror or str(exc)) from exc
+
+    def rebuild(self, progress: Progress | None = None) -> SyncReport:
+        """Throw the index away and build it again from the files."""
+        self.close()
+        self._remove_files()
+        return self.sync(progress=progress)
+
+    # -- keeping it fresh -----------------------------------------------------------
+
+    def watch(self) -> None:
+        """Follow the directory with watchfiles so queries need no stat pass (long-lived use)."""
+        if self._watcher is None:
+            self._watcher = _Watcher(self.store.directory)
+            self._watcher.start()
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date with the files: re-read only what changed."""
+        watcher = self._watcher
+        if watcher is not None and watcher.ready and not watcher.take_changes():
+            return SyncReport(0, (), ())
+        on_disk = self._stat_pass()
+        known = {name: (FileStat(m, s, i)) for name, m, s, i in
+                 self.conn.execute("SELECT name, mtime_ns, size, inode FROM files")}
+        changed = [n for n, st in on_disk.items() if known.get(n) != st]
+        removed = [n for n in known if n not in on_disk]
+        if changed or removed:
+            self._apply(changed, removed, progress)
+        return SyncReport(len(on_disk), tuple(changed), tuple(removed))
+
+    def _stat_pass(self) -> dict[str, FileStat]:
+        """Every candidate memory file's stat, without reading any (the floor of a query)."""
+        self.store.require_directory()
+        found: dict[str, FileStat] = {}
+        reserved = self.store.reserved
+        with os.scandir(self.store.directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith((".md", ".MD", ".Md", ".mD")) or name.startswith("."):
+                    continue
+                if name.endswith(TMP_SUFFIX) or name_key(name) in reserved:
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                found[name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+        return found
+
+    def _apply(self, changed: list[str], removed: list[str], progress: Progress | None) -> None:
+        conn = self.conn
+        total = len(changed)
+        with _transaction(conn):
+            for name in removed:
+                self._forget(name)
+            for done, name in enumerate(changed, start=1):
+                self._forget(name)
+                self._add(name)
+                if progress and (done % 200 == 0 or done == total):
+                    progress(done, total)
+
+    def _forget(self, name: str) -> None:
+        conn = self.conn
+        row = conn.execute("SELECT id FROM files WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            return
+        file_id = row[0]
+        s_terms = [t for (t,) in conn.execute("SELECT term FROM sterms WHERE file_id = ?",
+                                              (file_id,))]
+        p_counts = Counter(t for (t,) in conn.execute(
+            "SELECT term FROM pterms WHERE file_id = ?", (file_id,)))
+        self._count(s_terms, p_counts, -1)
+        for table in ("sterms", "pterms", "paras"):
+            conn.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))
+        conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _add(self, name: str) -> None:
+        """Index one file; one that cannot be read is remembered with its error, no tokens."""
+        path = self.store.directory / name
+        try:
+            st = os.lstat(path)
+            memory = self.store.get(name)
+        except FileNotFoundError:
+            return
+        except SagememError as exc:
+            self._insert_file(name, st, None, {"error": str(exc)}, 0.0)
+            return
+        body_length = 0
+        summary = summary_terms(memory)
+        file_id = self._insert_file(name, st, memory.revision, file_info(memory),
+                                    sum(summary.values()))
+        self.conn.executemany("INSERT INTO sterms VALUES (?, ?, ?)",
+                              [(t, file_id, tf) for t, tf in summary.items()])
+        p_counts: Counter[str] = Counter()
+        for para in paragraphs(memory.body, memory.body_line):
+            counts = Counter(tokens(para.text))
+            cur = self.conn.execute("INSERT INTO paras VALUES (NULL, ?, ?, ?, ?)",
+                                    (file_id, para.start_line, para.end_line,
+                                     sum(counts.values())))
+            self.conn.executemany("INSERT INTO pterms VALUES (?, ?, ?, ?)",
+                                  [(t, file_id, cur.lastrowid, n) for t, n in counts.items()])
+            p_counts.update(counts.keys())
+            body_length += sum(counts.values())
+        self.conn.execute("UPDATE files SET blen = ? WHERE id = ?", (body_length, file_id))
+        self._count(list(summary), p_counts, +1)
+
+    def _insert_file(self, name: str, st: os.stat_result, revision: str | None,
+                     info: dict[str, Any], slen: float) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO files VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, 0)",
+            (name, st.st_mtime_ns, st.st_size, st.st_ino, revision,
+             json.dumps(info, ensure_ascii=False), slen))
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def _count(self, s_terms: Iterable[str], p_counts: Counter[str], sign: int) -> None:
+        """Keep document frequencies in step: summaries, paragraphs and whole files."""
+        s_set = set(s_terms)
+        rows = [(t, sign * (t in s_set), sign * p_counts.get(t, 0), sign)
+                for t in s_set | set(p_counts)]
+        self.conn.executemany(
+            "INSERT INTO vocab VALUES (?, ?, ?, ?) ON CONFLICT (term) DO UPDATE SET "
+            "sdf = sdf + excluded.sdf, pdf = pdf + excluded.pdf, fdf = fdf + excluded.fdf",
+            rows)
+
+    # -- what retrieval reads -------------------------------------------------------
+
+    def stats(self) -> Stats:
+        files, slen, blen = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(slen), 0), COALESCE(SUM(blen), 0) FROM files "
+            "WHERE revision IS NOT NULL").fetchone()
+        paras, plen = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(plen), 0) FROM paras").fetchone()
+        return Stats(files, slen / files if files else 0.0, paras, plen / paras if paras else 0.0,
+                     blen / files if files else 0.0)
+
+    def term_stats(self, terms: Iterable[str]) -> dict[str, TermStats]:
+        return {t: TermStats(s, p, f) for t, s, p, f in
+                self._in("SELECT term, sdf, pdf, fdf FROM vocab WHERE term IN ({})",
+                         list(terms)) if f > 0}
+
+    def summary_postings(self, terms: list[str]) -> list[tuple[str, int, float, float]]:
+        """(term, file id, weighted tf, summary length) for every summary holding a term."""
+        return self._in("SELECT s.term, s.file_id, s.tf, f.slen FROM sterms s "
+                        "JOIN files f ON f.id = s.file_id WHERE s.term IN ({})", terms)
+
+    def para_postings(self, terms: list[str], file_ids: list[int] | None
+                      ) -> list[tuple[str, int, int, int, int, int]]:
+        """(term, file id, paragraph id, tf, paragraph length, body length) per paragraph
+        holding a term, optionally only in some files."""
+        sql = ("SELECT t.term, t.file_id, t.para_id, t.tf, p.plen, f.blen FROM pterms t "
+               "JOIN paras p ON p.id = t.para_id JOIN files f ON f.id = t.file_id "
+               "WHERE t.term IN ({})")
+        if file_ids is None:
+            return self._in(sql, terms)
+        marks = ",".join("?" * len(file_ids))
+        return self._in(sql + f" AND t.file_id IN ({marks})", terms, tuple(file_ids))
+
+    def first_paragraphs(self, file_ids: list[int]) -> dict[int, tuple[int, int, int]]:
+        """Each file's first paragraph: (paragraph id, start line, end line)."""
+        rows = self._in("SELECT file_id, id, start_line, end_line FROM paras "
+                        "WHERE file_id IN ({}) ORDER BY id", file_ids)
+        first: dict[int, tuple[int, int, int]] = {}
+        for file_id, para_id, start, end in rows:
+            first.setdefault(file_id, (para_id, start, end))
+        return first
+
+    def paragraph_owners(self, para_ids: list[int]) -> dict[int, int]:
+        return dict(self._in("SELECT id, file_id FROM paras WHERE id IN ({})", para_ids))
+
+    def paragraph_lines(self, para_ids: list[int]) -> dict[int, tuple[int, int]]:
+        return {pid: (s, e) for pid, s, e in self._in(
+            "SELECT id, start_line, end_line FROM paras WHERE id IN ({})", para_ids)}
+
+    def files(self, file_ids: Iterable[int] | None = None) -> dict[int, IndexedFile]:
+        """Indexed memories (readable ones only), by id."""
+        sql = "SELECT id, name, revision, info FROM files WHERE revision IS NOT NULL"
+        rows = (self.conn.execute(sql).fetchall() if file_ids is None
+                else self._in(sql + " AND id IN ({})", list(file_ids)))
+        return {i: IndexedFile(i, n, r, json.loads(info)) for i, n, r, info in rows}
+
+    def vocabulary(self, first: str, min_len: int, max_len: int) -> list[str]:
+        """Indexed ASCII terms starting with ``first`` within a length range (typo lookup)."""
+        upper = chr(ord(first) + 1)
+        return [t for (t,) in self.conn.execute(
+            "SELECT term FROM vocab WHERE term >= ? AND term < ? AND fdf > 0 "
+            "AND length(term) BETWEEN ? AND ?", (first, upper, min_len, max_len))]
+
+    def _in(self, sql: str, items: list[Any], extra: tuple[Any, ...] = ()) -> list[Any]:
+        """Run ``sql`` with its ``IN ({})`` bound to ``items``, in chunks SQLite accepts."""
+        rows: list[Any] = []
+        for i in range(0, len(items), 500):
+            chunk = items[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows.extend(self.conn.execute(sql.format(marks), (*chunk, *extra)).fetchall())
+        return rows
+
+
+class IndexUnavailable(SagememError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"search index {path} cannot be used: {reason}; "
+                         "check the state directory (--state-dir) is writable")
+
+
+def summary_terms(memory: Memory) -> dict[str, float]:
+    """The weighted term frequencies of a memory's summary fields."""
+    weights: Counter[str] = Counter()
+    fields = {
+        "description": memory.description,
+        "name": memory.name or "",
+        "aliases": " ; ".join(memory.aliases),
+        "file": memory.file[:-3].replace("_", " "),
+        "tags": " ".join(memory.tags),
+    }
+    for field, text in fields.items():
+        for term in tokens(text):
+            weights[term] += SUMMARY_WEIGHTS[field]
+    return dict(weights)
+
+
+def file_info(memory: Memory) -> dict[str, Any]:
+    """The fields a search result shows, kept in the index so no file is read to rank."""
+    return {
+        "name": memory.name, "description": memory.description, "type": memory.type,
+        "tags": list(memory.tags),
+        "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
+        "superseded_by": memory.superseded_by,
+    }
+
+
+class _transaction:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+
+
+class _Watcher(threading.Thread):
+    """A watchfiles thread that remembers whether anything changed since it was last asked."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(daemon=True, name="sagemem-watch")
+        self.directory = directory
+        self.ready = False
+        self._changed = True  # the first query after starting does a full stat pass
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        from watchfiles import watch
+
+        try:
+            for _changes in watch(self.directory, stop_event=self._stop, debounce=1, step=1,
+                                  recursive=False, yield_on_timeout=True, rust_timeout=200):
+                with self._lock:
+                    self._changed = self._changed or bool(_changes)
+                    self.ready = True
+        except Exception:  # the watcher is an optimisation: without it, queries stat again
+            pass
+        self.ready = False
+
+    def take_changes(self) -> bool:
+        with self._lock:
+            changed, self._changed = self._changed, False
+        return changed
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -1,0 +1,397 @@
+"""Two-stage retrieval: find the few memories that answer a question, and in each the one
+paragraph that does.
+
+Stage 1 scores each memory's summary (description, name, aliases, file name, tags) with
+BM25 and keeps at most ten candidates that pass a relevance threshold. Stage 2 runs BM25
+over the body paragraphs of those candidates and keeps each file's best paragraph. When
+no summary passes, the paragraphs of every memory are searched instead (only for
+questions of at least four characters). Scoring is lexical, not semantic: ``aliases``
+are how a memory learns the other wordings — and the other language — people use.
+
+The threshold is normalised to the corpus's own IDF scale, so that sharing one common
+word with a question is not enough: a match must carry a good part of the information of
+a rare term (``MIN_EVIDENCE``) *and* a good part of the question's own information
+(``MIN_COVERAGE``). A term's information is its IDF over whole files; a query term the
+corpus has never seen counts as rare but only partly (``UNSEEN_WEIGHT``), since a
+question is free to carry words no memory needs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+
+from rapidfuzz import fuzz, process
+
+from .errors import SagememError
+from .index import SearchIndex, Stats, TermStats
+from .memory import TYPES
+from .text import file_lines, is_cjk, tokens
+
+K1, B = 1.2, 0.75
+MAX_CANDIDATES = 10
+MIN_EVIDENCE = 0.55
+MIN_COVERAGE = 0.3
+UNSEEN_WEIGHT = 0.5
+UNSEEN_CJK_WEIGHT = 0.25  # unseen CJK bigrams are mostly artefacts of unsegmented text
+PARAGRAPH_WEIGHT = 0.6
+BODY_WEIGHT = 0.0
+NEIGHBOUR_WEIGHT = 0.0
+RELATIVE_FLOOR = 0.25
+MIN_FALLBACK_CHARS = 4
+TYPO_MIN_LEN = 6
+TYPO_MIN_SCORE = 80.0
+SELECTIVE_INFO = 0.3
+MAX_BODY_POOL = 200
+FUNCTION_WEIGHT = 0.25
+FUNCTION_WORDS = frozenset(
+    # A secondary defence only (IDF is the first): in a small corpus written in another
+    # language, English question words are rare and IDF alone would call them evidence.
+    "a an the is are was were be been am do does did i me my mine we our you your it its "
+    "he she they them their of to in on for with at by from and or not no what which who "
+    "whom whose when wher why how that this these those there here should would could "
+    "can will shall may might must have has had about into than then so if any some all "
+    "s t let".split()
+)
+FUNCTION_CHARS = frozenset(
+    # Chinese function characters: a two-character unit holding one (是什, 的时, 用的) is
+    # mostly an artefact of unsegmented text, not a topic.
+    "的了是吗呢吧啊在我你他她它们这那哪什么怎个要会能就都也还和与或把被给让对从到又很想请该"
+)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One memory that answers the question, and the paragraph of it that does."""
+
+    file: str
+    name: str | None
+    description: str
+    type: str
+    score: float
+    start_line: int
+    end_line: int
+    paragraph: str
+    invalid: bool
+    invalid_at: str | None
+    superseded_by: str | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much was looked at: files, candidates, paragraphs dropped, the next page."""
+
+    files_scanned: int
+    candidates: int
+    paragraphs_filtered: int
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    query: str
+    results: tuple[SearchResult, ...]
+    coverage: Coverage
+    notices: tuple[str, ...] = ()
+
+
+class InvalidCursor(SagememError):
+    def __init__(self, cursor: str) -> None:
+        self.cursor = cursor
+        super().__init__("this cursor does not belong to this query; search again without it")
+
+
+@dataclass
+class _Query:
+    """A tokenised question: each term's weight, its information, and the total."""
+
+    terms: dict[str, float]
+    info: dict[str, float]
+    total_info: float
+    idf_max: float
+    stats: dict[str, TermStats] = field(default_factory=dict)
+
+
+def idf(df: int, n: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def bm25_tf(tf: float, length: float, avg: float) -> float:
+    norm = tf + K1 * (1 - B + B * length / avg) if avg else tf + K1
+    return tf * (K1 + 1) / norm
+
+
+def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
+           cursor: str | None = None, today: date | None = None) -> SearchResponse:
+    """Rank the memories that answer ``query``; ``scope`` is a type or a tag."""
+    offset = _offset(cursor, query, scope)
+    report = index.sync()
+    stats = index.stats()
+    ranked, candidates, filtered = _rank(index, stats, query, scope)
+    page = ranked[offset:offset + max(limit, 1)]
+    results = _results(index, page, today or date.today())
+    more = offset + len(page) < len(ranked)
+    next_cursor = _cursor(offset + len(page), query, scope) if more else None
+    coverage = Coverage(report.scanned, candidates, filtered, next_cursor)
+    notices = tuple(index.notices)
+    index.notices.clear()
+    return SearchResponse(query, tuple(results), coverage, notices)
+
+
+def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
+          ) -> tuple[list[tuple[int, float, int | None]], int, int]:
+    """[(file id, score, paragraph id)] best first, the candidate count, paragraphs dropped."""
+    if stats.files == 0:
+        return [], 0, 0
+    q = _prepare(index, stats, query)
+    if not q.terms:
+        return [], 0, 0
+    summary, summary_matched = _summary_scores(index, stats, q)
+    body = len("".join(query.split())) >= MIN_FALLBACK_CHARS
+    pool = set(summary) | (_body_pool(index, stats, q) if body else set())
+    paras = _body_scores(index, stats, q, sorted(pool))
+    scale = q.idf_max * (K1 + 1)
+    combined: dict[int, float] = {}
+    for file_id in pool:
+        matched = set(summary_matched.get(file_id, ()))
+        if body:
+            matched |= paras.matched.get(file_id, set())
+        if _passes(q, matched):
+            combined[file_id] = (summary.get(file_id, 0.0)
+                                 + PARAGRAPH_WEIGHT * paras.best_score.get(file_id, 0.0)
+                                 + BODY_WEIGHT * paras.whole.get(file_id, 0.0)) / scale
+    passing = _in_scope(index, list(combined), scope)
+    ranked = _cut({f: combined[f] for f in passing})[:MAX_CANDIDATES]
+    returned = [(f, combined[f], paras.best.get(f)) for f in ranked]
+    dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
+    return returned, len(passing), max(dropped, 0)
+
+
+def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
+    raw = list(dict.fromkeys(tokens(query)))
+    known = index.term_stats(raw)
+    idf_max = idf(0, stats.files)
+    terms: dict[str, float] = {}
+    info: dict[str, float] = {}
+    total = 0.0
+    for term in raw:
+        prior = FUNCTION_WEIGHT if _is_function(term) else 1.0
+        if term in known:
+            terms[term] = 1.0
+            info[term] = idf(known[term].fdf, stats.files) * prior
+            total += info[term]
+            continue
+        fixed = _typo_fix(index, term)
+        if fixed is not None:
+            match, score = fixed
+            terms[match] = max(terms.get(match, 0.0), score)
+            total += idf_max * score
+        else:
+            unseen = UNSEEN_CJK_WEIGHT if is_cjk(term) else UNSEEN_WEIGHT
+            total += idf_max * unseen * prior
+    for term in terms.keys() - known.keys():
+        known.update(index.term_stats([term]))
+        info[term] = idf(known[term].fdf, stats.files) if term in known else idf_max
+    return _Query(terms, info, total, idf_max, known)
+
+
+def _is_function(term: str) -> bool:
+    if is_cjk(term):
+        return any(ch in FUNCTION_CHARS for ch in term)
+    return term in FUNCTION_WORDS
+
+
+def _typo_fix(index: SearchIndex, term: str) -> tuple[str, float] | None:
+    """A close indexed spelling of a rare-looking unseen word (``kubernets``)."""
+    if len(term) < TYPO_MIN_LEN or not term.isascii() or not term.isalpha():
+        return None
+    vocabulary = index.vocabulary(term[0], len(term) - 2, len(term) + 2)
+    best = process.extractOne(term, vocabulary, scorer=fuzz.ratio, score_cutoff=TYPO_MIN_SCORE)
+    return (best[0], (best[1] / 100) ** 2) if best else None
+
+
+def _evidence(q: _Query, matched: set[str]) -> tuple[float, float]:
+    """How much rare-term evidence a match carries, and how much of the question it covers."""
+    mass = sum(q.terms[t] * q.info[t] for t in matched)
+    return mass / q.idf_max, mass / q.total_info if q.total_info else 0.0
+
+
+def _passes(q: _Query, matched: set[str]) -> bool:
+    evidence, coverage = _evidence(q, matched)
+    return evidence >= MIN_EVIDENCE and coverage >= MIN_COVERAGE
+
+
+def _summary_scores(index: SearchIndex, stats: Stats, q: _Query
+                    ) -> tuple[dict[int, float], dict[int, set[str]]]:
+    """Stage 1: each file's BM25 score over its summary, and the terms it matched."""
+    scores: dict[int, float] = defaultdict(float)
+    matched: dict[int, set[str]] = defaultdict(set)
+    for term, file_id, tf, slen in index.summary_postings(list(q.terms)):
+        weight = q.terms[term] * idf(q.stats[term].sdf, stats.files)
+        scores[file_id] += weight * bm25_tf(tf, slen, stats.avg_slen)
+        matched[file_id].add(term)
+    return scores, matched
+
+
+def _body_pool(index: SearchIndex, stats: Stats, q: _Query) -> set[int]:
+    """Files whose paragraphs hold a selective query term: the body candidates.
+
+    Terms too common to carry evidence on their own are left out of this lookup (they
+    still score within the pool), which keeps a query over ten thousand files cheap.
+    """
+    selective = [t for t in q.terms if q.info[t] >= SELECTIVE_INFO * q.idf_max]
+    if not selective:
+        return set()
+    partial: dict[int, float] = defaultdict(float)
+    for term, file_id, *_ in index.para_postings(selective, None):
+        partial[file_id] += q.terms[term] * q.info[term]
+    return set(sorted(partial, key=lambda f: (-partial[f], f))[:MAX_BODY_POOL])
+
+
+@dataclass
+class _BodyScores:
+    """Stage 2 for a pool of files: each file's best paragraph, its score and terms, and
+    the BM25 score of the whole body."""
+
+    best: dict[int, int] = field(default_factory=dict)
+    best_score: dict[int, float] = field(default_factory=dict)
+    matched: dict[int, set[str]] = field(default_factory=dict)
+    whole: dict[int, float] = field(default_factory=dict)
+    scored: int = 0
+
+
+def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int]
+                 ) -> _BodyScores:
+    out = _BodyScores()
+    if not file_ids:
+        return out
+    para: dict[int, float] = defaultdict(float)
+    terms_in: dict[int, set[str]] = defaultdict(set)
+    owner: dict[int, int] = {}
+    body_tf: dict[tuple[int, str], int] = defaultdict(int)
+    body_len: dict[int, int] = {}
+    for term, file_id, para_id, tf, plen, blen in index.para_postings(list(q.terms), file_ids):
+        para[para_id] += q.terms[term] * idf(q.stats[term].pdf, stats.paras) * bm25_tf(
+            tf, plen, stats.avg_plen)
+        terms_in[para_id].add(term)
+        owner[para_id] = file_id
+        body_tf[file_id, term] += tf
+        body_len[file_id] = blen
+    for (file_id, term), tf in body_tf.items():
+        out.whole[file_id] = out.whole.get(file_id, 0.0) + q.terms[term] * idf(
+            q.stats[term].fdf, stats.files) * bm25_tf(tf, body_len[file_id], stats.avg_blen)
+    for para_id in sorted(para, key=lambda p: (-para[p], p)):
+        out.matched.setdefault(owner[para_id], terms_in[para_id])  # evidence: best own match
+    smoothed = _with_neighbours(index, para, owner)
+    for para_id in sorted(smoothed, key=lambda p: (-smoothed[p], p)):
+        file_id = owner[para_id]
+        if file_id not in out.best:
+            out.best[file_id] = para_id
+            out.best_score[file_id] = smoothed[para_id]
+    out.scored = len(para)
+    return out
+
+
+def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int, int]
+                     ) -> dict[int, float]:
+    """A paragraph right after a matching one shares part of its score: in notes and
+    dialogue alike, the answer often follows the paragraph that restates the question."""
+    if not NEIGHBOUR_WEIGHT:
+        return dict(para)
+    following = [p + 1 for p in para if p + 1 not in owner]
+    owner.update(index.paragraph_owners(following))
+    smoothed = dict(para)
+    for para_id, score in para.items():
+        nxt = para_id + 1
+        if owner.get(nxt) == owner[para_id]:
+            smoothed[nxt] = smoothed.get(nxt, 0.0) + NEIGHBOUR_WEIGHT * score
+    return smoothed
+
+
+def _cut(scores: dict[int, float]) -> list[int]:
+    """Best first (ties by file id, so deterministic), dropping far weaker tails."""
+    ranked = sorted(scores, key=lambda f: (-scores[f], f))
+    if not ranked:
+        return []
+    floor = scores[ranked[0]] * RELATIVE_FLOOR
+    return [f for f in ranked if scores[f] >= floor]
+
+
+def _in_scope(index: SearchIndex, file_ids: list[int], scope: str | None) -> list[int]:
+    """Files whose type is ``scope``, or that carry ``scope`` as a tag."""
+    if not scope or not file_ids:
+        return file_ids
+    wanted = scope.strip().casefold()
+    files = index.files(file_ids)
+    keep = {f for f, info in files.items()
+            if (wanted in TYPES and info.info.get("type") == wanted)
+            or wanted in (t.casefold() for t in info.info.get("tags", []))}
+    return [f for f in file_ids if f in keep]
+
+
+def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], today: date
+             ) -> list[SearchResult]:
+    """Turn ranked ids into results, reading each file once for its paragraph's text."""
+    files = index.files([f for f, _, _ in page])
+    firsts = index.first_paragraphs([f for f, _, p in page if p is None])
+    lines_of = index.paragraph_lines([p for _, _, p in page if p is not None])
+    results = []
+    for file_id, score, para_id in page:
+        indexed = files.get(file_id)
+        if indexed is None:
+            continue
+        start, end = (lines_of.get(para_id, (0, -1)) if para_id is not None
+                      else firsts.get(file_id, (0, 0, -1))[1:])
+        text = _paragraph_text(index, indexed.name, indexed.revision, start, end)
+        if text is None:
+            continue
+        info = indexed.info
+        invalid_at = info.get("invalid_at")
+        results.append(SearchResult(
+            file=indexed.name, name=info.get("name"), description=info.get("description", ""),
+            type=info.get("type", "reference"), score=round(score, 4), start_line=start,
+            end_line=end, paragraph=text,
+            invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
+            invalid_at=invalid_at, superseded_by=info.get("superseded_by")))
+    return results
+
+
+def _paragraph_text(index: SearchIndex, name: str, revision: str | None, start: int,
+                    end: int) -> str | None:
+    """The lines ``start..end`` of the file, if it is still the revision that was indexed."""
+    try:
+        memory = index.store.get(name)
+    except SagememError:
+        return None
+    if memory.revision != revision:
+        return None  # changed since this query's sync; the next query re-indexes it
+    return "\n".join(file_lines(memory.text)[start - 1:end]) if start > 0 else ""
+
+
+def _fingerprint(query: str, scope: str | None) -> str:
+    return hashlib.sha256(f"{query}\0{scope or ''}".encode()).hexdigest()[:12]
+
+
+def _cursor(offset: int, query: str, scope: str | None) -> str:
+    raw = json.dumps({"o": offset, "q": _fingerprint(query, scope)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _offset(cursor: str | None, query: str, scope: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        offset = int(data["o"])
+        valid = data["q"] == _fingerprint(query, scope) and offset >= 0
+    except (ValueError, KeyError, TypeError):
+        valid, offset = False, 0
+    if not valid:
+        raise InvalidCursor(cursor)
+    return offset

@@ -33,7 +33,7 @@ from .output import (
     settings_json,
     settings_text,
 )
-from .store import Listing, MemoryStore, init_directory
+from .store import MemoryStore, init_directory
 
 app = typer.Typer(
     add_completion=False,
@@ -128,26 +128,13 @@ def list_(
     """List memories: file, type, updated, size, description; archived/invalid marked."""
     type_ = _memory_type(type_) if type_ is not None else None
     today = date.today()
-    listing = ctx.obj.store().list()
-    listing = _filtered(listing, type_, tag, active, today)
+    listing = ctx.obj.store().list(type=type_, tag=tag, active=active, today=today)
     if as_json:
         _echo_json(listing_json(listing, today))
     else:
         _echo_lines(listing_text(listing, today, shutil.get_terminal_size((80, 24)).columns))
     for error in listing.errors:
         typer.echo(f"warning: {error.error}", err=True)
-
-
-def _filtered(listing: Listing, type_: str | None, tag: str | None, active: bool,
-              today: date) -> Listing:
-    wanted_tag = tag.casefold() if tag else None
-    memories = tuple(
-        m for m in listing.memories
-        if (type_ is None or m.type == type_)
-        and (wanted_tag is None or wanted_tag in (t.casefold() for t in m.tags))
-        and not (active and (m.archived or m.is_invalid(today)))
-    )
-    return Listing(memories, listing.errors)
 
 
 @app.command()
@@ -184,13 +171,21 @@ def new(
     type_ = _memory_type(type_)
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
-    text = sys.stdin.read() if body == "-" else body
+    text = _stdin_text() if body == "-" else body
     memory = ctx.obj.store().new(type=type_, name=name, description=description,
                                  tags=tag or (), aliases=alias or (), body=text, file=file)
     if as_json:
         _echo_json(memory_json(memory, date.today()))
     else:
         typer.echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+
+
+def _stdin_text() -> str:
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise typer.BadParameter(f"stdin is not UTF-8 text (bad byte at offset {exc.start})",
+                                 param_hint="--body") from None
 
 
 @app.command()

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import SettingsError
+from .paths import read_state_file
 
 Source = Literal["default", "env", "settings", "option"]
 
 SETTINGS_FILE = "settings.json"
 DEFAULT_MEMORY_DIR = "~/.sage-mem/memory"
 STATE_DIR_NAME = ".sage-mem"
-MAX_FILE_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -91,10 +91,6 @@ def parse_int(raw: object, spec: IntSetting) -> int | None:
     return min(max(value, spec.low), spec.high)
 
 
-def _parse_int_for(spec: IntSetting, raw: object) -> int | None:
-    return parse_int(raw, spec)
-
-
 def parse_validity(raw: object) -> bool | None:
     """Validity filtering is on unless explicitly turned off with 0/false/off."""
     if isinstance(raw, (bool, int)):
@@ -143,14 +139,9 @@ def resolve_dirs(
 def read_settings_file(state_dir: Path) -> dict[str, object]:
     """The settings file as a dict; an absent file is empty, a malformed one an error."""
     path = state_dir / SETTINGS_FILE
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_state_file(path)
+    if raw is None:
         return {}
-    except OSError as exc:
-        raise SettingsError(path, exc.strerror or str(exc)) from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise SettingsError(path, "file is over 512 KiB")
     try:
         text = raw.decode("utf-8-sig")
         data = json.loads(text) if text.strip() else {}
@@ -184,7 +175,7 @@ def load_settings(
     file = read_settings_file(state)
     values: dict[str, object] = {}
     for spec in INT_SETTINGS:
-        found = _layered(spec.key, spec.env, env, file, partial(_parse_int_for, spec))
+        found = _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec))
         if found:
             values[spec.key], sources[spec.key] = found
     parsers = {"validity": parse_validity, "debug": parse_debug}

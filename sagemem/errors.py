@@ -148,4 +148,4 @@ class WriteFailed(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"could not write {path.name}: {reason}; nothing was changed")
+        super().__init__(f"could not write {path}: {reason}; nothing was changed")

@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any
 from .errors import SagememError
 from .memory import Memory
 from .paths import name_key
-from .store import MemoryStore, TMP_SUFFIX
+from .store import TMP_SUFFIX, MemoryStore
 from .text import paragraphs, tokens
 
 INDEX_VERSION = "2"
@@ -395,7 +395,7 @@ class IndexUnavailable(SagememError):
 
 def summary_terms(memory: Memory) -> dict[str, float]:
     """The weighted term frequencies of a memory's summary fields."""
-    weights: Counter[str] = Counter()
+    weights: dict[str, float] = defaultdict(float)
     fields = {
         "description": memory.description,
         "name": memory.name or "",

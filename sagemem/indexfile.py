@@ -20,7 +20,7 @@ deadlines), **reference** (where information lives outside the project).
 
 """
 _ENTRY = re.compile(
-    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\])*)\]\((?P<target>[^)\s]+)\)"
+    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\])*)\]\((?:<(?P<angled>[^>]+)>|(?P<target>[^)\s]+))\)"
     r"\s*(?:[—–:-]+\s*(?P<hook>.*?))?\s*$"
 )
 
@@ -43,7 +43,8 @@ def entries(text: str) -> tuple[IndexEntry, ...]:
         if match:
             title = re.sub(r"\\(.)", r"\1", match.group("title"))
             hook = match.group("hook") or ""
-            found.append(IndexEntry(title, match.group("target"), hook, number))
+            target = match.group("angled") or match.group("target")
+            found.append(IndexEntry(title, target, hook, number))
     return tuple(found)
 
 
@@ -51,7 +52,9 @@ def format_entry(title: str, file: str, hook: str) -> str:
     """An index line; brackets in the title are escaped and the hook kept to one line."""
     safe_title = re.sub(r"([\[\]\\])", r"\\\1", " ".join(title.split()))
     safe_hook = " ".join(hook.split())
-    return f"- [{safe_title}]({file}) — {safe_hook}" if safe_hook else f"- [{safe_title}]({file})"
+    target = f"<{file}>" if re.search(r"[\s()<>]", file) else file  # CommonMark link form
+    line = f"- [{safe_title}]({target})"
+    return f"{line} — {safe_hook}" if safe_hook else line
 
 
 def add_entry(text: str, line: str) -> str:
@@ -65,5 +68,6 @@ def add_entry(text: str, line: str) -> str:
 def remove_entries(text: str, file: str) -> str:
     """Drop every index line that points at ``file``; all other bytes stay."""
     lines = text.splitlines(keepends=True)
-    kept = [ln for ln in lines if not ((m := _ENTRY.match(ln)) and m.group("target") == file)]
+    kept = [ln for ln in lines
+            if not ((m := _ENTRY.match(ln)) and (m.group("angled") or m.group("target")) == file)]
     return "".join(kept)

@@ -60,6 +60,7 @@ def memory_summary_json(memory: Memory, today: date) -> dict[str, Any]:
 def memory_json(memory: Memory, today: date) -> dict[str, Any]:
     """One memory as ``show --json`` shows it: the summary plus problems and body."""
     return {
+        "version": JSON_VERSION,
         **memory_summary_json(memory, today),
         "has_frontmatter": memory.has_frontmatter,
         "problems": [problem_json(p) for p in memory.problems],
@@ -164,7 +165,8 @@ def memory_text(memory: Memory, today: date) -> list[str]:
         value = fields[key]
         if value in (None, [], False) and key not in ("type", "description"):
             continue
-        lines.append(f"{key + ':':<18}{_shown(value)}")
+        label = f"{key}:" if key == "revision" else f"{key + ':':<18}"
+        lines.append(f"{label} {_shown(value)}" if key == "revision" else label + _shown(value))
     if not memory.has_frontmatter:
         lines.append("(no frontmatter: defaults apply)")
     for problem in memory.problems:
@@ -185,7 +187,7 @@ def _shown(value: object) -> str:
 
 def settings_text(settings: Settings) -> list[str]:
     rows = describe_settings(settings)
-    lines = [f"{'SETTING':<18} {'VALUE':<32} {'FROM':<9} ENV"]
-    for key, value, source, env in rows:
-        lines.append(f"{key:<18} {_shown(value):<32} {source:<9} {env}")
+    lines = [f"{'SETTING':<18} {'FROM':<9} VALUE"]
+    for key, value, source, _env in rows:
+        lines.append(f"{key:<18} {source:<9} {_shown(value)}")
     return lines

@@ -18,18 +18,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import MAX_FILE_BYTES
 from .errors import (
     FileChangedDuringRead,
     FileTooLarge,
     InvalidName,
     MemoryNotFound,
     ReservedName,
+    SagememError,
     SettingsError,
     UnreadableFile,
     UnsafeFile,
 )
 
+MAX_FILE_BYTES = 512 * 1024
 INDEX_FILE = "MEMORY.md"
 BUILTIN_RESERVED = (INDEX_FILE, "session-log.md")
 RESERVED_FILE = "reserved.json"
@@ -52,14 +53,11 @@ def reserved_names(state_dir: Path | None) -> frozenset[str]:
 
 
 def _read_reserved_file(path: Path) -> list[str]:
-    try:
-        raw = path.read_bytes()[: MAX_FILE_BYTES + 1]
-    except FileNotFoundError:
+    raw = read_state_file(path)
+    if raw is None:
         return []
-    except OSError as exc:
-        raise SettingsError(path, exc.strerror or str(exc)) from exc
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8-sig") or "[]")
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SettingsError(path, f"not valid JSON ({exc})") from exc
     if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
@@ -67,14 +65,30 @@ def _read_reserved_file(path: Path) -> list[str]:
     return data
 
 
+def read_state_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes | None:
+    """A small file of the state directory (settings.json, reserved.json) read through the
+    same checks as a memory, or None when it does not exist. Problems are SettingsError."""
+    try:
+        return read_regular(path, max_bytes).data
+    except MemoryNotFound:
+        return None
+    except SagememError as exc:
+        raise SettingsError(path, str(exc)) from exc
+
+
 def with_suffix(name: str) -> str:
     """Let people say ``user_prefs`` for ``user_prefs.md``."""
-    return name if name_key(name).endswith(".md") else name + ".md"
+    if not name.strip() or name_key(name).endswith(".md"):
+        return name
+    return name + ".md"
 
 
 def check_name(name: str, reserved: Iterable[str] = ()) -> str:
-    """Return ``name`` (NFC) if it may be a memory's file name, else raise InvalidName."""
-    name = unicodedata.normalize("NFC", name)
+    """Return ``name`` unchanged if it may be a memory's file name, else raise InvalidName.
+
+    The name is not normalised here: a file saved in decomposed Unicode (macOS) must be
+    read under its own on-disk spelling. Comparisons go through ``name_key``.
+    """
     if not name.strip():
         raise InvalidName(name, "empty name")
     if "/" in name or "\\" in name or "\x00" in name:
@@ -83,7 +97,7 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
         raise InvalidName(name, "no leading dot")
     if not name.isprintable():  # control, format (e.g. bidi override) and separator chars
         raise InvalidName(name, "no control characters")
-    if not name_key(name).endswith(".md") or name_key(name) == ".md":
+    if not name_key(name).endswith(".md"):
         raise InvalidName(name, "a memory file name ends in .md")
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
         raise InvalidName(name, f"longer than {MAX_NAME_BYTES} bytes")
@@ -125,13 +139,17 @@ def lstat_regular(path: Path) -> os.stat_result:
 def safe_read(directory: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES,
               reserved: Iterable[str] = ()) -> FileRead:
     """Read one top-level file of ``directory`` through every safety check."""
-    name = check_name(name, reserved)
+    check_name(name, reserved)
     # The name rules (no separators, no leading dot) keep the path a direct child of
     # ``directory``; lstat + O_NOFOLLOW refuse a link as that last component.
-    path = directory / name
+    return read_regular(directory / name, max_bytes)
+
+
+def read_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> FileRead:
+    """Read a regular, non-symlink file, size-gated first and identity-checked after."""
     before = lstat_regular(path)
     if before.st_size > max_bytes:
-        raise FileTooLarge(name, before.st_size, max_bytes)
+        raise FileTooLarge(path.name, before.st_size, max_bytes)
     data = _read_checked(path, before, max_bytes)
     return FileRead(data=data, mtime=before.st_mtime, size=len(data))
 

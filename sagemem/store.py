@@ -23,7 +23,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from . import indexfile
-from .config import MAX_FILE_BYTES, STATE_DIR_NAME, Settings
+from .config import STATE_DIR_NAME, Settings
 from .edit import render_new
 from .errors import (
     DirectoryMissing,
@@ -34,10 +34,19 @@ from .errors import (
     SagememError,
     StaleRevision,
     UnreadableFile,
+    UnsafeFile,
     WriteFailed,
 )
 from .memory import TYPES, Memory, decode, parse, revision_of
-from .paths import INDEX_FILE, check_name, name_key, reserved_names, safe_read, with_suffix
+from .paths import (
+    INDEX_FILE,
+    MAX_FILE_BYTES,
+    check_name,
+    name_key,
+    reserved_names,
+    safe_read,
+    with_suffix,
+)
 
 ARCHIVE_DIR = "archive"
 LOCK_FILE = "locks/store.lock"
@@ -121,10 +130,18 @@ class MemoryStore:
 
     # -- reading ---------------------------------------------------------------
 
+    def folder(self, archived: bool = False) -> Path:
+        """The memory directory, or its ``archive/``; a symlinked archive is refused."""
+        if not archived:
+            return self.directory
+        if os.path.islink(self.archive_dir):
+            raise UnsafeFile(self.archive_dir, "it is a symlink; sagemem never follows links")
+        return self.archive_dir
+
     def files(self, archived: bool = False) -> list[str]:
-        """Names of the top-level ``*.md`` files that may be memories, sorted."""
+        """Names, as spelt on disk, of the top-level ``*.md`` files that may be memories."""
         self.require_directory()
-        folder = self.archive_dir if archived else self.directory
+        folder = self.folder(archived)
         if archived and not folder.is_dir():
             return []
         try:
@@ -134,31 +151,63 @@ class MemoryStore:
             raise UnreadableFile(folder, exc.strerror or str(exc)) from exc
         return sorted(n for n in names if name_key(n) not in self.reserved)
 
+    def existing_name(self, name: str, *, archived: bool = False) -> str | None:
+        """The on-disk spelling of the file ``name`` denotes (names are compared ignoring
+        case and Unicode normal form), or None when there is none."""
+        folder = self.folder(archived)
+        if os.path.lexists(folder / name):
+            return name
+        key = name_key(name)
+        try:
+            with os.scandir(folder) as entries:
+                return next((e.name for e in entries if name_key(e.name) == key), None)
+        except OSError:
+            return None
+
     def get(self, name: str, *, archived: bool = False) -> Memory:
         """Read and parse one memory through the safe read path."""
         self.require_directory()
-        name = with_suffix(name)
-        folder = self.archive_dir if archived else self.directory
-        name = check_name(name, self.reserved)
-        try:
-            read = safe_read(folder, name, max_bytes=self.max_bytes)
-        except MemoryNotFound:
-            in_archive = not archived and os.path.lexists(self.archive_dir / name)
-            raise MemoryNotFound(name, folder, archived=in_archive) from None
+        name = check_name(with_suffix(name), self.reserved)
+        on_disk = self.existing_name(name, archived=archived)
+        if on_disk is None:
+            in_archive = not archived and self._in_archive(name)
+            raise MemoryNotFound(name, self.folder(archived), archived=in_archive)
+        return self._read(on_disk, archived)
+
+    def _read(self, name: str, archived: bool) -> Memory:
+        read = safe_read(self.folder(archived), name, max_bytes=self.max_bytes)
         return parse(read.data, name, mtime=read.mtime, archived=archived)
 
-    def list(self, *, include_archived: bool = True) -> Listing:
-        """Every memory; a file that cannot be read is reported, never hides the others."""
+    def _in_archive(self, name: str) -> bool:
+        try:
+            return self.existing_name(name, archived=True) is not None
+        except UnsafeFile:
+            return False
+
+    def list(self, *, include_archived: bool = True, type: str | None = None,
+             tag: str | None = None, active: bool = False, today: date | None = None
+             ) -> Listing:
+        """Every memory (optionally of one type, with one tag, or only active ones: not
+        archived, not past ``invalid_at``); a file that cannot be read is reported and
+        never hides the others."""
+        self.require_directory()
         memories: list[Memory] = []
         errors: list[ListError] = []
-        places = [False, True] if include_archived else [False]
-        for archived in places:
-            for name in self.files(archived=archived):
+        for archived in [False, True] if include_archived and not active else [False]:
+            try:
+                names = self.files(archived=archived)
+            except SagememError as exc:
+                if not archived:
+                    raise
+                errors.append(ListError(ARCHIVE_DIR + "/", exc, archived))
+                continue
+            for name in names:
                 try:
-                    memories.append(self.get(name, archived=archived))
+                    memories.append(self._read(name, archived))
                 except SagememError as exc:
                     errors.append(ListError(name, exc, archived))
-        return Listing(tuple(memories), tuple(errors))
+        wanted = _Filter(type, tag.casefold() if tag else None, active, today or date.today())
+        return Listing(tuple(m for m in memories if wanted.keeps(m)), tuple(errors))
 
     def revision(self, name: str) -> str | None:
         """The current revision of a memory, or None if it does not exist."""
@@ -188,6 +237,8 @@ class MemoryStore:
         data = text.encode("utf-8")
         self._check_size(name, data)
         with self._locked():
+            if expected_revision is None:
+                self._refuse_existing(name)
             current = self.revision(name)
             if current != expected_revision:
                 if expected_revision is None:
@@ -215,11 +266,22 @@ class MemoryStore:
         data = render_new(fields, body).encode("utf-8")
         self._check_size(file, data)
         with self._locked():
+            self._refuse_existing(file)
             index_text, index_revision = self._read_index()
             line = indexfile.format_entry(name.strip() or file[:-3], file, description)
             atomic_write(self.directory / file, data, create=True)
-            self._write_index(indexfile.add_entry(index_text, line), index_revision)
+            try:
+                self._write_index(indexfile.add_entry(index_text, line), index_revision)
+            except WriteFailed as exc:  # no memory without its index line: take it back
+                _remove_quietly(self.directory / file)
+                raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
         return self.get(file)
+
+    def _refuse_existing(self, name: str) -> None:
+        """Creating ``User_X.md`` beside ``user_x.md`` would make two memories one name."""
+        on_disk = self.existing_name(name)
+        if on_disk is not None:
+            raise MemoryExists(on_disk)
 
     def _check_size(self, name: str, data: bytes) -> None:
         if len(data) > self.max_bytes:
@@ -252,6 +314,19 @@ class MemoryStore:
         atomic_write(path, text.encode("utf-8"), create=expected_revision is None)
 
 
+@dataclass(frozen=True)
+class _Filter:
+    type: str | None
+    tag: str | None
+    active: bool
+    today: date
+
+    def keeps(self, memory: Memory) -> bool:
+        return ((self.type is None or memory.type == self.type)
+                and (self.tag is None or self.tag in (t.casefold() for t in memory.tags))
+                and not (self.active and (memory.archived or memory.is_invalid(self.today))))
+
+
 def _looks_like_memory(name: str) -> bool:
     return name_key(name).endswith(".md") and not name.startswith(".")
 
@@ -265,6 +340,9 @@ def atomic_write(path: Path, data: bytes, *, create: bool) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
         _write_synced(tmp, data, _mode_of(path))
+    except OSError as exc:
+        raise WriteFailed(path, exc.strerror or str(exc)) from exc
+    try:
         if create:
             _link_new(tmp, path)
         else:
@@ -290,8 +368,11 @@ def _write_synced(tmp: Path, data: bytes, mode: int) -> None:
         while view:
             view = view[os.write(fd, view):]
         os.fsync(fd)
-    finally:
+    except OSError:
         os.close(fd)
+        _remove_quietly(tmp)
+        raise
+    os.close(fd)
 
 
 def _link_new(tmp: Path, path: Path) -> None:
@@ -319,7 +400,8 @@ def _sync_directory(directory: Path) -> None:
 
 
 def _remove_quietly(path: Path) -> None:
-    with suppress(FileNotFoundError):
+    """Best-effort cleanup: on a read-only or vanished file system there is nothing to undo."""
+    with suppress(OSError):
         os.unlink(path)
 
 

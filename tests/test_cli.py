@@ -28,7 +28,7 @@ SUMMARY_KEYS = {
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",
     "revision", "problems",
 }
-SHOW_KEYS = SUMMARY_KEYS | {"has_frontmatter", "body", "body_line"}
+SHOW_KEYS = SUMMARY_KEYS | {"version", "has_frontmatter", "body", "body_line"}
 ERROR_KEYS = {"file", "archived", "error", "message"}
 SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "max_chars",
                 "max_baseline", "stale_days", "validity", "debug", "task_id"]
@@ -655,7 +655,8 @@ def test_new_with_tags_aliases_and_body(run: Run, empty_dir: Path) -> None:
 def test_new_body_dash_reads_stdin(
     run: Run, empty_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("sys.stdin", io.StringIO("From stdin.\n\nSecond paragraph.\n"))
+    monkeypatch.setattr("sys.stdin",
+                        io.TextIOWrapper(io.BytesIO(b"From stdin.\n\nSecond paragraph.\n")))
     result = run("new", "--type", "user", "--name", "piped", "--description", "d",
                  "--body", "-", directory=empty_dir)
     assert result.code == 0
@@ -752,11 +753,11 @@ def test_config_text_shows_every_setting_and_its_source(
     assert result.code == 0 and result.err == ""
     rows = {line.split()[0]: line.split() for line in result.out.splitlines()[1:]}
     assert list(rows) == SETTING_KEYS
-    assert rows["memory_dir"][1:] == [str(memory_dir), "option", "SAGE_MEM_DIR"]
-    assert rows["max_results"][1:] == ["30", "env", "SAGE_MEM_MAX_RESULTS"]
-    assert rows["max_chars"][1:] == ["1500", "default", "SAGE_MEM_MAX_CHARS"]
-    assert rows["validity"][1:] == ["true", "default", "SAGE_MEM_VALIDITY"]
-    assert rows["task_id"][1:] == ["-", "default", "SAGE_MEM_TASK_ID"]
+    assert rows["memory_dir"][1:] == ["option", str(memory_dir)]
+    assert rows["max_results"][1:] == ["env", "30"]
+    assert rows["max_chars"][1:] == ["default", "1500"]
+    assert rows["validity"][1:] == ["default", "true"]
+    assert rows["task_id"][1:] == ["default", "-"]
 
 
 def test_config_json_has_value_source_and_env_per_setting(
@@ -865,3 +866,24 @@ def test_config_warns_about_unknown_settings(run: Run, memory_dir: Path, state_d
     (state_dir / "settings.json").write_text('{"max_resutls": 3}', encoding="utf-8")
     result = run("config", directory=memory_dir)
     assert result.code == 0 and "unknown setting 'max_resutls'" in result.err
+
+
+def test_new_with_non_utf8_stdin_is_a_usage_error(
+    run: Run, empty_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xff\xfe bad")))
+    result = run("new", "--type", "user", "--name", "x", "--description", "d", "--body", "-",
+                 directory=empty_dir)
+    assert "not UTF-8" in assert_one_line_error(result, 2)
+    assert not (empty_dir / "user_x.md").exists()
+
+
+def test_show_json_carries_the_version(run: Run, memory_dir: Path) -> None:
+    result = run("show", "user_prefs", "--json", directory=memory_dir)
+    assert json.loads(result.out)["version"] == 1
+
+
+def test_human_output_fits_80_columns(run: Run, memory_dir: Path) -> None:
+    for args in (["config"], ["show", "user_prefs"], ["list"]):
+        out = run(*args, directory=memory_dir).out
+        assert all(len(line) <= 80 for line in out.splitlines() if "/" not in line), args

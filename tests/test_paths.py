@@ -67,8 +67,20 @@ def test_bad_names_are_refused_with_a_reason(name: str, reason: str) -> None:
         check_name(name)
 
 
-def test_names_are_normalised_to_nfc() -> None:
-    assert check_name("cafe\u0301.md") == "caf\u00e9.md"
+def test_names_keep_their_on_disk_spelling() -> None:
+    assert check_name("cafe\u0301.md") == "cafe\u0301.md"
+
+
+def test_fifo_settings_file_is_refused_without_hanging(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "reserved.json")
+    with pytest.raises(SettingsError, match="regular"):
+        reserved_names(tmp_path)
+
+
+def test_symlinked_state_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "reserved.json").symlink_to("/dev/zero")
+    with pytest.raises(SettingsError, match="symlink"):
+        reserved_names(tmp_path)
 
 
 def test_safe_read_returns_bytes(folder: Path) -> None:

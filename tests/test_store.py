@@ -228,3 +228,54 @@ def test_revision_of_missing_memory_is_none(store: MemoryStore) -> None:
     assert store.revision("user_nobody.md") is None
     with pytest.raises(MemoryNotFound):
         store.get("user_nobody.md")
+
+
+def test_symlinked_archive_is_refused_and_hides_nothing(store: MemoryStore, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write_memory(outside, "user_secret.md", "---\ndescription: secret\n---\n")
+    store.archive_dir.symlink_to(outside)
+    listing = store.list()
+    assert [m.file for m in listing.memories] == ["project_deploy.md", "user_alice.md"]
+    assert [type(e.error) for e in listing.errors] == [UnsafeFile]
+    with pytest.raises(UnsafeFile):
+        store.get("user_secret.md", archived=True)
+
+
+def test_new_refuses_a_name_differing_only_in_case(store: MemoryStore) -> None:
+    with pytest.raises(MemoryExists, match=r"user_alice\.md"):
+        store.new(type="user", name="x", description="d", file="User_Alice.md")
+    with pytest.raises(MemoryExists):
+        store.write("USER_ALICE.md", "text", None)
+
+
+def test_decomposed_unicode_file_name_is_listed_and_readable(empty_store: MemoryStore) -> None:
+    nfd = "user_cafe\u0301.md"
+    write_memory(empty_store.directory, nfd, "---\ndescription: coffee\n---\n")
+    listing = empty_store.list()
+    assert [m.file for m in listing.memories] == [nfd] and listing.errors == ()
+    assert empty_store.get("user_caf\u00e9.md").description == "coffee"
+
+
+def test_index_failure_takes_the_new_memory_back(store: MemoryStore, monkeypatch) -> None:
+    real_replace = os.replace
+
+    def fail_index(src: object, dst: object) -> None:
+        if str(dst).endswith("MEMORY.md"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(store_mod.os, "replace", fail_index)
+    with pytest.raises(WriteFailed, match=r"was not kept"):
+        store.new(type="user", name="half", description="d")
+    monkeypatch.undo()
+    assert not (store.directory / "user_half.md").exists()
+    assert not [p for p in os.listdir(store.directory) if p.endswith(TMP_SUFFIX)]
+
+
+def test_list_filters_by_type_tag_and_activity(store: MemoryStore) -> None:
+    write_memory(store.directory, "user_old.md",
+                 "---\ndescription: old\ntype: user\ninvalid_at: 2020-01-01\ntags: [Deploy]\n---\n")
+    assert {m.file for m in store.list(type="user").memories} == {"user_alice.md", "user_old.md"}
+    assert [m.file for m in store.list(tag="deploy").memories] == ["user_old.md"]
+    assert "user_old.md" not in {m.file for m in store.list(active=True, today=TODAY).memories}

@@ -1,0 +1,35 @@
+"""MEMORY.md lines: parsed, written and removed without touching anything else."""
+
+from __future__ import annotations
+
+from sagemem.indexfile import add_entry, entries, format_entry, remove_entries
+
+INDEX = "# Memory index\n\nA note of mine.\n\n- [Prefs](user_prefs.md) — tabs not spaces\n"
+
+
+def test_entries_are_read_with_their_lines() -> None:
+    (entry,) = entries(INDEX)
+    assert (entry.title, entry.target, entry.hook, entry.line) == (
+        "Prefs", "user_prefs.md", "tabs not spaces", 5)
+
+
+def test_format_escapes_brackets_and_keeps_one_line() -> None:
+    line = format_entry("a [b]", "user_a.md", "two\nlines")
+    assert line == "- [a \\[b\\]](user_a.md) — two lines"
+    assert entries(line)[0].title == "a [b]"
+
+
+def test_names_with_spaces_or_parentheses_use_angle_brackets() -> None:
+    line = format_entry("Notes", "my notes (v2).md", "hook")
+    assert line == "- [Notes](<my notes (v2).md>) — hook"
+    assert entries(line)[0].target == "my notes (v2).md"
+
+
+def test_add_keeps_crlf_and_a_missing_final_newline() -> None:
+    assert add_entry("# I\r\n- [a](a.md)", "- [b](b.md)") == "# I\r\n- [a](a.md)\r\n- [b](b.md)\r\n"
+
+
+def test_remove_drops_only_that_files_lines() -> None:
+    text = INDEX + "- [Other](user_other.md)\n"
+    assert remove_entries(text, "user_prefs.md") == (
+        "# Memory index\n\nA note of mine.\n\n- [Other](user_other.md)\n")

@@ -13,6 +13,8 @@ import os
 import shutil
 import sys
 import traceback
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,11 +27,15 @@ from .config import Settings, load_settings, parse_debug
 from .errors import SagememError
 from .memory import TYPES
 from .output import (
+    eval_text,
     init_json,
     listing_json,
     listing_text,
     memory_json,
     memory_text,
+    read_json,
+    search_json,
+    search_text,
     settings_json,
     settings_text,
 )
@@ -178,6 +184,166 @@ def new(
         _echo_json(memory_json(memory, date.today()))
     else:
         typer.echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="The question.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="Results per page.")] = 10,
+    type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only memories with this tag.")] = None,
+    cursor: Annotated[str | None, typer.Option(
+        "--cursor", help="Next page, from coverage.")] = None,
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help='JSONL file of {"id", "query"} lines; prints one JSON line each.')] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the memories that answer QUERY, each with its paragraph and line range."""
+    scope = _memory_type(type_) if type_ else tag
+    with ctx.obj.store() as store:
+        if batch is not None:
+            raise typer.Exit(_search_batch(store, batch, scope, limit))
+        if query is None or not query.strip():
+            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUERY")
+        response = store.search(query, scope=scope, limit=limit, cursor=cursor)
+    _notices(response.notices)
+    if as_json:
+        _echo_json(search_json(response))
+    else:
+        _echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
+
+
+def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int) -> int:
+    """One JSON line per input line, in order; a bad line gets an error object."""
+    failed = 0
+    for number, item in enumerate(read_batch(path), start=1):
+        if isinstance(item, str):
+            failed += 1
+            typer.echo(json.dumps({"id": None, "line": number, "error": item}))
+            continue
+        response = store.search(item["query"], scope=scope, limit=limit)
+        _notices(response.notices)
+        typer.echo(json.dumps({"id": item.get("id"), **search_json(response)},
+                              ensure_ascii=False))
+    return 1 if failed else 0
+
+
+@app.command()
+def read(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+    start_line: Annotated[int | None, typer.Option(
+        "--start-line", min=1, help="First line (the file's own numbering).")] = None,
+    start_byte: Annotated[int | None, typer.Option(
+        "--start-byte", min=0, help="First byte, instead of a line.")] = None,
+    max_bytes: Annotated[int | None, typer.Option(
+        "--max-bytes", min=1, help="Page size in bytes (default 16384).")] = None,
+    revision: Annotated[str | None, typer.Option(
+        "--revision", help="The revision you last read; refuse if it changed.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Read a memory's body by line or byte, a page at a time."""
+    result = ctx.obj.store().read(name, start_line=start_line, start_byte=start_byte,
+                                  max_bytes=max_bytes, revision=revision)
+    if as_json:
+        _echo_json(read_json(result))
+    elif result.status == "ok":
+        typer.echo(result.content)
+    if result.status == "revision_changed":
+        typer.echo(f"error: revision_changed: {result.file} is now at revision "
+                   f"{result.revision[:12]}; search again for fresh line numbers", err=True)
+        raise typer.Exit(1)
+    if not as_json and (result.next_start_line or result.next_start_byte is not None):
+        more = (f"--start-line {result.next_start_line}" if result.next_start_line
+                else f"--start-byte {result.next_start_byte}")
+        typer.echo(f"more: sagemem read {result.file} {more}", err=True)
+
+
+@app.command("eval")
+def eval_(
+    ctx: typer.Context,
+    set_dir: Annotated[Path, typer.Argument(help="A set folder: memory/ and queries.jsonl.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Run a retrieval evaluation set and print its metrics and worst misses."""
+    from .evaluate import evaluate
+
+    report = evaluate(set_dir, ctx.obj.state_dir)
+    if as_json:
+        _echo_json({"version": 1, **report})
+    else:
+        _echo_lines(eval_text(report))
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw it away and rebuild.")] = False,
+) -> None:
+    """Bring the search index up to date (it is a cache under the state directory)."""
+    with ctx.obj.store() as store, _progress() as progress:
+        search_index = store.search_index()
+        report = search_index.rebuild(progress) if rebuild else search_index.sync(progress)
+        notices = list(search_index.notices)
+    _notices(notices)
+    typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
+               f"{len(report.removed)} removed ({search_index.path})")
+
+
+BATCH_LINE_LIMIT = 64 * 1024
+PROGRESS_MIN_FILES = 500
+
+
+def read_batch(path: Path) -> Iterator[dict[str, Any] | str]:
+    """Each line of a batch file as a query object, or as the reason it is not one."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot open {path}: {exc.strerror}",
+                                 param_hint="--batch") from None
+    with handle:
+        try:
+            for line in handle:
+                yield _batch_item(line[:BATCH_LINE_LIMIT])
+        except UnicodeDecodeError:
+            yield "the rest of the file is not UTF-8 text"
+
+
+def _batch_item(line: str) -> dict[str, Any] | str:
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"not JSON ({exc.msg})"
+    if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+        return 'expected an object with a "query" string'
+    return item
+
+
+@contextmanager
+def _progress() -> Iterator[Any]:
+    """A progress callback that shows a bar on stderr only for large directories."""
+    bar: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if total < PROGRESS_MIN_FILES:
+            return
+        if bar is None:
+            bar = typer.progressbar(length=total, label="indexing", file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def _notices(notices: Iterable[str]) -> None:
+    for notice in notices:
+        typer.echo(f"notice: {notice}", err=True)
 
 
 def _stdin_text() -> str:

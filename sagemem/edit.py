@@ -1,15 +1,20 @@
 """Round-trip frontmatter edits: change one field, leave every other byte as it was.
 
-ruamel.yaml's round-trip loader tells where each key sits (line and column); the edit
-replaces only the lines (or, for a one-line scalar, only the characters) of the field
-being changed, with a snippet dumped by ruamel.yaml. Comments, key order, quoting,
-line endings and the body are never re-emitted, so they cannot drift. Every edit is
-read back with the reading parser and must yield exactly the requested value.
+ruamel.yaml's composer turns the block into nodes that know exactly where they start and
+end in the text. An edit replaces only the characters of a one-line value (so a comment
+after it stays), or else only the lines of the field being changed, with a snippet
+dumped by ruamel.yaml. Comments, key order, quoting, line endings and the body are never
+re-emitted, so they cannot drift. Every edit is read back with the reading parser: the
+field must read exactly as requested and every other field exactly as before. What the
+editor cannot locate with certainty (a ``? key``, a field merged in by ``<<``, a key
+written twice) is refused, never guessed.
 """
 
 from __future__ import annotations
 
 import io
+import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -17,6 +22,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from . import memory as memory_mod
@@ -26,18 +32,36 @@ DELETE = None
 """Pass as a value to remove a field."""
 
 NESTED_TYPE = "metadata.type"
+_NULL_TAG = "tag:yaml.org,2002:null"
+# The line breaks YAML (and so ruamel's marks) count; str.splitlines knows more of them.
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_COMPARE_LIMIT = 100_000
+
+Splice = tuple[int, int, str]
+"""Replace ``block[start:end]`` with the text."""
+
+_NOTHING: Splice = (0, 0, "")
 
 
 @dataclass(frozen=True)
-class _Place:
-    """A field's lines inside the frontmatter block: [start, end) and its indentation."""
+class _Block:
+    """The frontmatter being edited: its text, its composed root, where each line starts."""
 
+    text: str
+    root: MappingNode | None
+    starts: tuple[int, ...]
+    newline: str
+    file: str
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One ``key: value`` of a mapping: its nodes and the lines [start, end) it owns."""
+
+    key: Node
+    value: Node
     start: int
     end: int
-    indent: int
-    value_line: int
-    value_col: int
-    scalar: bool  # a scalar or a flow sequence: its text can be swapped within the line
 
 
 def _yaml() -> YAML:
@@ -61,16 +85,16 @@ def set_fields(text: str, changes: Mapping[str, object], file: str = "memory") -
 
 def _set_checked(text: str, key: str, value: object, file: str) -> str:
     """Set one field and read it back; a value read differently is re-emitted quoted."""
-    if _already(text, key, value):
+    before = _loaded_or_refuse(text, file)
+    if _already(before, key, value):
         return text  # setting a field to what it already is must not change a byte
-    edited, key = _set_one(text, key, value, file)
-    if _reads_back(edited, key, value):
-        return edited
-    if isinstance(value, (str, list, tuple)):
-        edited, key = _set_one(text, key, _quoted(value), file)
-        if _reads_back(edited, key, value):
+    candidates = (value, _quoted(value)) if isinstance(value, (str, list, tuple)) else (value,)
+    for candidate in candidates:
+        edited, path = _set_one(text, key, candidate, file)
+        if _reads_back(before, edited, path, value):
             return edited
-    raise UneditableFrontmatter(file, f"{key} would not read back as {value!r}")
+    raise UneditableFrontmatter(
+        file, f"{key} would not read back as {value!r} without changing another field")
 
 
 def _quoted(value: object) -> object:
@@ -83,125 +107,246 @@ def _quoted(value: object) -> object:
 
 
 def _set_one(text: str, key: str, value: object, file: str) -> tuple[str, str]:
+    """``text`` with one field spliced in, and the key actually set (``type`` resolved)."""
     parts = memory_mod.split(text)
     if parts.frontmatter is None:
-        if parts.problem is not None:
-            raise UneditableFrontmatter(file, parts.problem.message)
         key = NESTED_TYPE if key == "type" else key
         return _with_new_block(text, parts.body_start, key, value), key
-    block = parts.frontmatter
-    data = _load_block(block, file)
+    newline = "\r\n" if text[: parts.fm_start].endswith("\r\n") else "\n"
+    block = _compose(parts.frontmatter, newline, file)
     if key == "type":
-        key = _type_key(data)
-    newline = "\r\n" if block.endswith("\r\n") else "\n"
-    edited = _edit_block(block, data, key, value, newline)
+        key = _type_key(block.root)
+    start, end, new = _edit(block, key, value)
+    edited = block.text[:start] + new + block.text[end:]
     return text[: parts.fm_start] + edited + text[parts.fm_end:], key
 
 
-def _load_block(block: str, file: str) -> CommentedMap:
+def _compose(text: str, newline: str, file: str) -> _Block:
     try:
-        data = _yaml().load(block)
+        root = _yaml().compose(text)
     except Exception as exc:  # any YAML error: editing blind could destroy data
         raise UneditableFrontmatter(file, f"it does not parse ({type(exc).__name__})") from None
-    if data is None:
-        return CommentedMap()
-    if not isinstance(data, CommentedMap):
+    if root is not None and not isinstance(root, MappingNode):
         raise UneditableFrontmatter(file, "it is not a mapping of fields")
-    return data
+    if root is not None and root.flow_style:
+        raise UneditableFrontmatter(file, "it is written as one flow mapping {...}")
+    ends = [m.end() for m in _BREAK.finditer(text) if m.end() < len(text)]
+    return _Block(text, root, tuple([0, *ends] if text else []), newline, file)
 
 
-def _type_key(data: CommentedMap) -> str:
-    metadata = data.get("metadata")
-    if isinstance(metadata, CommentedMap) and "type" in metadata:
+def _type_key(root: MappingNode | None) -> str:
+    metadata = _value_of(root, "metadata")
+    if isinstance(metadata, MappingNode) and _value_of(metadata, "type") is not None:
         return NESTED_TYPE
-    if "type" in data:
-        return "type"
-    return NESTED_TYPE
+    return "type" if _value_of(root, "type") is not None else NESTED_TYPE
 
 
-def _edit_block(block: str, data: CommentedMap, key: str, value: object, newline: str) -> str:
-    lines = block.splitlines(keepends=True)
-    parent, leaf, base_end = _parent_of(data, key, len(lines))
-    if parent is None:  # metadata missing or not a mapping: add a fresh one
-        if value is DELETE:
-            return block
-        return _insert(lines, len(lines), _snippet({"metadata": {"type": value}}, 0, newline))
-    if leaf not in parent:
-        if value is DELETE:
-            return block
-        return _insert_new(lines, parent, leaf, value, base_end, newline)
-    place = _place(lines, parent, leaf, base_end)
-    if value is DELETE:
-        return "".join(lines[: place.start] + lines[place.end:])
-    inline = _inline_value(value) if place.scalar else None
-    flow = bool(parent is not data and parent.fa.flow_style())
-    if inline is not None and place.value_line == place.start and (
-            flow or place.end - place.start == 1):
-        lines[place.start] = _replace_scalar(lines[place.start], place.value_col, inline, flow)
-        return "".join(lines)
-    if flow:
-        raise UneditableFrontmatter("memory", f"'{key}' sits in a flow mapping {{...}}")
-    snippet = _snippet({leaf: value}, place.indent, newline)
-    return "".join([*lines[:place.start], snippet, *lines[place.end:]])
+def _value_of(mapping: MappingNode | None, name: str) -> Node | None:
+    pairs = _pairs(mapping, name)
+    return pairs[0][1] if pairs else None
 
 
-def _parent_of(data: CommentedMap, key: str, n_lines: int) -> tuple[Any, str, int]:
-    """The mapping that holds ``key``, the key within it, and where that mapping ends."""
-    if key != NESTED_TYPE:
-        return data, key, n_lines
-    metadata = data.get("metadata")
-    if not isinstance(metadata, CommentedMap):
-        if "metadata" in data:
-            raise UneditableFrontmatter("memory", "'metadata' is not a mapping")
-        return None, "type", n_lines
-    start = data.lc.key("metadata")[0]
-    return metadata, "type", _next_key_line(data, start, n_lines)
+def _pairs(mapping: MappingNode | None, name: str) -> list[tuple[Node, Node]]:
+    if mapping is None:
+        return []
+    return [(k, v) for k, v in mapping.value if isinstance(k, ScalarNode) and k.value == name]
 
 
-def _next_key_line(mapping: CommentedMap, line: int, default: int) -> int:
-    later = [mapping.lc.key(k)[0] for k in mapping if mapping.lc.key(k)[0] > line]
-    return min(later, default=default)
+# Positions -----------------------------------------------------------------------------
+
+def _offset(block: _Block, line: int) -> int:
+    return block.starts[line] if line < len(block.starts) else len(block.text)
 
 
-def _place(lines: list[str], parent: CommentedMap, leaf: str, base_end: int) -> _Place:
-    start, indent = parent.lc.key(leaf)
-    end = _next_key_line(parent, start, base_end)
-    while end - 1 > start and _is_filler(lines[end - 1]):
-        end -= 1  # blank and comment lines before the next key belong to the next key
-    value_line, value_col = parent.lc.value(leaf)
-    value = parent[leaf]
-    scalar = not isinstance(value, (CommentedMap, CommentedSeq)) or bool(
-        isinstance(value, CommentedSeq) and value.fa.flow_style()
-    )
-    return _Place(start, end, indent, value_line, value_col, scalar)
+def _line_at(block: _Block, index: int) -> int:
+    return bisect_right(block.starts, index) - 1
 
 
-def _is_filler(line: str) -> bool:
+def _line_text(block: _Block, line: int) -> str:
+    return block.text[_offset(block, line):_offset(block, line + 1)]
+
+
+def _column(block: _Block, node: Node) -> int:
+    index = node.start_mark.index
+    return int(index - _offset(block, _line_at(block, index)))
+
+
+def _own(entry_key: Node, value: Node) -> bool:
+    """False for an alias (``*name``): its node sits where the anchor was, before the key."""
+    return bool(value.start_mark.index >= entry_key.end_mark.index)
+
+
+# Locating an entry ---------------------------------------------------------------------
+
+def _entry(block: _Block, parent: MappingNode | None, limit: int, key: str) -> _Entry | None:
+    """The entry of ``key`` in ``parent`` (whose lines end at ``limit``), if it is there."""
+    pairs = _pairs(parent, key)
+    if parent is not None and not pairs and any(
+            k.tag == "tag:yaml.org,2002:merge" for k, _ in parent.value):
+        raise UneditableFrontmatter(
+            block.file, f"'{key}' may come from a '<<' merge; edit it where it is defined")
+    if not pairs:
+        return None
+    if len(pairs) > 1:
+        raise UneditableFrontmatter(block.file, f"'{key}' is written more than once")
+    assert parent is not None
+    key_node, value = pairs[0]
+    _check_key(block, parent, key_node, key)
+    start = _line_at(block, key_node.start_mark.index)
+    return _Entry(key_node, value, start, _entry_end(block, parent, key_node, value, limit))
+
+
+def _check_key(block: _Block, parent: MappingNode, key_node: Node, key: str) -> None:
+    """Refuse a key not written as a plain ``key:`` (``? key``): its span is not certain."""
+    index = key_node.start_mark.index
+    if parent.flow_style:
+        opened = block.text[:index].rstrip()[-1:] in ("{", ",")
+    else:
+        opened = not block.text[_offset(block, _line_at(block, index)):index].strip()
+    if not opened or not re.match(r"[ \t]*:", block.text[key_node.end_mark.index:]):
+        raise UneditableFrontmatter(
+            block.file, f"'{key}' is not written as a plain '{key}: value' (a '? {key}' key?)")
+
+
+def _entry_end(block: _Block, parent: MappingNode, key_node: Node, value: Node,
+               limit: int) -> int:
+    """The line after an entry: the next key's line, less the blank lines and comments
+    before it that sit no deeper than this key (they introduce the next key). A ``#``
+    line inside a block scalar is text of the value, never trimmed (the value's own
+    extent is a floor)."""
+    later = [_line_at(block, k.start_mark.index) for k, _ in parent.value
+             if k.start_mark.index > key_node.start_mark.index]
+    end = min(later, default=limit)
+    floor = _last_line(block, key_node, value) + 1
+    column = _column(block, key_node)
+    while end > floor and _is_filler(_line_text(block, end - 1), column):
+        end -= 1
+    return max(end, floor)
+
+
+def _last_line(block: _Block, key_node: Node, value: Node) -> int:
+    """The last line with text of the entry's value (the key's line for a null or alias)."""
+    if _own(key_node, value):
+        text = block.text[value.start_mark.index:value.end_mark.index].rstrip()
+        if text:
+            return _line_at(block, value.start_mark.index + len(text) - 1)
+    return _line_at(block, key_node.start_mark.index)
+
+
+def _is_filler(line: str, column: int) -> bool:
     stripped = line.strip()
-    return not stripped or stripped.startswith("#")
+    indent = len(line) - len(line.lstrip(" \t"))
+    return not stripped or (stripped.startswith("#") and indent <= column)
 
 
-def _insert_new(lines: list[str], parent: CommentedMap, leaf: str, value: object,
-                base_end: int, newline: str) -> str:
-    """Add a missing key after the last key of a nested block mapping, else at the end."""
-    nested_block = base_end < len(lines) and len(parent) and not parent.fa.flow_style()
-    if nested_block:
-        keys = list(parent)
-        last = _place(lines, parent, keys[-1], base_end)
-        indent = parent.lc.key(keys[0])[1]
-        return _insert(lines, last.end, _snippet({leaf: value}, indent, newline))
-    if base_end < len(lines):  # an empty or flow-style metadata mapping: rewrite it whole
-        raise UneditableFrontmatter("memory", "'metadata' is written in flow style {...}")
-    at = len(lines)
-    while at > 0 and not lines[at - 1].strip():
+# Editing -------------------------------------------------------------------------------
+
+def _edit(block: _Block, key: str, value: object) -> Splice:
+    if key == NESTED_TYPE:
+        return _edit_metadata_type(block, value)
+    return _edit_in(block, block.root, len(block.starts), key, value)
+
+
+def _edit_metadata_type(block: _Block, value: object) -> Splice:
+    """Set ``metadata.type``; a missing, null or ``{}`` metadata becomes a fresh block."""
+    entry = _entry(block, block.root, len(block.starts), "metadata")
+    fresh = {"metadata": {"type": value}}
+    if entry is None:
+        return _NOTHING if value is DELETE else _add(block, block.root, len(block.starts),
+                                                     fresh)
+    metadata = entry.value
+    if _is_empty(metadata):
+        return _NOTHING if value is DELETE else _lines(
+            block, entry, _snippet(fresh, _column(block, entry.key), block.newline))
+    if not isinstance(metadata, MappingNode) or not _own(entry.key, metadata):
+        raise UneditableFrontmatter(block.file, "'metadata' is not a mapping written in place")
+    return _edit_in(block, metadata, entry.end, "type", value)
+
+
+def _is_empty(node: Node) -> bool:
+    if isinstance(node, ScalarNode):
+        return bool(node.tag == _NULL_TAG)
+    return isinstance(node, MappingNode) and not node.value
+
+
+def _edit_in(block: _Block, parent: MappingNode | None, limit: int, key: str,
+             value: object) -> Splice:
+    entry = _entry(block, parent, limit, key)
+    if entry is None:
+        return _NOTHING if value is DELETE else _add(block, parent, limit, {key: value})
+    assert parent is not None
+    if value is DELETE:
+        return _remove_from_flow(block, parent, entry) if parent.flow_style else _lines(
+            block, entry, "")
+    inline = _inline_value(value)
+    if inline is not None and _fits_inline(block, entry):
+        return entry.value.start_mark.index, entry.value.end_mark.index, inline
+    if parent.flow_style:
+        raise UneditableFrontmatter(block.file, f"'{key}' sits in a flow mapping {{...}}")
+    return _lines(block, entry, _snippet({key: value}, _column(block, entry.key),
+                                         block.newline))
+
+
+def _fits_inline(block: _Block, entry: _Entry) -> bool:
+    """True when the value is one line of its own after the key: swap just its characters."""
+    value = entry.value
+    start, end = value.start_mark.index, value.end_mark.index
+    if not _own(entry.key, value) or end <= start:
+        return False
+    if isinstance(value, ScalarNode) and value.style in ("|", ">"):
+        return False
+    if isinstance(value, (MappingNode, SequenceNode)) and not value.flow_style:
+        return False
+    return _line_at(block, end - 1) == entry.start
+
+
+def _lines(block: _Block, entry: _Entry, snippet: str) -> Splice:
+    return _offset(block, entry.start), _offset(block, entry.end), snippet
+
+
+def _add(block: _Block, parent: MappingNode | None, limit: int,
+         fields: Mapping[str, object]) -> Splice:
+    """Add a missing key after the last line of ``parent``, at its keys' indentation."""
+    if parent is not None and parent.flow_style:
+        return _add_to_flow(block, parent, fields)
+    at = limit
+    while at > 0 and not _line_text(block, at - 1).strip():
         at -= 1
-    return _insert(lines, at, _snippet({leaf: value}, 0, newline))
+    column = _column(block, parent.value[0][0]) if parent is not None and parent.value else 0
+    return _offset(block, at), _offset(block, at), _snippet(fields, column, block.newline)
 
 
-def _insert(lines: list[str], at: int, snippet: str) -> str:
-    if at > 0 and not lines[at - 1].endswith("\n"):
-        lines[at - 1] += "\r\n" if snippet.endswith("\r\n") else "\n"
-    return "".join([*lines[:at], snippet, *lines[at:]])
+def _add_to_flow(block: _Block, parent: MappingNode, fields: Mapping[str, object]) -> Splice:
+    """``{a: 1}`` becomes ``{a: 1, key: value}``; the value must fit on one line."""
+    [(key, value)] = fields.items()
+    inline = _inline_value(value)
+    if inline is None or not parent.value:
+        raise UneditableFrontmatter(block.file, f"'{key}' cannot be added to a flow mapping")
+    last_key, last_value = parent.value[-1]
+    at = last_value.end_mark.index if _own(last_key, last_value) else last_key.end_mark.index
+    return _inside(block, parent, (at, at, f", {key}: {inline}"))
+
+
+def _remove_from_flow(block: _Block, parent: MappingNode, entry: _Entry) -> Splice:
+    """Drop ``key: value`` and one comma next to it from a ``{...}`` mapping."""
+    keys = [k for k, _ in parent.value]
+    at = keys.index(entry.key)
+    end = entry.value.end_mark.index if _own(entry.key, entry.value) else entry.key.end_mark.index
+    if at + 1 < len(keys):
+        return _inside(block, parent, (entry.key.start_mark.index, keys[at + 1].start_mark.index,
+                                       ""))
+    if at == 0:
+        return _inside(block, parent, (entry.key.start_mark.index, end, ""))
+    previous = parent.value[at - 1]
+    start = previous[1].end_mark.index if _own(*previous) else previous[0].end_mark.index
+    return _inside(block, parent, (start, end, ""))
+
+
+def _inside(block: _Block, parent: MappingNode, splice: Splice) -> Splice:
+    """``splice`` if it lies within the braces of ``parent``; refuse anything else."""
+    if parent.start_mark.index < splice[0] <= splice[1] < parent.end_mark.index:
+        return splice
+    raise UneditableFrontmatter(block.file, "a flow mapping {...} it cannot edit in place")
 
 
 def _with_new_block(text: str, body_start: int, key: str, value: object) -> str:
@@ -240,48 +385,27 @@ def _inline_value(value: object) -> str | None:
     return dumped[len("k: "):-1]
 
 
-def _replace_scalar(line: str, col: int, new: str, flow: bool = False) -> str:
-    """Replace a one-line value that starts at ``col``, keeping what follows it."""
-    content = line.rstrip("\r\n")
-    ending = line[len(content):]
-    comment = _value_end(content, col, flow)
-    value_end = len(content[:comment].rstrip())
-    return content[:col] + new + content[value_end:] + ending
+# Reading back --------------------------------------------------------------------------
 
+def _loaded_or_refuse(text: str, file: str) -> dict[str, Any]:
+    """The frontmatter as the reader sees it; refuse a file the reader has problems with.
 
-def _value_end(line: str, start: int, flow: bool) -> int:
-    """Where a value starting at ``start`` ends: at a comment, or in a flow mapping at
-    the next ``,`` or ``}`` (quotes respected)."""
-    quote: str | None = None
-    i = start
-    while i < len(line):
-        ch = line[i]
-        if quote == '"' and ch == "\\":
-            i += 2
-            continue
-        if quote and ch == quote:
-            if quote == "'" and line[i + 1: i + 2] == "'":
-                i += 2
-                continue
-            quote = None
-        elif not quote and ch in "\"'" and (i == start or line[i - 1] in " [,{"):
-            quote = ch
-        elif not quote and ((ch == "#" and i > start and line[i - 1] in " \t")
-                            or (flow and ch in ",}")):
-            return i
-        i += 1
-    return len(line)
-
-
-def _already(text: str, key: str, value: object) -> bool:
-    """True when the field already reads as ``value`` (``type`` where it is in effect)."""
-    if key != "type":
-        return _reads_back(text, key, value)
-    loaded = _loaded(text)
-    if loaded is None:
-        return False
-    nested = _lookup(loaded, NESTED_TYPE)
-    return (nested if nested is not None else loaded.get("type")) == value
+    Whatever the reader had to guess at (a block read key by key, a duplicate key, a tab
+    YAML 1.2 refuses) ``sagemem show`` lists, and an edit on top of a guess could destroy
+    data, so the first such problem is the reason given.
+    """
+    parts = memory_mod.split(text)
+    if parts.frontmatter is None:
+        if parts.problem is not None:
+            raise UneditableFrontmatter(file, parts.problem.message)
+        return {}
+    problems: list[memory_mod.Problem] = []
+    first_line = memory_mod.line_of(text, parts.fm_start)
+    loaded = memory_mod.load_frontmatter(parts.frontmatter, first_line, problems)
+    if problems:
+        first = problems[0]
+        raise UneditableFrontmatter(file, f"line {first.line}: {first.field} {first.message}")
+    return loaded
 
 
 def _loaded(text: str) -> dict[str, Any] | None:
@@ -289,7 +413,15 @@ def _loaded(text: str) -> dict[str, Any] | None:
     parts = memory_mod.split(text)
     problems: list[memory_mod.Problem] = []
     loaded = memory_mod.load_frontmatter(parts.frontmatter or "", 1, problems)
-    return None if problems else loaded
+    return None if problems or parts.problem else loaded
+
+
+def _already(loaded: dict[str, Any], key: str, value: object) -> bool:
+    """True when the field already reads as ``value`` (``type`` where it is in effect)."""
+    if key != "type":
+        return _matches(_lookup(loaded, key), value)
+    nested = _lookup(loaded, NESTED_TYPE)
+    return (nested if nested is not None else loaded.get("type")) == value
 
 
 def _lookup(loaded: dict[str, Any], key: str) -> Any:
@@ -299,24 +431,63 @@ def _lookup(loaded: dict[str, Any], key: str) -> Any:
     return current
 
 
-def _reads_back(text: str, key: str, value: object) -> bool:
-    loaded = _loaded(text)
-    if loaded is None:
+def _reads_back(before: dict[str, Any], text: str, key: str, value: object) -> bool:
+    """The edited field reads as ``value`` and every other field as it did before."""
+    after = _loaded(text)
+    if after is None or not _matches(_lookup(after, key), value):
         return False
-    current = _lookup(loaded, key)
+    top, _, leaf = key.partition(".")
+    if not _same_except(before, after, top):
+        return False
+    if not leaf:
+        return True
+    return _same_except(_section(before, top), _section(after, top), leaf)
+
+
+def _section(loaded: dict[str, Any], key: str) -> dict[str, Any]:
+    inner = loaded.get(key)
+    return inner if isinstance(inner, dict) else {}
+
+
+def _matches(current: object, value: object) -> bool:
     if value is DELETE:
         return current is None
     if isinstance(value, tuple):
         value = list(value)
     if isinstance(current, date) and isinstance(value, date):
         return current == value
-    return bool(current == value and type(current) is type(_plain(value)))
+    return bool(current == value and type(current) is type(value))
 
 
-def _plain(value: object) -> object:
-    if isinstance(value, str):
-        return str(value)
-    return value
+def _same_except(before: dict[str, Any], after: dict[str, Any], skip: str) -> bool:
+    keys = before.keys() - {skip}
+    return keys == after.keys() - {skip} and all(_same(before[k], after[k]) for k in keys)
+
+
+def _same(a: object, b: object) -> bool:
+    """Deep equality with exact types. Pairs already compared are skipped, so an alias
+    bomb costs what its text costs; past a bound it gives up and says unequal."""
+    pending, seen = [(a, b)], set()
+    for _ in range(_COMPARE_LIMIT):
+        if not pending:
+            return True
+        x, y = pending.pop()
+        if (id(x), id(y)) in seen:
+            continue
+        seen.add((id(x), id(y)))
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            pending.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif x != y and not (x != x and y != y):  # NaN equals nothing, not even itself
+            return False
+    return False
 
 
 def render_new(fields: Mapping[str, object], body: str, newline: str = "\n") -> str:

@@ -140,7 +140,11 @@ class SearchIndex:
             raise IndexUnavailable(self.path, exc.strerror or str(exc)) from exc
         try:
             conn = self._connect()
-            if self._meta(conn) == self._expected_meta():
+            meta = self._meta(conn)
+            if meta == self._expected_meta():
+                return conn
+            if meta is None:  # a new, empty database
+                self._create(conn)
                 return conn
             conn.close()
             reason = "was made by another sagemem version or for another directory"

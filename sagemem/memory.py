@@ -20,7 +20,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from frontmatter.default_handlers import YAMLHandler
+from frontmatter.default_handlers import SafeLoader, YAMLHandler
+from ruamel.yaml import YAML
 
 from .errors import UnreadableFile
 
@@ -32,6 +33,7 @@ _OPEN = re.compile(r"\A(\ufeff?)---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _TOP_KEY = re.compile(r"^([^\s#\-][^:]*?)\s*:(?:\s|$)")
 _YAML = YAMLHandler()
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 @dataclass(frozen=True)
@@ -168,11 +170,18 @@ def _with_lines(problems: list[Problem], block: str, first_line: int) -> list[Pr
 
 
 def load_frontmatter(block: str, first_line: int, problems: list[Problem]) -> dict[str, Any]:
-    """The frontmatter mapping; when the block does not parse, each top-level key alone."""
+    """The frontmatter mapping; when the block does not parse, each top-level key alone.
+
+    Falling back is itself a problem: fields read one at a time may not be what the
+    whole block meant, and the editor refuses such a block, so ``show`` must say why.
+    """
     try:
-        loaded = _YAML.load(block)
-    except Exception:  # any YAML or recursion error: fall back to key-by-key parsing
+        loaded, found = _load_whole(block, first_line)
+    except Exception as exc:  # any YAML or recursion error: fall back to key-by-key parsing
+        problems.append(Problem("frontmatter", f"does not parse as a whole ({_reason(exc)}); "
+                                "each field was read on its own", first_line + _error_line(exc)))
         return _load_by_key(block, first_line, problems)
+    problems.extend(found)
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -180,6 +189,112 @@ def load_frontmatter(block: str, first_line: int, problems: list[Problem]) -> di
                                 first_line))
         return {}
     return {str(k): v for k, v in loaded.items()}
+
+
+def _load_whole(block: str, first_line: int) -> tuple[Any, list[Problem]]:
+    """Load the block with the fast loader, with the problems only its node tree shows.
+
+    Composing and constructing by hand costs what ``yaml.load`` costs and keeps the nodes,
+    which still know about duplicate keys (the loaded dict silently keeps the last one).
+    """
+    loader = SafeLoader(block)
+    try:
+        root = loader.get_single_node()
+        found = _node_problems(block, root, first_line)  # before constructing: merges rewrite
+        return (None if root is None else loader.construct_document(root)), found
+    finally:
+        loader.dispose()
+
+
+def _node_problems(block: str, root: Any, first_line: int) -> list[Problem]:
+    """What a loaded dict hides but makes the block uneditable: duplicates, ``? key``, tabs."""
+    if getattr(root, "id", None) != "mapping":
+        return []
+    return [*_duplicate_keys(root, first_line), *_complex_keys(root, first_line),
+            *_strict_problems(block, first_line)]
+
+
+def _mappings(root: Any) -> list[Any]:
+    """Every mapping node under ``root``, each once (an alias bomb stays cheap).
+
+    PyYAML nodes are told apart by their ``id`` ("scalar", "sequence", "mapping").
+    """
+    seen: set[int] = set()
+    stack, found = [root], []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.id == "mapping":
+            found.append(node)
+            stack.extend(n for pair in node.value for n in pair)
+        elif node.id == "sequence":
+            stack.extend(node.value)
+    return found
+
+
+def _duplicate_keys(root: Any, first_line: int) -> list[Problem]:
+    """A key written twice in one mapping: the reader keeps the last, the editor refuses."""
+    problems = []
+    for mapping in _mappings(root):
+        seen: set[tuple[str, str]] = set()
+        for key, _ in mapping.value:
+            if key.id != "scalar" or key.tag == MERGE_TAG:
+                continue
+            if (key.tag, key.value) in seen:
+                problems.append(Problem(str(key.value), "appears twice; the last one is read",
+                                        first_line + key.start_mark.line))
+            seen.add((key.tag, key.value))
+    return problems
+
+
+def _complex_keys(root: Any, first_line: int) -> list[Problem]:
+    """Fields written as ``? key`` / ``: value``, which the editor cannot locate safely.
+
+    Only the mappings the editor writes to are checked (the top level and ``metadata``);
+    in a block mapping every plain key starts at the mapping's column, a ``? key`` after it.
+    """
+    metadata: Any = next((v for k, v in root.value if k.value == "metadata"), None)
+    mappings = [m for m in (root, metadata)
+                if getattr(m, "id", None) == "mapping" and not m.flow_style]
+    problems = []
+    for mapping in mappings:
+        for key, _ in mapping.value:
+            if key.start_mark.column != mapping.start_mark.column:
+                problems.append(Problem(str(key.value), "is written as a complex key "
+                                        "('? key'); write it as 'key: value'",
+                                        first_line + key.start_mark.line))
+    return problems
+
+
+def _strict_problems(block: str, first_line: int) -> list[Problem]:
+    """Tabs libyaml accepts but YAML 1.2, and so the editor (ruamel.yaml), refuses.
+
+    Only a block with a tab pays for the strict check; such files are rare.
+    """
+    if "\t" not in block:
+        return []
+    try:
+        YAML(typ="rt").compose(block)
+    except Exception as exc:  # whatever the editor would refuse, show it here
+        line = _error_line(exc)
+        if "\t" in (block.splitlines()[line:line + 1] or [""])[0]:
+            message = "has a tab where YAML 1.2 allows only spaces; replace it to edit the file"
+        else:
+            message = f"is not strict YAML 1.2 ({_reason(exc)}); fix it to edit the file"
+        return [Problem("frontmatter", message, first_line + line)]
+    return []
+
+
+def _reason(exc: BaseException) -> str:
+    return str(getattr(exc, "problem", None) or exc or type(exc).__name__)[:80]
+
+
+def _error_line(exc: BaseException) -> int:
+    """The 0-based line of a YAML error inside the block, 0 when it has none."""
+    mark = getattr(exc, "problem_mark", None)
+    return int(getattr(mark, "line", 0) or 0)
 
 
 def _chunks(block: str) -> list[tuple[int, str]]:
@@ -201,11 +316,13 @@ def _load_by_key(block: str, first_line: int, problems: list[Problem]) -> dict[s
         try:
             loaded = _YAML.load(chunk)
         except Exception as exc:  # this key alone is broken; the others still count
-            reason = str(getattr(exc, "problem", None) or exc or type(exc).__name__)[:80]
-            problems.append(Problem(key, f"does not parse as YAML ({reason}); default used",
+            problems.append(Problem(key, f"does not parse as YAML ({_reason(exc)}); default used",
                                     first_line + offset))
             continue
         if isinstance(loaded, dict):
+            for name in fields.keys() & {str(k) for k in loaded}:
+                problems.append(Problem(name, "appears twice; the last one is read",
+                                        first_line + offset))
             fields.update({str(k): v for k, v in loaded.items()})
         elif loaded is not None:
             problems.append(Problem(key, "line is not a 'key: value' field; ignored",
@@ -219,7 +336,7 @@ def read_fields(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
         "name": _text(raw, "name", problems),
         "description": _text(raw, "description", problems) or "",
         "type": _type(raw, problems),
-        "tags": _words(raw, "tags", problems),
+        "tags": _tags(raw, problems),
         "aliases": _words(raw, "aliases", problems),
         "baseline": _flag(raw, "baseline", problems),
         "baseline_priority": _number(raw, "baselinePriority", problems),
@@ -269,6 +386,18 @@ def _words(raw: dict[str, Any], key: str, problems: list[Problem]) -> tuple[str,
     if len(words) != len(value):
         problems.append(Problem(key, "entries that are not plain words were skipped"))
     return tuple(words)
+
+
+def _tags(raw: dict[str, Any], problems: list[Problem]) -> tuple[str, ...]:
+    """Tags, kept even over the format's limits: the audit reports them, reading never drops."""
+    tags = _words(raw, "tags", problems)
+    if len(tags) > MAX_TAGS:
+        problems.append(Problem("tags", f"{len(tags)} tags, more than the {MAX_TAGS} allowed"))
+    long = [tag for tag in tags if len(tag) > MAX_TAG_CHARS]
+    if long:
+        problems.append(Problem("tags", f"{len(long)} tag(s) longer than {MAX_TAG_CHARS} "
+                                f"characters, such as {_show(long[0])}"))
+    return tags
 
 
 def _flag(raw: dict[str, Any], key: str, problems: list[Problem]) -> bool:

@@ -7,11 +7,14 @@ tested without going through the command line.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import asdict
 from datetime import date, datetime, timezone
 from typing import Any
 
 from .config import Settings, describe_settings
 from .memory import Memory, Problem
+from .reading import ReadResult
+from .retrieve import SearchResponse
 from .store import InitReport, ListError, Listing
 
 JSON_VERSION = 1
@@ -191,3 +194,72 @@ def settings_text(settings: Settings) -> list[str]:
     for key, value, source, _env in rows:
         lines.append(f"{key:<18} {source:<9} {_shown(value)}")
     return lines
+
+
+# -- retrieval -------------------------------------------------------------------
+
+def search_json(response: SearchResponse) -> dict[str, Any]:
+    """The documented search object: query, results, coverage (field names are fixed)."""
+    return {
+        "version": JSON_VERSION,
+        "query": response.query,
+        "results": [asdict(r) for r in response.results],
+        "coverage": asdict(response.coverage),
+    }
+
+
+def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
+    """Each hit as ``file.md:40-52``, its description, then its paragraph."""
+    lines: list[str] = []
+    for result in response.results:
+        mark = f"  (invalid since {result.invalid_at}" if result.invalid else ""
+        if mark and result.superseded_by:
+            mark += f"; see {result.superseded_by}"
+        mark += ")" if mark else ""
+        lines.append(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
+                     f"  {result.score:.2f}{mark}")
+        lines.append("  " + fit(result.description, columns - 2).rstrip())
+        lines.extend("    " + line for line in result.paragraph.splitlines()[:PARAGRAPH_LINES])
+        if len(result.paragraph.splitlines()) > PARAGRAPH_LINES:
+            lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
+        lines.append("")
+    if not response.results:
+        lines.append("(no memory matches)")
+    coverage = response.coverage
+    lines.append(f"scanned {coverage.files_scanned} files, {coverage.candidates} candidates, "
+                 f"{coverage.paragraphs_filtered} paragraphs filtered")
+    if coverage.next_cursor:
+        lines.append(f"more: --cursor {coverage.next_cursor}")
+    return lines
+
+
+PARAGRAPH_LINES = 12
+
+
+def read_json(result: ReadResult) -> dict[str, Any]:
+    return {"version": JSON_VERSION, **asdict(result)}
+
+
+def eval_text(report: dict[str, Any]) -> list[str]:
+    """The metrics table, by kind, then the worst misses."""
+    keys = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")
+    lines = [f"set {report['set']}: {report['queries']} queries "
+             f"({report['answerable']} answerable, {report['unrelated']} unrelated)",
+             f"{'kind':<12}" + "".join(f"{k:>13}" for k in ("recall@5", "mrr@10", "passage",
+                                                           "spur.unrel", "spur.inj"))]
+    rows = [("all", report), *report["by_kind"].items()]
+    for kind, metrics in rows:
+        cells = "".join(f"{_metric(metrics.get(k)):>13}" for k in keys)
+        lines.append(f"{kind:<12}{cells}")
+    if report["worst_misses"]:
+        lines.append("")
+        lines.append("worst misses:")
+        for miss in report["worst_misses"]:
+            lines.append(f"  {miss['id']} [{miss['kind']}] {fit(miss['query'], 50).rstrip()}")
+            lines.append(f"      wanted {', '.join(miss['relevant']) or 'nothing'}; "
+                         f"got {', '.join(miss['returned']) or 'nothing'}")
+    return lines
+
+
+def _metric(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"

@@ -19,6 +19,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
@@ -47,6 +48,11 @@ from .paths import (
     safe_read,
     with_suffix,
 )
+
+if TYPE_CHECKING:
+    from .index import SearchIndex
+    from .reading import ReadResult
+    from .retrieve import SearchResponse
 
 ARCHIVE_DIR = "archive"
 LOCK_FILE = "locks/store.lock"
@@ -108,10 +114,48 @@ class MemoryStore:
                           else self.directory.parent / STATE_DIR_NAME)
         self.max_bytes = max_bytes
         self._reserved: frozenset[str] | None = None
+        self._index: SearchIndex | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryStore:
         return cls(settings.memory_dir, settings.state_dir)
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the search index (and its watcher, if any)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # -- retrieval (search_memory / read_memory) ----------------------------------
+
+    def search_index(self) -> SearchIndex:
+        """The derived search index of this directory, opened on first use."""
+        if self._index is None:
+            from .index import SearchIndex
+
+            self._index = SearchIndex(self)
+        return self._index
+
+    def search(self, query: str, scope: str | None = None, limit: int = 10,
+               cursor: str | None = None) -> SearchResponse:
+        """The memories that answer ``query``, best first, each with its paragraph."""
+        from .retrieve import search
+
+        return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor)
+
+    def read(self, name: str, start_line: int | None = None, start_byte: int | None = None,
+             max_bytes: int | None = None, revision: str | None = None) -> ReadResult:
+        """A page of a memory's body by line or byte; ``revision_changed`` if it moved on."""
+        from .reading import read
+
+        return read(self, name, start_line=start_line, start_byte=start_byte,
+                    max_bytes=max_bytes, revision=revision)
 
     @property
     def archive_dir(self) -> Path:

@@ -226,11 +226,26 @@ def _entry_end(block: _Block, parent: MappingNode, key_node: Node, value: Node,
 
 def _last_line(block: _Block, key_node: Node, value: Node) -> int:
     """The last line with text of the entry's value (the key's line for a null or alias)."""
-    if _own(key_node, value):
-        text = block.text[value.start_mark.index:value.end_mark.index].rstrip()
-        if text:
-            return _line_at(block, value.start_mark.index + len(text) - 1)
-    return _line_at(block, key_node.start_mark.index)
+    last = _last_index(block, value, key_node.end_mark.index)
+    return _line_at(block, key_node.start_mark.index if last is None else last)
+
+
+def _last_index(block: _Block, node: Node, after: int) -> int | None:
+    """Where the last character of a value's own text is, None if unknown (an alias).
+
+    A block collection's end mark runs on over the comments after it, so its last leaf
+    is asked instead; scalars and flow collections end exactly where their text does.
+    """
+    while isinstance(node, (MappingNode, SequenceNode)) and not node.flow_style and node.value:
+        last = node.value[-1]
+        if isinstance(node, SequenceNode):
+            node, after = last, node.start_mark.index
+        else:
+            has_text = last[1].end_mark.index > last[1].start_mark.index
+            node = last[1] if has_text and _own(last[0], last[1]) else last[0]
+    start = node.start_mark.index
+    text = block.text[start:node.end_mark.index].rstrip()
+    return start + len(text) - 1 if text and start >= after else None
 
 
 def _is_filler(line: str, column: int) -> bool:

@@ -35,10 +35,12 @@ from .text import file_lines, is_cjk, tokens
 
 K1, B = 1.2, 0.75
 MAX_CANDIDATES = 10
-MIN_EVIDENCE = 0.55
-MIN_COVERAGE = 0.3
-UNSEEN_WEIGHT = 0.5
-UNSEEN_CJK_WEIGHT = 0.25  # unseen CJK bigrams are mostly artefacts of unsegmented text
+MIN_EVIDENCE = 0.45
+MIN_COVERAGE = 0.27
+MIN_FOCUSED_EVIDENCE = 0.3
+FOCUSED_COVERAGE = 0.5
+UNSEEN_WEIGHT = 1.0
+UNSEEN_CJK_WEIGHT = 0.4  # unseen CJK bigrams are mostly artefacts of unsegmented text
 PARAGRAPH_WEIGHT = 0.6
 BODY_WEIGHT = 1.0
 NEIGHBOUR_WEIGHT = 0.0
@@ -158,10 +160,9 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
     scale = q.idf_max * (K1 + 1)
     combined: dict[int, float] = {}
     for file_id in pool:
-        matched = set(summary_matched.get(file_id, ()))
-        if body:
-            matched |= paras.matched.get(file_id, set())
-        if _passes(q, matched):
+        in_summary = summary_matched.get(file_id, set())
+        in_paragraphs = paras.matched.get(file_id, []) if body else []
+        if _passes(q, in_summary) or any(_passes(q, in_summary | t) for t in in_paragraphs):
             combined[file_id] = (summary.get(file_id, 0.0)
                                  + PARAGRAPH_WEIGHT * paras.best_score.get(file_id, 0.0)
                                  + BODY_WEIGHT * paras.whole.get(file_id, 0.0)) / scale
@@ -222,8 +223,11 @@ def _evidence(q: _Query, matched: set[str]) -> tuple[float, float]:
 
 
 def _passes(q: _Query, matched: set[str]) -> bool:
+    """Enough rare-term evidence and a fair share of the question — or, for a question
+    that is mostly one name everybody shares (``what is Ripple``), most of the question."""
     evidence, coverage = _evidence(q, matched)
-    return evidence >= MIN_EVIDENCE and coverage >= MIN_COVERAGE
+    return ((evidence >= MIN_EVIDENCE and coverage >= MIN_COVERAGE)
+            or (evidence >= MIN_FOCUSED_EVIDENCE and coverage >= FOCUSED_COVERAGE))
 
 
 def _summary_scores(index: SearchIndex, stats: Stats, q: _Query
@@ -260,7 +264,7 @@ class _BodyScores:
 
     best: dict[int, int] = field(default_factory=dict)
     best_score: dict[int, float] = field(default_factory=dict)
-    matched: dict[int, set[str]] = field(default_factory=dict)
+    matched: dict[int, list[set[str]]] = field(default_factory=dict)
     whole: dict[int, float] = field(default_factory=dict)
     scored: int = 0
 
@@ -285,8 +289,8 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
     for (file_id, term), tf in body_tf.items():
         out.whole[file_id] = out.whole.get(file_id, 0.0) + q.terms[term] * idf(
             q.stats[term].fdf, stats.files) * bm25_tf(tf, body_len[file_id], stats.avg_blen)
-    for para_id in sorted(para, key=lambda p: (-para[p], p)):
-        out.matched.setdefault(owner[para_id], terms_in[para_id])  # evidence: best own match
+    for para_id in para:
+        out.matched.setdefault(owner[para_id], []).append(terms_in[para_id])
     smoothed = _with_neighbours(index, para, owner)
     for para_id in sorted(smoothed, key=lambda p: (-smoothed[p], p)):
         file_id = owner[para_id]

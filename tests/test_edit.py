@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import re
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import pytest
 from golden_results import GOLDEN
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagemem import UneditableFrontmatter, parse, render_new, set_fields
+from sagemem import Memory, UneditableFrontmatter, parse, render_new, set_fields
+from sagemem.memory import load_frontmatter, split
 
 EDITABLE = [p for p in sorted(GOLDEN.glob("*.md"))
             if p.name not in ("broken_line.md", "unclosed.md", "bad_values.md")]
@@ -148,3 +151,231 @@ def test_any_description_reads_back_exactly(value: str) -> None:
     assert after.description == value
     assert after.body == parse(text.encode(), "x.md").body
     assert after.aliases == ("上线流程", "release steps")
+
+
+# Structure fuzzing ---------------------------------------------------------------------
+# Frontmatter built from the pieces real memory files are made of, so the editor meets
+# comments, block scalars, nested mappings and odd quoting, not just odd values.
+
+PLAIN = ["deploy steps", "rock 'n roll", "a#b is no comment", "部署流程，先 staging",
+         "colon:inside", "it's fine", "x - y", "上线"]
+QUOTED = ["'single: quoted'", '"double # quoted"', "'it''s'", '"部署: 流程"']
+COMMENT = ["# a comment", "# 注释", "#"]
+TYPES = ["user", "feedback", "project", "reference"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One top-level entry of a generated block: its key and its lines."""
+
+    key: str
+    lines: tuple[str, ...]
+
+
+def _trailing(draw: st.DrawFn) -> str:
+    return draw(st.sampled_from(["", "  # keep me", "   # 保留", "   "]))
+
+
+@st.composite
+def name_fields(draw: st.DrawFn) -> Field:
+    key = draw(st.sampled_from(["name", "'name'", '"name"', "name "]))
+    value = draw(st.sampled_from(PLAIN + QUOTED + ['""']))
+    return Field("name", (f"{key}: {value}{_trailing(draw)}",))
+
+
+@st.composite
+def description_fields(draw: st.DrawFn) -> Field:
+    key = draw(st.sampled_from(["description", '"description"']))
+    shape = draw(st.sampled_from(["plain", "quoted", "block", "folded", "continued", "below"]))
+    if shape in ("plain", "quoted"):
+        value = draw(st.sampled_from(PLAIN if shape == "plain" else QUOTED))
+        return Field("description", (f"{key}: {value}{_trailing(draw)}",))
+    if shape == "continued":
+        return Field("description", (f"{key}: {draw(st.sampled_from(PLAIN))}",
+                                     f"  {draw(st.sampled_from(PLAIN))}"))
+    if shape == "below":
+        return Field("description", (f"{key}:", f"  {draw(st.sampled_from(PLAIN))}"))
+    indicator = draw(st.sampled_from(["", "-"]))  # "|+" can own blank lines of others
+    content = draw(st.lists(st.sampled_from([*PLAIN, "# step 2 is a heading", ""]),
+                            min_size=1, max_size=4).filter(lambda lines: lines[0] and lines[-1]))
+    head = f"{key}: {'|' if shape == 'block' else '>'}{indicator}{_trailing(draw)}"
+    return Field("description", (head, *(f"  {line}" if line else "" for line in content)))
+
+
+@st.composite
+def tags_fields(draw: st.DrawFn) -> Field:
+    tags = draw(st.lists(st.sampled_from(["deploy", "rock 'n roll", "部署", "a#b", "x"]),
+                         min_size=1, max_size=3, unique=True))
+    if draw(st.booleans()):
+        return Field("tags", (f"tags: [{', '.join(tags)}]{_trailing(draw)}",))
+    indent = draw(st.sampled_from(["", "  "]))
+    return Field("tags", (f"tags:{_trailing(draw)}", *(f"{indent}- {tag}" for tag in tags)))
+
+
+@st.composite
+def metadata_fields(draw: st.DrawFn) -> Field:
+    shape = draw(st.sampled_from(["block", "flow", "null", "empty"]))
+    if shape == "null":
+        return Field("metadata", (draw(st.sampled_from(["metadata:", "metadata: ~"])),))
+    if shape == "empty":
+        return Field("metadata", ("metadata: {}",))
+    kind = draw(st.sampled_from(TYPES))
+    entries = draw(st.lists(st.sampled_from([f"type: {kind}", "other: 1"]), min_size=1,
+                            max_size=2, unique=True))
+    if shape == "flow":
+        return Field("metadata", (f"metadata: {{{', '.join(entries)}}}",))
+    indent = draw(st.sampled_from(["  ", "    "]))
+    if draw(st.booleans()):
+        entries.insert(draw(st.integers(0, len(entries))), "# nested comment")
+    entries = [entry + (_trailing(draw) if entry.startswith("type") else "")
+               for entry in entries]
+    return Field("metadata", ("metadata:", *(indent + entry for entry in entries)))
+
+
+OTHER_FIELDS = [
+    Field("type", ("type: feedback",)),
+    Field("invalid_at", ("invalid_at: 2026-03-01",)),
+    Field("custom_field", ("custom_field: {nested: [1, 2]}",)),
+    Field("note", ('note: "a: b"  # 注释',)),
+]
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A generated memory file and the line range [start, end) of each top-level field."""
+
+    text: str
+    spans: dict[str, tuple[int, int]]
+
+
+@st.composite
+def memory_files(draw: st.DrawFn) -> Generated:
+    makers = [name_fields(), description_fields(), tags_fields(), metadata_fields(),
+              *(st.just(field) for field in OTHER_FIELDS)]
+    chosen = draw(st.lists(st.sampled_from(range(len(makers))), unique=True, max_size=7))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    lines, spans = ["---"], {}
+    for index in chosen:
+        lines += draw(st.lists(st.sampled_from(["", *COMMENT]), max_size=2))
+        field = draw(makers[index])
+        spans[field.key] = (len(lines), len(lines) + len(field.lines))
+        lines += field.lines
+    lines += draw(st.lists(st.sampled_from(["", *COMMENT]), max_size=1))
+    lines += [draw(st.sampled_from(["---", "..."])), "", draw(st.sampled_from(["body", "正文"]))]
+    bom = draw(st.sampled_from(["", "\ufeff"]))
+    return Generated(bom + newline.join(lines) + newline, spans)
+
+
+edit_values = {
+    "description": st.lists(values, min_size=1, max_size=3).map("\n".join),
+    "name": values,
+    "type": st.sampled_from(TYPES),
+    "tags": st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Z")),
+                             min_size=1, max_size=40), max_size=20),
+    "invalid_at": st.dates(),
+}
+edits = st.one_of(
+    *(strategy.map(lambda v, k=key: (k, v)) for key, strategy in edit_values.items()),
+    st.sampled_from(["name", "description", "tags", "invalid_at", "custom_field", "note"])
+      .map(lambda key: (key, None)),
+)
+FIELD_OF = {"description": "description", "type": "type", "tags": "tags",
+            "invalid_at": "invalid_at", "name": "name", "custom_field": None, "note": None}
+COMPARED = ("name", "description", "type", "tags", "aliases", "baseline", "baseline_priority",
+            "updated", "valid_at", "invalid_at", "superseded_by", "body")
+
+
+def lines_of(text: str) -> list[str]:
+    """Lines split on "\\n" only, as a person (and difflib here) sees them."""
+    return re.findall(r"[^\n]*\n|[^\n]+", text)
+
+
+def raw_fields(text: str) -> dict[str, object]:
+    parts = split(text)
+    return load_frontmatter(parts.frontmatter or "", 1, [])
+
+
+def assert_only_region_changed(before: str, after: str, region: tuple[int, int] | None) -> None:
+    """Every line outside ``region`` (all lines when None: a pure insertion) is unchanged."""
+    old, new = lines_of(before), lines_of(after)
+    diff = "".join(difflib.unified_diff(old, new))
+    if region is None:
+        pairs = zip(old, new, strict=False)
+        prefix = next((i for i, (a, b) in enumerate(pairs) if a != b), len(old))
+        assert new[:prefix] + new[len(new) - (len(old) - prefix):] == old, diff
+        return
+    start, end = region
+    assert new[:start] == old[:start], diff
+    assert new[len(new) - (len(old) - end):] == old[end:] and len(new) >= len(old) - end, diff
+
+
+def without(generated: Generated, key: str) -> list[str]:
+    """The lines of the generated file with one field's lines removed."""
+    start, end = generated.spans.get(key, (0, 0))
+    old = lines_of(generated.text)
+    return old[:start] + old[end:]
+
+
+def edited_region(generated: Generated, key: str) -> tuple[int, int] | None:
+    """The lines the edit may touch: its field's; for ``type``, where the type is in effect."""
+    if key == "type":
+        raw = raw_fields(generated.text)
+        nested = isinstance(raw.get("metadata"), dict) and "type" in raw["metadata"]
+        key = "type" if "type" in raw and not nested else "metadata"
+    return generated.spans.get(key)
+
+
+def assert_reads_as_requested(after: Memory, key: str, value: object) -> None:
+    field = FIELD_OF[key]
+    if field is None:
+        return
+    expected = {"description": "", "tags": ()}.get(field) if value is None else value
+    assert getattr(after, field) == (tuple(expected) if isinstance(expected, list) else expected)
+
+
+def assert_others_unchanged(before: str, after: str, key: str) -> None:
+    """Every typed field but the edited one reads the same, and so does every raw field."""
+    old, new = parse(before.encode(), "fuzz.md"), parse(after.encode(), "fuzz.md")
+    others = [name for name in COMPARED if name != FIELD_OF.get(key)]
+    assert [getattr(new, n) for n in others] == [getattr(old, n) for n in others]
+    raw_before, raw_after = raw_fields(before), raw_fields(after)
+    for name in raw_before.keys() - {key, "metadata", "type"}:
+        assert raw_after.get(name) == raw_before[name]
+
+
+def assert_comment_kept(generated: Generated, edited: str, key: str) -> None:
+    """A one-line field that stays one line keeps the comment after its value."""
+    start, end = generated.spans.get(key, (0, 0))
+    old, new = lines_of(generated.text), lines_of(edited)
+    if end - start != 1 or len(new) != len(old) or "#" not in old[start]:
+        return
+    comment = old[start][old[start].rindex("  #"):] if "  #" in old[start] else ""
+    assert new[start].endswith(comment), (old[start], new[start])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated=memory_files(), edit=edits)
+def test_any_edit_of_any_structure_changes_only_its_field(generated: Generated,
+                                                         edit: tuple[str, object]) -> None:
+    """Every generated file is valid and editable, so a refusal is a failure here too.
+
+    Checks: the field reads as requested, every other field as before, no new problem,
+    only the field's own lines change, a comment after a one-line value survives, and
+    deleting the field afterwards leaves exactly the other lines (nothing left behind).
+    """
+    text, (key, value) = generated.text, edit
+    before = parse(text.encode(), "fuzz.md")
+    assert before.problems == (), text
+    edited = set_fields(text, {key: value}, "fuzz.md")
+    after = parse(edited.encode(), "fuzz.md")
+    assert_reads_as_requested(after, key, value)
+    assert_others_unchanged(text, edited, key)
+    assert set(after.problems) <= set(before.problems), after.problems
+    assert_only_region_changed(text, edited, edited_region(generated, key))
+    if "\r\n" in text:
+        assert "\n" not in edited.replace("\r\n", ""), edited
+    if key == "type":
+        return
+    assert_comment_kept(generated, edited, key)
+    removed = edited if value is None else set_fields(edited, {key: None}, "fuzz.md")
+    assert lines_of(removed) == without(generated, key), removed

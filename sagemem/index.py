@@ -193,6 +193,12 @@ class SearchIndex:
             except OSError as exc:
                 raise IndexUnavailable(self.path, exc.strerror or str(exc)) from exc
 
+    def recover(self, error: sqlite3.DatabaseError) -> None:
+        """Drop an index found damaged mid-use; the next access rebuilds it from the files."""
+        self.notices.append(f"search index {self.path} was damaged ({error}); rebuilt it")
+        self.close()
+        self._remove_files()
+
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and build it again from the files."""
         self.close()
@@ -445,13 +451,13 @@ class _Watcher(threading.Thread):
         self.ready = False
         self._changed = True  # the first query after starting does a full stat pass
         self._lock = threading.Lock()
-        self._stop = threading.Event()
+        self._stop_event = threading.Event()
 
     def run(self) -> None:
         from watchfiles import watch
 
         try:
-            for _changes in watch(self.directory, stop_event=self._stop, debounce=1, step=1,
+            for _changes in watch(self.directory, stop_event=self._stop_event, debounce=1, step=1,
                                   recursive=False, yield_on_timeout=True, rust_timeout=200):
                 with self._lock:
                     self._changed = self._changed or bool(_changes)
@@ -466,4 +472,5 @@ class _Watcher(threading.Thread):
         return changed
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stop_event.set()
+        self.join(timeout=2)

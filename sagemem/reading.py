@@ -91,7 +91,7 @@ def _by_bytes(memory: Memory, start_byte: int, limit: int) -> ReadResult:
     start = max(start_byte, body_start)
     while start < len(data) and data[start] & 0xC0 == 0x80:
         start += 1  # never start inside a UTF-8 character
-    chunk = _cut_utf8(data[start:start + limit], limit)
+    chunk = _cut_utf8(data[start:start + limit + 3], limit)
     end = start + len(chunk)
     first = data.count(b"\n", 0, start) + 1
     last = first + chunk.count(b"\n") - (1 if chunk.endswith(b"\n") else 0)
@@ -101,9 +101,13 @@ def _by_bytes(memory: Memory, start_byte: int, limit: int) -> ReadResult:
 
 
 def _cut_utf8(data: bytes, limit: int) -> bytes:
-    """At most ``limit`` bytes, shortened so no UTF-8 character is split."""
-    data = data[:limit]
-    return data.decode("utf-8", errors="ignore").encode("utf-8") if data else data
+    """At most ``limit`` bytes, shortened so no UTF-8 character is split — but always at
+    least one whole character, so a reader paging through always moves forward."""
+    cut = data[:limit].decode("utf-8", errors="ignore").encode("utf-8")
+    if cut or not data:
+        return cut
+    first = data[:4].decode("utf-8", errors="ignore")[:1]
+    return first.encode("utf-8")
 
 
 def _body_offset(memory: Memory) -> int:

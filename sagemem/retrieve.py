@@ -22,6 +22,7 @@ import base64
 import hashlib
 import json
 import math
+import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -29,7 +30,7 @@ from datetime import date
 from rapidfuzz import fuzz, process
 
 from .errors import SagememError
-from .index import SearchIndex, Stats, TermStats
+from .index import SearchIndex, Stats, SyncReport, TermStats
 from .memory import TYPES
 from .text import file_lines, is_cjk, tokens
 
@@ -46,6 +47,9 @@ BODY_WEIGHT = 1.0
 NEIGHBOUR_WEIGHT = 0.0
 RELATIVE_FLOOR = 0.25
 MIN_FALLBACK_CHARS = 4
+MIN_CORPUS_FILES = 20
+"""A small folder's evidence is judged as if it had this many files, the others without
+the term: in a folder of three memories, a word they all share still names the topic."""
 TYPO_MIN_LEN = 6
 TYPO_MIN_SCORE = 80.0
 SELECTIVE_INFO = 0.3
@@ -132,9 +136,11 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
            cursor: str | None = None, today: date | None = None) -> SearchResponse:
     """Rank the memories that answer ``query``; ``scope`` is a type or a tag."""
     offset = _offset(cursor, query, scope)
-    report = index.sync()
-    stats = index.stats()
-    ranked, candidates, filtered = _rank(index, stats, query, scope)
+    try:
+        report, ranked, candidates, filtered = _search_index(index, query, scope)
+    except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it, once
+        index.recover(exc)
+        report, ranked, candidates, filtered = _search_index(index, query, scope)
     page = ranked[offset:offset + max(limit, 1)]
     results = _results(index, page, today or date.today())
     more = offset + len(page) < len(ranked)
@@ -143,6 +149,12 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
     notices = tuple(index.notices)
     index.notices.clear()
     return SearchResponse(query, tuple(results), coverage, notices)
+
+
+def _search_index(index: SearchIndex, query: str, scope: str | None
+                  ) -> tuple[SyncReport, list[tuple[int, float, int | None]], int, int]:
+    report = index.sync()
+    return (report, *_rank(index, index.stats(), query, scope))
 
 
 def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
@@ -176,7 +188,8 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
 def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
     raw = list(dict.fromkeys(tokens(query)))
     known = index.term_stats(raw)
-    idf_max = idf(0, stats.files)
+    files = max(stats.files, MIN_CORPUS_FILES)
+    idf_max = idf(0, files)
     terms: dict[str, float] = {}
     info: dict[str, float] = {}
     total = 0.0
@@ -184,7 +197,7 @@ def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
         prior = FUNCTION_WEIGHT if _is_function(term) else 1.0
         if term in known:
             terms[term] = 1.0
-            info[term] = idf(known[term].fdf, stats.files) * prior
+            info[term] = idf(known[term].fdf, files) * prior
             total += info[term]
             continue
         fixed = _typo_fix(index, term)
@@ -197,7 +210,7 @@ def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
             total += idf_max * unseen * prior
     for term in terms.keys() - known.keys():
         known.update(index.term_stats([term]))
-        info[term] = idf(known[term].fdf, stats.files) if term in known else idf_max
+        info[term] = idf(known[term].fdf, files) if term in known else idf_max
     return _Query(terms, info, total, idf_max, known)
 
 

@@ -15,6 +15,7 @@ fenced code block is never split, whatever blank lines it holds.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -52,7 +53,8 @@ def fold(word: str) -> str:
 def tokens(text: str) -> list[str]:
     """The search tokens of ``text``, in order, repeats kept (term frequency counts)."""
     out: list[str] = []
-    for match in _TOKEN.finditer(text):
+    # NFKC: full-width letters and digits from a Chinese input method (８０８０) are ASCII
+    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
         cjk = match.group("cjk")
         if cjk is not None:
             out.extend(cjk_units(cjk))
@@ -132,4 +134,4 @@ def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:
 
 
 def _only_headings(lines: list[str]) -> bool:
-    return all(_HEADING.match(line) for line in lines)
+    return all(_HEADING.match(line) for line in lines if line.strip())

@@ -324,9 +324,6 @@ def test_search_in_a_missing_directory_exits_1_naming_it(run: Run, tmp_path: Pat
     assert str(missing) in err
 
 
-@pytest.mark.xfail(strict=True, reason="bug: with a single memory every term has the lowest "
-                   "possible IDF, so the threshold normalised to the corpus's IDF scale drops "
-                   "it: a user's first memory cannot be found by its own distinctive name")
 def test_search_in_a_directory_of_one_memory_finds_it(run: Run, tmp_path: Path) -> None:
     directory = tmp_path / "first"
     directory.mkdir()

@@ -180,7 +180,8 @@ def _trailing(draw: st.DrawFn) -> str:
 def name_fields(draw: st.DrawFn) -> Field:
     key = draw(st.sampled_from(["name", "'name'", '"name"', "name "]))
     value = draw(st.sampled_from(PLAIN + QUOTED + ['""']))
-    return Field("name", (f"{key}: {value}{_trailing(draw)}",))
+    more = draw(st.sampled_from([(), ("  # an indented comment belongs to the field",)]))
+    return Field("name", (f"{key}: {value}{_trailing(draw)}", *more))
 
 
 @st.composite
@@ -191,8 +192,8 @@ def description_fields(draw: st.DrawFn) -> Field:
         value = draw(st.sampled_from(PLAIN if shape == "plain" else QUOTED))
         return Field("description", (f"{key}: {value}{_trailing(draw)}",))
     if shape == "continued":
-        return Field("description", (f"{key}: {draw(st.sampled_from(PLAIN))}",
-                                     f"  {draw(st.sampled_from(PLAIN))}"))
+        first, second = draw(st.sampled_from([(p, p) for p in PLAIN] + [('"one', 'two"')]))
+        return Field("description", (f"{key}: {first}", f"  {second}"))
     if shape == "below":
         return Field("description", (f"{key}:", f"  {draw(st.sampled_from(PLAIN))}"))
     indicator = draw(st.sampled_from(["", "-"]))  # "|+" can own blank lines of others
@@ -206,8 +207,13 @@ def description_fields(draw: st.DrawFn) -> Field:
 def tags_fields(draw: st.DrawFn) -> Field:
     tags = draw(st.lists(st.sampled_from(["deploy", "rock 'n roll", "部署", "a#b", "x"]),
                          min_size=1, max_size=3, unique=True))
-    if draw(st.booleans()):
+    shape = draw(st.sampled_from(["flow", "below", "wrapped", "block"]))
+    if shape == "flow":
         return Field("tags", (f"tags: [{', '.join(tags)}]{_trailing(draw)}",))
+    if shape == "below":
+        return Field("tags", ("tags:", f"  [{', '.join(tags)}]{_trailing(draw)}"))
+    if shape == "wrapped":
+        return Field("tags", (f"tags: [{tags[0]},", f"  {', '.join(tags[1:])}]"))
     indent = draw(st.sampled_from(["", "  "]))
     return Field("tags", (f"tags:{_trailing(draw)}", *(f"{indent}- {tag}" for tag in tags)))
 
@@ -219,7 +225,7 @@ def metadata_fields(draw: st.DrawFn) -> Field:
         return Field("metadata", (draw(st.sampled_from(["metadata:", "metadata: ~"])),))
     if shape == "empty":
         return Field("metadata", ("metadata: {}",))
-    kind = draw(st.sampled_from(TYPES))
+    kind = draw(st.sampled_from([*TYPES, '"user"', "'project'"]))
     entries = draw(st.lists(st.sampled_from([f"type: {kind}", "other: 1"]), min_size=1,
                             max_size=2, unique=True))
     if shape == "flow":
@@ -229,7 +235,8 @@ def metadata_fields(draw: st.DrawFn) -> Field:
         entries.insert(draw(st.integers(0, len(entries))), "# nested comment")
     entries = [entry + (_trailing(draw) if entry.startswith("type") else "")
                for entry in entries]
-    return Field("metadata", ("metadata:", *(indent + entry for entry in entries)))
+    head = "metadata:" + _trailing(draw)
+    return Field("metadata", (head, *(indent + entry for entry in entries)))
 
 
 OTHER_FIELDS = [

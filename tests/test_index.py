@@ -300,10 +300,6 @@ def _corrupt_table(path: Path, table: str) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: only opening the index (meta, sqlite_master) is "
-                   "guarded; a cache whose header and schema are intact but whose data pages "
-                   "are corrupt raises sqlite3.DatabaseError from sync() instead of being "
-                   "rebuilt with a notice (the CLI reports an internal error)")
 def test_cache_with_a_corrupt_data_page_is_rebuilt_with_one_notice(
     memory_dir: Path, state_dir: Path
 ) -> None:
@@ -440,9 +436,6 @@ def test_watched_index_sees_an_edit_on_a_later_search(
         time.sleep(0.05)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="bug: _Watcher assigns "
-                   "self._stop = threading.Event(), shadowing threading.Thread._stop, so join() "
-                   "or is_alive() on a watcher that has finished raises TypeError")
 def test_closing_the_store_stops_the_watcher(store: MemoryStore) -> None:
     index = store.search_index()
     index.watch()

@@ -289,9 +289,6 @@ def test_read_by_byte_reaching_the_end_has_no_next_page(store: MemoryStore) -> N
     assert result.next_start_byte is None
 
 
-@pytest.mark.xfail(strict=True, reason="bug: with max_bytes smaller than one UTF-8 character "
-                   "the page is empty and next_start_byte equals start_byte, so a client "
-                   "paging on next_start_byte loops forever")
 def test_read_by_byte_always_advances_or_refuses_a_page_too_small(store: MemoryStore) -> None:
     start = line_offset(EDITOR, EDITOR_BODY_LINE)
     try:

@@ -89,9 +89,6 @@ def test_mixed_text_without_spaces_still_separates_the_scripts() -> None:
     assert tokens("用kubectl部署到prod环境") == ["用", "kubectl", "部署", "署到", "prod", "环境"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: full-width letters and digits (what a Chinese "
-                   "IME types in full-width mode) match neither the ASCII nor the CJK pattern "
-                   "and are dropped: tokens('端口８０８０') == ['端口']")
 def test_full_width_letters_and_digits_give_their_ascii_tokens() -> None:
     assert tokens("端口８０８０") == tokens("端口8080")
     assert tokens("Ｎｅｏｖｉｍ") == ["neovim"]
@@ -207,9 +204,6 @@ def test_heading_directly_above_text_is_one_block() -> None:
         Paragraph(1, 3, "## Steps\n1. build\n2. ship")]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: after two heading-only blocks are merged, the "
-                   "merged block holds a blank line, so it no longer counts as headings and "
-                   "the second heading is separated from the text under it")
 def test_second_of_two_heading_only_blocks_stays_with_the_block_under_it() -> None:
     body = "# Deploy notes\n\n## Steps\n\nTag the release, then push.\n"
     holding_text = next(p for p in paragraphs(body, 1) if "Tag the release" in p.text)

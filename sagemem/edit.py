@@ -37,10 +37,10 @@ _NULL_TAG = "tag:yaml.org,2002:null"
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _COMPARE_LIMIT = 100_000
 
-Splice = tuple[int, int, str]
+_Splice = tuple[int, int, str]
 """Replace ``block[start:end]`` with the text."""
 
-_NOTHING: Splice = (0, 0, "")
+_NOTHING: _Splice = (0, 0, "")
 
 
 @dataclass(frozen=True)
@@ -256,13 +256,13 @@ def _is_filler(line: str, column: int) -> bool:
 
 # Editing -------------------------------------------------------------------------------
 
-def _edit(block: _Block, key: str, value: object) -> Splice:
+def _edit(block: _Block, key: str, value: object) -> _Splice:
     if key == NESTED_TYPE:
         return _edit_metadata_type(block, value)
     return _edit_in(block, block.root, len(block.starts), key, value)
 
 
-def _edit_metadata_type(block: _Block, value: object) -> Splice:
+def _edit_metadata_type(block: _Block, value: object) -> _Splice:
     """Set ``metadata.type``; a missing, null or ``{}`` metadata becomes a fresh block."""
     entry = _entry(block, block.root, len(block.starts), "metadata")
     fresh = {"metadata": {"type": value}}
@@ -285,7 +285,7 @@ def _is_empty(node: Node) -> bool:
 
 
 def _edit_in(block: _Block, parent: MappingNode | None, limit: int, key: str,
-             value: object) -> Splice:
+             value: object) -> _Splice:
     entry = _entry(block, parent, limit, key)
     if entry is None:
         return _NOTHING if value is DELETE else _add(block, parent, limit, {key: value})
@@ -315,12 +315,12 @@ def _fits_inline(block: _Block, entry: _Entry) -> bool:
     return _line_at(block, end - 1) == entry.start
 
 
-def _lines(block: _Block, entry: _Entry, snippet: str) -> Splice:
+def _lines(block: _Block, entry: _Entry, snippet: str) -> _Splice:
     return _offset(block, entry.start), _offset(block, entry.end), snippet
 
 
 def _add(block: _Block, parent: MappingNode | None, limit: int,
-         fields: Mapping[str, object]) -> Splice:
+         fields: Mapping[str, object]) -> _Splice:
     """Add a missing key after the last line of ``parent``, at its keys' indentation."""
     if parent is not None and parent.flow_style:
         return _add_to_flow(block, parent, fields)
@@ -331,7 +331,7 @@ def _add(block: _Block, parent: MappingNode | None, limit: int,
     return _offset(block, at), _offset(block, at), _snippet(fields, column, block.newline)
 
 
-def _add_to_flow(block: _Block, parent: MappingNode, fields: Mapping[str, object]) -> Splice:
+def _add_to_flow(block: _Block, parent: MappingNode, fields: Mapping[str, object]) -> _Splice:
     """``{a: 1}`` becomes ``{a: 1, key: value}``; the value must fit on one line."""
     [(key, value)] = fields.items()
     inline = _inline_value(value)
@@ -342,10 +342,10 @@ def _add_to_flow(block: _Block, parent: MappingNode, fields: Mapping[str, object
     return _inside(block, parent, (at, at, f", {key}: {inline}"))
 
 
-def _remove_from_flow(block: _Block, parent: MappingNode, entry: _Entry) -> Splice:
+def _remove_from_flow(block: _Block, parent: MappingNode, entry: _Entry) -> _Splice:
     """Drop ``key: value`` and one comma next to it from a ``{...}`` mapping."""
     keys = [k for k, _ in parent.value]
-    at = keys.index(entry.key)
+    at = next(i for i, k in enumerate(keys) if k is entry.key)
     end = entry.value.end_mark.index if _own(entry.key, entry.value) else entry.key.end_mark.index
     if at + 1 < len(keys):
         return _inside(block, parent, (entry.key.start_mark.index, keys[at + 1].start_mark.index,
@@ -357,7 +357,7 @@ def _remove_from_flow(block: _Block, parent: MappingNode, entry: _Entry) -> Spli
     return _inside(block, parent, (start, end, ""))
 
 
-def _inside(block: _Block, parent: MappingNode, splice: Splice) -> Splice:
+def _inside(block: _Block, parent: MappingNode, splice: _Splice) -> _Splice:
     """``splice`` if it lies within the braces of ``parent``; refuse anything else."""
     if parent.start_mark.index < splice[0] <= splice[1] < parent.end_mark.index:
         return splice

@@ -13,6 +13,7 @@ query with nothing changed skips the stat pass entirely.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -26,7 +27,7 @@ from typing import Any
 from .errors import SagememError
 from .memory import Memory
 from .paths import name_key
-from .store import TMP_SUFFIX, MemoryStore
+from .store import MemoryStore
 from .text import paragraphs, tokens
 
 INDEX_VERSION = "2"
@@ -54,15 +55,6 @@ CREATE INDEX pterms_term ON pterms (term, file_id);
 CREATE INDEX pterms_file ON pterms (file_id);
 CREATE INDEX paras_file ON paras (file_id);
 """
-
-
-@dataclass(frozen=True)
-class FileStat:
-    """What tells a file changed without reading it."""
-
-    mtime_ns: int
-    size: int
-    inode: int
 
 
 @dataclass(frozen=True)
@@ -116,6 +108,8 @@ class SearchIndex:
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
         self._watcher: _Watcher | None = None
+        self._stats: Stats | None = None
+        self._seen_digest: str | None = None
 
     # -- connection ---------------------------------------------------------------
 
@@ -126,6 +120,7 @@ class SearchIndex:
         return self._conn
 
     def close(self) -> None:
+        self._stats = None
         if self._watcher:
             self._watcher.stop()
             self._watcher = None
@@ -175,7 +170,8 @@ class SearchIndex:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         if not tables:
             return None
-        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        return dict(conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('version', 'directory')").fetchall())
 
     def _create(self, conn: sqlite3.Connection) -> None:
         with _transaction(conn):
@@ -219,37 +215,54 @@ class SearchIndex:
         if watcher is not None and watcher.ready and not watcher.take_changes():
             return SyncReport(0, (), ())
         on_disk = self._stat_pass()
-        known = {name: (FileStat(m, s, i)) for name, m, s, i in
+        digest = _digest(on_disk)
+        if digest != self._seen_digest:
+            self._stats = None  # another process may have brought the index up to date
+        self._seen_digest = digest
+        if digest == self._stored_digest():  # nothing moved: no need to compare file by file
+            return SyncReport(len(on_disk), (), ())
+        known = {name: (m, s, i) for name, m, s, i in
                  self.conn.execute("SELECT name, mtime_ns, size, inode FROM files")}
         changed = [n for n, st in on_disk.items() if known.get(n) != st]
         removed = [n for n in known if n not in on_disk]
-        if changed or removed:
-            self._apply(changed, removed, progress)
+        self._apply(changed, removed, progress, digest)
         return SyncReport(len(on_disk), tuple(changed), tuple(removed))
 
-    def _stat_pass(self) -> dict[str, FileStat]:
-        """Every candidate memory file's stat, without reading any (the floor of a query)."""
+    def _stored_digest(self) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'digest'").fetchone()
+        return row[0] if row else None
+
+    def _stat_pass(self) -> dict[str, tuple[int, int, int]]:
+        """Every candidate memory file's (mtime_ns, size, inode), reading none of them."""
         self.store.require_directory()
-        found: dict[str, FileStat] = {}
+        found: dict[str, tuple[int, int, int]] = {}
         reserved = self.store.reserved
-        with os.scandir(self.store.directory) as entries:
+        try:
+            entries = os.scandir(self.store.directory)
+        except OSError as exc:
+            raise IndexUnavailable(self.store.directory, exc.strerror or str(exc)) from exc
+        with entries:
             for entry in entries:
                 name = entry.name
-                if not name.endswith((".md", ".MD", ".Md", ".mD")) or name.startswith("."):
+                if name[-3:].lower() != ".md" or name[0] == ".":
                     continue
-                if name.endswith(TMP_SUFFIX) or name_key(name) in reserved:
+                key = name.lower() if name.isascii() else name_key(name)
+                if key in reserved:
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                found[name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+                found[name] = (st.st_mtime_ns, st.st_size, st.st_ino)
         return found
 
-    def _apply(self, changed: list[str], removed: list[str], progress: Progress | None) -> None:
+    def _apply(self, changed: list[str], removed: list[str], progress: Progress | None,
+               digest: str) -> None:
         conn = self.conn
         total = len(changed)
+        self._stats = None
         with _transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (digest,))
             for name in removed:
                 self._forget(name)
             for done, name in enumerate(changed, start=1):
@@ -325,6 +338,12 @@ class SearchIndex:
     # -- what retrieval reads -------------------------------------------------------
 
     def stats(self) -> Stats:
+        """Corpus statistics, cached until the index next changes."""
+        if self._stats is None:
+            self._stats = self._read_stats()
+        return self._stats
+
+    def _read_stats(self) -> Stats:
         files, slen, blen = self.conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(slen), 0), COALESCE(SUM(blen), 0) FROM files "
             "WHERE revision IS NOT NULL").fetchone()
@@ -338,22 +357,60 @@ class SearchIndex:
                 self._in("SELECT term, sdf, pdf, fdf FROM vocab WHERE term IN ({})",
                          list(terms)) if f > 0}
 
-    def summary_postings(self, terms: list[str]) -> list[tuple[str, int, float, float]]:
-        """(term, file id, weighted tf, summary length) for every summary holding a term."""
-        return self._in("SELECT s.term, s.file_id, s.tf, f.slen FROM sterms s "
-                        "JOIN files f ON f.id = s.file_id WHERE s.term IN ({})", terms)
+    # Scoring runs inside SQLite: each query term arrives as a row of a VALUES table
+    # (term, weight, idf, information), posting lists are read through the term index,
+    # and only aggregates come back to Python — a common word over ten thousand files
+    # costs a C loop, not ten thousand Python objects.
 
-    def para_postings(self, terms: list[str], file_ids: list[int] | None
-                      ) -> list[tuple[str, int, int, int, int, int]]:
-        """(term, file id, paragraph id, tf, paragraph length, body length) per paragraph
-        holding a term, optionally only in some files."""
-        sql = ("SELECT t.term, t.file_id, t.para_id, t.tf, p.plen, f.blen FROM pterms t "
-               "JOIN paras p ON p.id = t.para_id JOIN files f ON f.id = t.file_id "
-               "WHERE t.term IN ({})")
-        if file_ids is None:
-            return self._in(sql, terms)
-        marks = ",".join("?" * len(file_ids))
-        return self._in(sql + f" AND t.file_id IN ({marks})", terms, tuple(file_ids))
+    def summary_scores(self, q: QueryTerms, avg_len: float, *, file_ids: list[int] | None = None,
+                       min_mass: float = 0.0) -> list[tuple[int, float, float, str]]:
+        """(file id, BM25 score, matched information, matched terms joined by US) of every
+        summary holding a query term, keeping those with at least ``min_mass``."""
+        where = f"WHERE s.file_id IN ({_marks(file_ids)})" if file_ids is not None else ""
+        sql = (f"WITH q(term, w, idf, info) AS (VALUES {_marks(q, 4)}) "
+               "SELECT s.file_id, SUM(q.w * q.idf * s.tf * ? / (s.tf + ? * (1 - ? + ? * "
+               "f.slen / ?))), SUM(q.w * q.info), GROUP_CONCAT(s.term, char(31)) "
+               "FROM q CROSS JOIN sterms s ON s.term = q.term JOIN files f ON f.id = s.file_id "
+               f"{where} GROUP BY s.file_id HAVING SUM(q.w * q.info) >= ?")
+        args = (*_flat(q), *_bm25_args(avg_len), *(file_ids or ()), min_mass)
+        return self.conn.execute(sql, args).fetchall()
+
+    def paragraph_scores(self, q: QueryTerms, avg_len: float, file_ids: list[int]
+                         ) -> list[tuple[int, int, float, float, str]]:
+        """(paragraph id, file id, BM25 score, matched information, matched terms) of the
+        paragraphs of ``file_ids`` holding a query term."""
+        if not file_ids or not q:
+            return []
+        sql = (f"WITH q(term, w, idf, info) AS (VALUES {_marks(q, 4)}) "
+               "SELECT t.para_id, t.file_id, SUM(q.w * q.idf * t.tf * ? / (t.tf + ? * (1 - ? + "
+               "? * p.plen / ?))), SUM(q.w * q.info), GROUP_CONCAT(t.term, char(31)) "
+               "FROM q CROSS JOIN pterms t ON t.term = q.term JOIN paras p ON p.id = t.para_id "
+               f"WHERE t.file_id IN ({_marks(file_ids)}) GROUP BY t.para_id")
+        return self.conn.execute(sql, (*_flat(q), *_bm25_args(avg_len), *file_ids)).fetchall()
+
+    def body_scores(self, q: QueryTerms, avg_len: float, file_ids: list[int]
+                    ) -> list[tuple[int, float]]:
+        """(file id, BM25 score of the whole body as one document) for ``file_ids``."""
+        if not file_ids or not q:
+            return []
+        sql = (f"WITH q(term, w, idf, info) AS (VALUES {_marks(q, 4)}), "
+               "b(file_id, term, tf) AS (SELECT t.file_id, t.term, SUM(t.tf) FROM q "
+               "CROSS JOIN pterms t ON t.term = q.term "
+               f"WHERE t.file_id IN ({_marks(file_ids)}) GROUP BY t.file_id, t.term) "
+               "SELECT b.file_id, SUM(q.w * q.idf * b.tf * ? / (b.tf + ? * (1 - ? + ? * "
+               "f.blen / ?))) FROM b JOIN q ON q.term = b.term JOIN files f ON f.id = b.file_id "
+               "GROUP BY b.file_id")
+        return self.conn.execute(sql, (*_flat(q), *file_ids, *_bm25_args(avg_len))).fetchall()
+
+    def body_pool(self, q: QueryTerms, limit: int) -> list[int]:
+        """Files whose paragraphs hold the most information of the given terms."""
+        if not q:
+            return []
+        sql = (f"WITH q(term, w, idf, info) AS (VALUES {_marks(q, 4)}) "
+               "SELECT d.file_id FROM (SELECT DISTINCT t.file_id, t.term FROM q CROSS JOIN "
+               "pterms t ON t.term = q.term) d JOIN q ON q.term = d.term GROUP BY d.file_id "
+               "ORDER BY SUM(q.w * q.info) DESC, d.file_id LIMIT ?")
+        return [f for (f,) in self.conn.execute(sql, (*_flat(q), limit))]
 
     def first_paragraphs(self, file_ids: list[int]) -> dict[int, tuple[int, int, int]]:
         """Each file's first paragraph: (paragraph id, start line, end line)."""
@@ -395,12 +452,37 @@ class SearchIndex:
         return rows
 
 
+QueryTerms = dict[str, tuple[float, float, float]]
+"""A query as scoring sees it: term → (weight, idf, information)."""
+K1, B = 1.2, 0.75
+
+
+def _marks(items: object, width: int = 1) -> str:
+    group = "?" if width == 1 else "(" + ",".join("?" * width) + ")"
+    return ",".join([group] * len(items))  # type: ignore[arg-type]
+
+
+def _flat(q: QueryTerms) -> list[object]:
+    return [x for term, values in q.items() for x in (term, *values)]
+
+
+def _bm25_args(avg_len: float) -> tuple[float, ...]:
+    return (K1 + 1, K1, B, B, avg_len or 1.0)
+
+
 class IndexUnavailable(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
         self.reason = reason
         super().__init__(f"search index {path} cannot be used: {reason}; "
                          "check the state directory (--state-dir) is writable")
+
+
+def _digest(stats: dict[str, tuple[int, int, int]]) -> str:
+    """A value that changes whenever any file is added, removed or touched. It follows the
+    directory's own listing order: a reordered listing only costs one full comparison."""
+    text = "\0".join(f"{name}\1{m}\1{s}\1{i}" for name, (m, s, i) in stats.items())
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 def summary_terms(memory: Memory) -> dict[str, float]:

@@ -395,8 +395,8 @@ def _tags(raw: dict[str, Any], problems: list[Problem]) -> tuple[str, ...]:
         problems.append(Problem("tags", f"{len(tags)} tags, more than the {MAX_TAGS} allowed"))
     long = [tag for tag in tags if len(tag) > MAX_TAG_CHARS]
     if long:
-        problems.append(Problem("tags", f"{len(long)} tag(s) longer than {MAX_TAG_CHARS} "
-                                f"characters, such as {_show(long[0])}"))
+        problems.append(Problem("tags", f"tags longer than {MAX_TAG_CHARS} characters: "
+                                f"{len(long)}, the first {_show(long[0])}"))
     return tags
 
 

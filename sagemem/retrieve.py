@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import sqlite3
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -31,7 +30,8 @@ from rapidfuzz import fuzz, process
 
 from .errors import SagememError
 from .index import SearchIndex, Stats, SyncReport, TermStats
-from .memory import TYPES
+from .memory import TYPES, revision_of
+from .paths import safe_read
 from .text import file_lines, is_cjk, tokens
 
 K1, B = 1.2, 0.75
@@ -165,24 +165,48 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
     q = _prepare(index, stats, query)
     if not q.terms:
         return [], 0, 0
-    summary, summary_matched = _summary_scores(index, stats, q)
     body = len("".join(query.split())) >= MIN_FALLBACK_CHARS
-    pool = set(summary) | (_body_pool(index, stats, q) if body else set())
+    lowest = _lowest_passing_mass(q)
+    summary = {f: (score, set(terms.split(US)))
+               for f, score, _, terms in index.summary_scores(
+                   _weights(q, "sdf", stats.files), stats.avg_slen, min_mass=lowest)}
+    pool = set(summary)
+    if body:
+        selective = {t: v for t, v in _weights(q, "pdf", stats.paras).items()
+                     if q.info[t] >= SELECTIVE_INFO * q.idf_max}
+        extra = [f for f in index.body_pool(selective, MAX_BODY_POOL) if f not in pool]
+        summary.update({f: (score, set(terms.split(US))) for f, score, _, terms in
+                        index.summary_scores(_weights(q, "sdf", stats.files), stats.avg_slen,
+                                             file_ids=extra)} if extra else {})
+        pool.update(extra)
     paras = _body_scores(index, stats, q, sorted(pool))
     scale = q.idf_max * (K1 + 1)
     combined: dict[int, float] = {}
     for file_id in pool:
-        in_summary = summary_matched.get(file_id, set())
+        score, in_summary = summary.get(file_id, (0.0, set()))
         in_paragraphs = paras.matched.get(file_id, []) if body else []
         if _passes(q, in_summary) or any(_passes(q, in_summary | t) for t in in_paragraphs):
-            combined[file_id] = (summary.get(file_id, 0.0)
-                                 + PARAGRAPH_WEIGHT * paras.best_score.get(file_id, 0.0)
+            combined[file_id] = (score + PARAGRAPH_WEIGHT * paras.best_score.get(file_id, 0.0)
                                  + BODY_WEIGHT * paras.whole.get(file_id, 0.0)) / scale
     passing = _in_scope(index, list(combined), scope)
     ranked = _cut({f: combined[f] for f in passing})[:MAX_CANDIDATES]
     returned = [(f, combined[f], paras.best.get(f)) for f in ranked]
     dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
     return returned, len(passing), max(dropped, 0)
+
+
+US = "\x1f"
+
+
+def _weights(q: _Query, df_kind: str, n: int) -> dict[str, tuple[float, float, float]]:
+    """The query as the index scores it: term → (weight, idf over ``n`` units, information)."""
+    return {t: (w, idf(getattr(q.stats[t], df_kind), n), q.info[t]) for t, w in q.terms.items()}
+
+
+def _lowest_passing_mass(q: _Query) -> float:
+    """No summary matching less information than this can pass either rule."""
+    return min(max(MIN_EVIDENCE * q.idf_max, MIN_COVERAGE * q.total_info),
+               max(MIN_FOCUSED_EVIDENCE * q.idf_max, FOCUSED_COVERAGE * q.total_info))
 
 
 def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
@@ -243,33 +267,6 @@ def _passes(q: _Query, matched: set[str]) -> bool:
             or (evidence >= MIN_FOCUSED_EVIDENCE and coverage >= FOCUSED_COVERAGE))
 
 
-def _summary_scores(index: SearchIndex, stats: Stats, q: _Query
-                    ) -> tuple[dict[int, float], dict[int, set[str]]]:
-    """Stage 1: each file's BM25 score over its summary, and the terms it matched."""
-    scores: dict[int, float] = defaultdict(float)
-    matched: dict[int, set[str]] = defaultdict(set)
-    for term, file_id, tf, slen in index.summary_postings(list(q.terms)):
-        weight = q.terms[term] * idf(q.stats[term].sdf, stats.files)
-        scores[file_id] += weight * bm25_tf(tf, slen, stats.avg_slen)
-        matched[file_id].add(term)
-    return scores, matched
-
-
-def _body_pool(index: SearchIndex, stats: Stats, q: _Query) -> set[int]:
-    """Files whose paragraphs hold a selective query term: the body candidates.
-
-    Terms too common to carry evidence on their own are left out of this lookup (they
-    still score within the pool), which keeps a query over ten thousand files cheap.
-    """
-    selective = [t for t in q.terms if q.info[t] >= SELECTIVE_INFO * q.idf_max]
-    if not selective:
-        return set()
-    partial: dict[int, float] = defaultdict(float)
-    for term, file_id, *_ in index.para_postings(selective, None):
-        partial[file_id] += q.terms[term] * q.info[term]
-    return set(sorted(partial, key=lambda f: (-partial[f], f))[:MAX_BODY_POOL])
-
-
 @dataclass
 class _BodyScores:
     """Stage 2 for a pool of files: each file's best paragraph, its score and terms, and
@@ -287,23 +284,15 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
     out = _BodyScores()
     if not file_ids:
         return out
-    para: dict[int, float] = defaultdict(float)
-    terms_in: dict[int, set[str]] = defaultdict(set)
+    para: dict[int, float] = {}
     owner: dict[int, int] = {}
-    body_tf: dict[tuple[int, str], int] = defaultdict(int)
-    body_len: dict[int, int] = {}
-    for term, file_id, para_id, tf, plen, blen in index.para_postings(list(q.terms), file_ids):
-        para[para_id] += q.terms[term] * idf(q.stats[term].pdf, stats.paras) * bm25_tf(
-            tf, plen, stats.avg_plen)
-        terms_in[para_id].add(term)
+    rows = index.paragraph_scores(_weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
+    for para_id, file_id, score, _, terms in rows:
+        para[para_id] = score
         owner[para_id] = file_id
-        body_tf[file_id, term] += tf
-        body_len[file_id] = blen
-    for (file_id, term), tf in body_tf.items():
-        out.whole[file_id] = out.whole.get(file_id, 0.0) + q.terms[term] * idf(
-            q.stats[term].fdf, stats.files) * bm25_tf(tf, body_len[file_id], stats.avg_blen)
-    for para_id in para:
-        out.matched.setdefault(owner[para_id], []).append(terms_in[para_id])
+        out.matched.setdefault(file_id, []).append(set(terms.split(US)))
+    out.whole = dict(index.body_scores(_weights(q, "fdf", stats.files), stats.avg_blen,
+                                       file_ids))
     smoothed = _with_neighbours(index, para, owner)
     for para_id in sorted(smoothed, key=lambda p: (-smoothed[p], p)):
         file_id = owner[para_id]
@@ -380,14 +369,16 @@ def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], toda
 
 def _paragraph_text(index: SearchIndex, name: str, revision: str | None, start: int,
                     end: int) -> str | None:
-    """The lines ``start..end`` of the file, if it is still the revision that was indexed."""
+    """The lines ``start..end`` of the file, if it is still the revision that was indexed
+    (read through the safe path; no YAML is parsed to show a paragraph)."""
     try:
-        memory = index.store.get(name)
+        data = safe_read(index.store.directory, name, max_bytes=index.store.max_bytes).data
     except SagememError:
         return None
-    if memory.revision != revision:
+    if revision_of(data) != revision:
         return None  # changed since this query's sync; the next query re-indexes it
-    return "\n".join(file_lines(memory.text)[start - 1:end]) if start > 0 else ""
+    text = data.decode("utf-8", errors="replace")
+    return "\n".join(file_lines(text)[start - 1:end]) if start > 0 else ""
 
 
 def _fingerprint(query: str, scope: str | None) -> str:

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from sagemem import Memory, UneditableFrontmatter, parse, render_new, set_fields
 from sagemem.memory import load_frontmatter, split
 
-EDITABLE = [p for p in sorted(GOLDEN.glob("*.md"))
-            if p.name not in ("broken_line.md", "unclosed.md", "bad_values.md")]
+UNEDITABLE = ("broken_line.md", "unclosed.md", "bad_values.md", "duplicate_key.md",
+              "tab_separator.md", "complex_key.md")
+EDITABLE = [p for p in sorted(GOLDEN.glob("*.md")) if p.name not in UNEDITABLE]
 
 
 def changed_lines(before: str, after: str) -> list[str]:
@@ -136,6 +137,95 @@ def test_render_new_reads_back_every_field() -> None:
     assert (memory.tags, memory.aliases, memory.updated) == (("a", "b"), ("yes",),
                                                              date(2026, 11, 30))
     assert memory.body == "\nhello\n\nworld\n" and memory.problems == ()
+
+
+def test_quote_inside_a_plain_value_does_not_hide_the_comment() -> None:
+    text = "---\ndescription: rock 'n roll  # keep me\n---\n"
+    assert set_fields(text, {"description": "jazz"}) == "---\ndescription: jazz  # keep me\n---\n"
+    text = "---\ntags: [rock 'n roll]  # keep\n---\n"
+    assert set_fields(text, {"tags": ["jazz"]}) == "---\ntags: [jazz]  # keep\n---\n"
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("new", "---\ndescription: new\nname: n\n---\n"),
+    (None, "---\nname: n\n---\n"),
+])
+def test_hash_line_inside_a_block_scalar_goes_with_its_field(value: str | None,
+                                                            expected: str) -> None:
+    text = "---\ndescription: |\n  step 1\n  # step 2 is a heading\nname: n\n---\n"
+    assert set_fields(text, {"description": value}) == expected
+
+
+def test_comment_before_the_next_key_stays_with_that_key() -> None:
+    text = "---\ntags:\n- a\n\n# about the name\nname: n\n---\n"
+    assert set_fields(text, {"tags": None}) == "---\n\n# about the name\nname: n\n---\n"
+    assert set_fields(text, {"tags": ["b"]}) == "---\ntags: [b]\n\n# about the name\nname: n\n---\n"
+
+
+def test_complex_key_is_refused_not_rewritten() -> None:
+    with pytest.raises(UneditableFrontmatter) as refused:
+        set_fields("---\n? description\n: d\nname: n\n---\n", {"description": "c"}, "x.md")
+    assert refused.value.name == "x.md"
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    ("metadata:\n  other: 1\n", "metadata:\n  other: 1\n  type: user\n"),
+    ("metadata:\n    other: 1\n", "metadata:\n    other: 1\n    type: user\n"),
+    ("metadata:\n", "metadata:\n  type: user\n"),
+    ("metadata: {}\n", "metadata:\n  type: user\n"),
+    ("metadata: {other: 1}\n", "metadata: {other: 1, type: user}\n"),
+], ids=["last-key", "four-spaces", "null", "empty-flow", "flow"])
+def test_type_is_added_to_a_metadata_without_one(metadata: str, expected: str) -> None:
+    edited = set_fields(f"---\ndescription: d\n{metadata}---\nbody\n", {"type": "user"})
+    assert edited == f"---\ndescription: d\n{expected}---\nbody\n"
+
+
+def test_field_from_a_merge_key_is_refused() -> None:
+    text = "---\nbase: &b\n  description: d\n<<: *b\n---\n"
+    with pytest.raises(UneditableFrontmatter) as refused:
+        set_fields(text, {"description": "x"}, "merged.md")
+    assert refused.value.name == "merged.md"
+
+
+@pytest.mark.parametrize("text", [
+    "---\nmetadata: [a]\n---\n",
+    "---\nmetadata:\n  ? type\n  : user\n---\n",
+    "---\ndescription:\tx\n---\n",
+])
+def test_refusal_names_the_real_file(text: str) -> None:
+    with pytest.raises(UneditableFrontmatter) as refused:
+        set_fields(text, {"type": "project"}, "user_x.md")
+    assert refused.value.name == "user_x.md"
+
+
+@pytest.mark.parametrize("text", [
+    "---\ndescription:\tx\n---\n",
+    "---\ndescription: x\t# c\n---\n",
+    "---\nname: a\nname: b\n---\n",
+    "---\n? description\n: d\n---\n",
+    "---\n  description: c\nname: n\n---\n",
+])
+def test_what_the_editor_refuses_the_reader_reports(text: str) -> None:
+    """``sagemem show`` lists parse problems: a refusal must have one there to explain it."""
+    problems = parse(text.encode(), "x.md").problems
+    assert problems
+    with pytest.raises(UneditableFrontmatter) as refused:
+        set_fields(text, {"description": "y"}, "x.md")
+    assert problems[0].message in refused.value.reason
+
+
+def test_empty_crlf_frontmatter_gets_crlf_fields() -> None:
+    edited = set_fields("---\r\n---\r\nbody\r\n", {"description": "d", "type": "user"})
+    assert edited == "---\r\ndescription: d\r\nmetadata:\r\n  type: user\r\n---\r\nbody\r\n"
+    assert "\n" not in render_new({"description": "d"}, "b", "\r\n").replace("\r\n", "")
+
+
+def test_deleting_a_field_a_keep_block_would_absorb_is_refused() -> None:
+    """``|+`` keeps trailing blank lines: deleting the field between would hand it the
+    blank line after that field, so the edit would change the description too."""
+    text = "---\ndescription: |+\n  a\ninvalid_at: 2026-03-01\n\n---\n"
+    with pytest.raises(UneditableFrontmatter):
+        set_fields(text, {"invalid_at": None})
 
 
 values = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,

@@ -49,8 +49,54 @@ def test_one_broken_field_does_not_hide_the_others() -> None:
     memory = parse(b"---\nname: ok\ndescription: still here\nbaselinePriority: [1\n"
                    b"metadata:\n  type: feedback\n---\nbody\n", "x.md")
     assert (memory.name, memory.description, memory.type) == ("ok", "still here", "feedback")
-    assert [p.field for p in memory.problems] == ["baselinePriority"]
-    assert memory.problems[0].line == 4
+    assert [(p.field, p.line) for p in memory.problems] == [("frontmatter", 5),
+                                                           ("baselinePriority", 4)]
+
+
+def test_block_read_key_by_key_is_a_problem_even_when_every_key_parses() -> None:
+    memory = parse(b"---\n  description: c\nname: n\n---\n", "x.md")
+    assert (memory.description, memory.name) == ("c", "n")
+    assert [p.field for p in memory.problems] == ["frontmatter"]
+
+
+@pytest.mark.parametrize(("frontmatter", "problem"), [
+    ("name: a\nname: b\n", ("name", 3)),
+    ("metadata:\n  type: user\n  type: project\n", ("type", 4)),
+    ("description:\tx\n", ("frontmatter", 2)),
+    ("description: x\t# c\n", ("frontmatter", 2)),
+    ("description: a\tb\n", ("frontmatter", 2)),
+    ("? description\n: d\n", ("description", 2)),
+    ("metadata:\n  ? type\n  : user\n", ("type", 3)),
+], ids=["duplicate", "nested-duplicate", "tab-separator", "tab-before-comment",
+        "tab-in-plain-value", "complex-key", "nested-complex-key"])
+def test_what_yaml_readers_accept_but_the_editor_cannot_is_a_problem(
+        frontmatter: str, problem: tuple[str, int]) -> None:
+    memory = parse(f"---\n{frontmatter}---\nbody\n".encode(), "x.md")
+    assert [(p.field, p.line) for p in memory.problems] == [problem]
+
+
+@pytest.mark.parametrize("frontmatter", ['description: "a\tb"\n', "description: |\n  a\tb\n"])
+def test_tab_inside_quotes_or_a_block_is_fine(frontmatter: str) -> None:
+    assert parse(f"---\n{frontmatter}---\n".encode(), "x.md").problems == ()
+
+
+def test_duplicate_key_is_a_problem_when_reading_key_by_key_too() -> None:
+    memory = parse(b"---\nname: a\nbroken: [\nname: b\n---\n", "x.md")
+    assert memory.name == "b"
+    assert ("name", 4) in [(p.field, p.line) for p in memory.problems]
+
+
+def test_tags_over_the_limits_are_kept_with_a_problem() -> None:
+    many = ", ".join(f"t{i}" for i in range(21))
+    memory = parse(f"---\ntags: [{many}, {'x' * 41}]\n---\n".encode(), "x.md")
+    assert len(memory.tags) == 22
+    assert [(p.field, p.line) for p in memory.problems] == [("tags", 2), ("tags", 2)]
+
+
+def test_tags_at_the_limits_are_fine() -> None:
+    tags = ", ".join(f"{i:02d}" + "x" * 38 for i in range(20))
+    memory = parse(f"---\ntags: [{tags}]\n---\n".encode(), "x.md")
+    assert len(memory.tags) == 20 and memory.problems == ()
 
 
 def test_frontmatter_that_is_not_a_mapping_is_a_problem() -> None:

@@ -9,7 +9,8 @@ The library stands on its own (``import sagemem`` never imports typer)::
 """
 
 from .config import Settings, load_settings
-from .edit import render_new, set_fields
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     DirectoryMissing,
     FileChangedDuringRead,
@@ -29,7 +30,20 @@ from .errors import (
 from .memory import TYPES, Memory, Problem, parse, revision_of
 from .store import InitReport, ListError, Listing, MemoryStore, init_directory
 
+if TYPE_CHECKING:
+    from .edit import render_new, set_fields
+
 __version__ = "0.1.0"
+_LAZY = {"render_new": "edit", "set_fields": "edit"}
+
+
+def __getattr__(name: str) -> Any:
+    """The editor pulls in ruamel.yaml; only code that edits should pay for importing it."""
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "TYPES",

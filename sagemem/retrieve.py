@@ -26,7 +26,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 
-from rapidfuzz import fuzz, process
 
 from .errors import SagememError
 from .index import SearchIndex, Stats, SyncReport, TermStats
@@ -249,6 +248,8 @@ def _typo_fix(index: SearchIndex, term: str) -> tuple[str, float] | None:
     if len(term) < TYPO_MIN_LEN or not term.isascii() or not term.isalpha():
         return None
     vocabulary = index.vocabulary(term[0], len(term) - 2, len(term) + 2)
+    from rapidfuzz import fuzz, process  # only a question with an unknown word pays for it
+
     best = process.extractOne(term, vocabulary, scorer=fuzz.ratio, score_cutoff=TYPO_MIN_SCORE)
     return (best[0], (best[1] / 100) ** 2) if best else None
 

@@ -21,11 +21,9 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from filelock import FileLock, Timeout
 
 from . import indexfile
 from .config import STATE_DIR_NAME, Settings
-from .edit import render_new
 from .errors import (
     DirectoryMissing,
     FileTooLarge,
@@ -50,6 +48,8 @@ from .paths import (
 )
 
 if TYPE_CHECKING:
+    from filelock import FileLock
+
     from .index import SearchIndex
     from .reading import ReadResult
     from .retrieve import SearchResponse
@@ -269,6 +269,8 @@ class MemoryStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise WriteFailed(path.parent, exc.strerror or str(exc)) from exc
+        from filelock import FileLock  # imported here: read-only commands never need it
+
         return FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS)
 
     def write(self, name: str, text: str, expected_revision: str | None) -> Memory:
@@ -307,6 +309,8 @@ class MemoryStore:
             "aliases": list(aliases),
             "updated": today or date.today(),
         }
+        from .edit import render_new  # ruamel.yaml is only needed to write
+
         data = render_new(fields, body).encode("utf-8")
         self._check_size(file, data)
         with self._locked():
@@ -336,7 +340,7 @@ class MemoryStore:
         lock = self.lock()
         try:
             lock.acquire()
-        except Timeout:
+        except TimeoutError:  # filelock's Timeout is a TimeoutError
             raise WriteFailed(Path(lock.lock_file),
                               "another sagemem process holds the write lock; try again") from None
         except OSError as exc:

@@ -8,9 +8,9 @@ The library stands on its own (``import sagemem`` never imports typer)::
         print(memory.file, memory.description)
 """
 
-from .config import Settings, load_settings
 from typing import TYPE_CHECKING, Any
 
+from .config import Settings, load_settings
 from .errors import (
     DirectoryMissing,
     FileChangedDuringRead,

@@ -182,7 +182,7 @@ def _entry(block: _Block, parent: MappingNode | None, limit: int, key: str) -> _
     """The entry of ``key`` in ``parent`` (whose lines end at ``limit``), if it is there."""
     pairs = _pairs(parent, key)
     if parent is not None and not pairs and any(
-            k.tag == "tag:yaml.org,2002:merge" for k, _ in parent.value):
+            k.tag == memory_mod.MERGE_TAG for k, _ in parent.value):
         raise UneditableFrontmatter(
             block.file, f"'{key}' may come from a '<<' merge; edit it where it is defined")
     if not pairs:

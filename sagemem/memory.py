@@ -8,7 +8,10 @@ change a file — edits live in ``edit.py``.
 
 Reading uses the C-accelerated safe loader that python-frontmatter picks (PyYAML's
 ``CSafeLoader``): it is about 15 times faster than ruamel.yaml, which matters when a
-listing or an audit parses ten thousand files. Writing uses ruamel.yaml round-trip.
+listing or an audit parses ten thousand files. Writing uses ruamel.yaml round-trip, so
+whatever libyaml accepts but the editor cannot safely edit (a key written twice, a
+``? key``, a tab YAML 1.2 refuses) is recorded as a problem here: ``sagemem show`` then
+explains every refused edit.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from frontmatter.default_handlers import SafeLoader, YAMLHandler
-from ruamel.yaml import YAML
 
 from .errors import UnreadableFile
 
@@ -276,6 +278,8 @@ def _strict_problems(block: str, first_line: int) -> list[Problem]:
     if "\t" not in block:
         return []
     try:
+        from ruamel.yaml import YAML  # only a frontmatter holding a tab pays for this
+
         YAML(typ="rt").compose(block)
     except Exception as exc:  # whatever the editor would refuse, show it here
         line = _error_line(exc)

@@ -26,7 +26,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 
-
 from .errors import SagememError
 from .index import SearchIndex, Stats, SyncReport, TermStats
 from .memory import TYPES, revision_of
@@ -49,7 +48,7 @@ MIN_FALLBACK_CHARS = 4
 MIN_CORPUS_FILES = 20
 """A small folder's evidence is judged as if it had this many files, the others without
 the term: in a folder of three memories, a word they all share still names the topic."""
-TYPO_MIN_LEN = 6
+TYPO_MIN_LEN = 5
 TYPO_MIN_SCORE = 80.0
 SELECTIVE_INFO = 0.3
 MAX_BODY_POOL = 200
@@ -209,31 +208,24 @@ def _lowest_passing_mass(q: _Query) -> float:
 
 
 def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
+    """Weigh each query term: 1, less for a function word, the similarity for a typo fix."""
     raw = list(dict.fromkeys(tokens(query)))
     known = index.term_stats(raw)
     files = max(stats.files, MIN_CORPUS_FILES)
     idf_max = idf(0, files)
     terms: dict[str, float] = {}
-    info: dict[str, float] = {}
     total = 0.0
     for term in raw:
         prior = FUNCTION_WEIGHT if _is_function(term) else 1.0
-        if term in known:
-            terms[term] = 1.0
-            info[term] = idf(known[term].fdf, files) * prior
-            total += info[term]
-            continue
-        fixed = _typo_fix(index, term)
-        if fixed is not None:
-            match, score = fixed
-            terms[match] = max(terms.get(match, 0.0), score)
-            total += idf_max * score
-        else:
+        match, weight = (term, prior) if term in known else _typo_fix(index, term) or (None, 0.0)
+        if match is None:
             unseen = UNSEEN_CJK_WEIGHT if is_cjk(term) else UNSEEN_WEIGHT
             total += idf_max * unseen * prior
-    for term in terms.keys() - known.keys():
-        known.update(index.term_stats([term]))
-        info[term] = idf(known[term].fdf, files) if term in known else idf_max
+            continue
+        terms[match] = max(terms.get(match, 0.0), weight)
+    known.update(index.term_stats([t for t in terms if t not in known]))
+    info = {t: idf(known[t].fdf, files) for t in terms}
+    total += sum(terms[t] * info[t] for t in terms)
     return _Query(terms, info, total, idf_max, known)
 
 

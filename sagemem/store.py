@@ -21,7 +21,6 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 from . import indexfile
 from .config import STATE_DIR_NAME, Settings
 from .errors import (

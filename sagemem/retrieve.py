@@ -51,6 +51,7 @@ the term: in a folder of three memories, a word they all share still names the t
 TYPO_MIN_LEN = 5
 TYPO_MIN_SCORE = 80.0
 SELECTIVE_INFO = 0.3
+NEGLIGIBLE_INFO = 0.1
 MAX_BODY_POOL = 200
 FUNCTION_WEIGHT = 0.25
 FUNCTION_WORDS = frozenset(
@@ -226,6 +227,9 @@ def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
     known.update(index.term_stats([t for t in terms if t not in known]))
     info = {t: idf(known[t].fdf, files) for t in terms}
     total += sum(terms[t] * info[t] for t in terms)
+    # A word in most files tells nothing and its posting list is the longest: it counts in
+    # the question's total but is not looked up.
+    terms = {t: w for t, w in terms.items() if info[t] >= NEGLIGIBLE_INFO * idf_max}
     return _Query(terms, info, total, idf_max, known)
 
 

@@ -30,7 +30,7 @@ from .paths import name_key
 from .store import MemoryStore
 from .text import paragraphs, tokens
 
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
 INDEX_FILE = "index/search.sqlite3"
 SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 1.0, "file": 0.5, "tags": 0.5}
@@ -42,7 +42,7 @@ CREATE TABLE files (
     blen INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE paras (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, plen INTEGER NOT NULL);
+    end_line INTEGER NOT NULL, plen INTEGER NOT NULL, asks INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE sterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, tf REAL NOT NULL);
 CREATE TABLE pterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, para_id INTEGER NOT NULL,
                      tf INTEGER NOT NULL);
@@ -306,9 +306,9 @@ class SearchIndex:
         p_counts: Counter[str] = Counter()
         for para in paragraphs(memory.body, memory.body_line):
             counts = Counter(tokens(para.text))
-            cur = self.conn.execute("INSERT INTO paras VALUES (NULL, ?, ?, ?, ?)",
+            cur = self.conn.execute("INSERT INTO paras VALUES (NULL, ?, ?, ?, ?, ?)",
                                     (file_id, para.start_line, para.end_line,
-                                     sum(counts.values())))
+                                     sum(counts.values()), _asks(para.text)))
             self.conn.executemany("INSERT INTO pterms VALUES (?, ?, ?, ?)",
                                   [(t, file_id, cur.lastrowid, n) for t, n in counts.items()])
             p_counts.update(counts.keys())
@@ -421,6 +421,11 @@ class SearchIndex:
             first.setdefault(file_id, (para_id, start, end))
         return first
 
+    def questions_among(self, para_ids: list[int]) -> dict[int, int]:
+        """Of these paragraphs, those that end by asking something: id → file id."""
+        return dict(self._in("SELECT id, file_id FROM paras WHERE asks AND id IN ({})",
+                             para_ids))
+
     def paragraph_owners(self, para_ids: list[int]) -> dict[int, int]:
         return dict(self._in("SELECT id, file_id FROM paras WHERE id IN ({})", para_ids))
 
@@ -476,6 +481,10 @@ class IndexUnavailable(SagememError):
         self.reason = reason
         super().__init__(f"search index {path} cannot be used: {reason}; "
                          "check the state directory (--state-dir) is writable")
+
+
+def _asks(text: str) -> bool:
+    return text.rstrip().endswith(("?", "？"))
 
 
 def _digest(stats: dict[str, tuple[int, int, int]]) -> str:

@@ -42,7 +42,7 @@ UNSEEN_WEIGHT = 1.0
 UNSEEN_CJK_WEIGHT = 0.4  # unseen CJK bigrams are mostly artefacts of unsegmented text
 PARAGRAPH_WEIGHT = 0.6
 BODY_WEIGHT = 1.0
-NEIGHBOUR_WEIGHT = 0.0
+NEIGHBOUR_WEIGHT = 0.9
 RELATIVE_FLOOR = 0.25
 MIN_FALLBACK_CHARS = 4
 MIN_CORPUS_FILES = 20
@@ -290,29 +290,29 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
         out.matched.setdefault(file_id, []).append(set(terms.split(US)))
     out.whole = dict(index.body_scores(_weights(q, "fdf", stats.files), stats.avg_blen,
                                        file_ids))
-    smoothed = _with_neighbours(index, para, owner)
-    for para_id in sorted(smoothed, key=lambda p: (-smoothed[p], p)):
+    for para_id, score in para.items():  # ranking files uses the paragraphs' own scores
         file_id = owner[para_id]
-        if file_id not in out.best:
-            out.best[file_id] = para_id
-            out.best_score[file_id] = smoothed[para_id]
+        out.best_score[file_id] = max(out.best_score.get(file_id, 0.0), score)
+    smoothed = _with_neighbours(index, para, owner)  # choosing the paragraph looks around
+    for para_id in sorted(smoothed, key=lambda p: (-smoothed[p], p)):
+        out.best.setdefault(owner[para_id], para_id)
     out.scored = len(para)
     return out
 
 
 def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int, int]
                      ) -> dict[int, float]:
-    """A paragraph right after a matching one shares part of its score: in notes and
-    dialogue alike, the answer often follows the paragraph that restates the question."""
-    if not NEIGHBOUR_WEIGHT:
+    """A paragraph that asks something and matches the question hands part of its score
+    to the paragraph after it: in dialogue and Q&A notes, that is where the answer is."""
+    if not NEIGHBOUR_WEIGHT or not para:
         return dict(para)
-    following = [p + 1 for p in para if p + 1 not in owner]
-    owner.update(index.paragraph_owners(following))
+    asking = index.questions_among(list(para))
+    owner.update(index.paragraph_owners([p + 1 for p in asking if p + 1 not in owner]))
     smoothed = dict(para)
-    for para_id, score in para.items():
+    for para_id in asking:
         nxt = para_id + 1
         if owner.get(nxt) == owner[para_id]:
-            smoothed[nxt] = smoothed.get(nxt, 0.0) + NEIGHBOUR_WEIGHT * score
+            smoothed[nxt] = smoothed.get(nxt, 0.0) + NEIGHBOUR_WEIGHT * para[para_id]
     return smoothed
 
 

@@ -43,6 +43,7 @@ UNSEEN_CJK_WEIGHT = 0.4  # unseen CJK bigrams are mostly artefacts of unsegmente
 PARAGRAPH_WEIGHT = 0.6
 BODY_WEIGHT = 1.0
 NEIGHBOUR_WEIGHT = 0.9
+SUMMARY_OVER_PARAGRAPH = 2.0
 RELATIVE_FLOOR = 0.25
 MIN_FALLBACK_CHARS = 4
 MIN_CORPUS_FILES = 20
@@ -189,7 +190,8 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
                                  + BODY_WEIGHT * paras.whole.get(file_id, 0.0)) / scale
     passing = _in_scope(index, list(combined), scope)
     ranked = _cut({f: combined[f] for f in passing})[:MAX_CANDIDATES]
-    returned = [(f, combined[f], paras.best.get(f)) for f in ranked]
+    returned = [(f, combined[f], _passage(q, summary.get(f, (0.0, set()))[1], paras, f))
+                for f in ranked]
     dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
     return returned, len(passing), max(dropped, 0)
 
@@ -273,6 +275,7 @@ class _BodyScores:
     best_score: dict[int, float] = field(default_factory=dict)
     matched: dict[int, list[set[str]]] = field(default_factory=dict)
     whole: dict[int, float] = field(default_factory=dict)
+    best_mass: dict[int, float] = field(default_factory=dict)
     scored: int = 0
 
 
@@ -284,9 +287,10 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
     para: dict[int, float] = {}
     owner: dict[int, int] = {}
     rows = index.paragraph_scores(_weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
-    for para_id, file_id, score, _, terms in rows:
+    for para_id, file_id, score, mass, terms in rows:
         para[para_id] = score
         owner[para_id] = file_id
+        out.best_mass[file_id] = max(out.best_mass.get(file_id, 0.0), mass)
         out.matched.setdefault(file_id, []).append(set(terms.split(US)))
     out.whole = dict(index.body_scores(_weights(q, "fdf", stats.files), stats.avg_blen,
                                        file_ids))
@@ -298,6 +302,16 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
         out.best.setdefault(owner[para_id], para_id)
     out.scored = len(para)
     return out
+
+
+def _passage(q: _Query, in_summary: set[str], paras: _BodyScores, file_id: int) -> int | None:
+    """The paragraph to show: the best-matching one — unless the question matched the
+    summary far better than any paragraph, which means it asked what the memory is
+    about; then the first paragraph, where a note states its main fact, answers it."""
+    summary_mass = sum(q.terms[t] * q.info[t] for t in in_summary)
+    if summary_mass > SUMMARY_OVER_PARAGRAPH * paras.best_mass.get(file_id, 0.0):
+        return None  # None: the file's first paragraph
+    return paras.best.get(file_id)
 
 
 def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int, int]

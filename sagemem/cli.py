@@ -15,7 +15,7 @@ import sys
 import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,10 +25,13 @@ import typer
 from . import __version__
 from .config import Settings, load_settings, parse_debug
 from .errors import SagememError
+from .inject import inject as inject_block
 from .memory import TYPES
 from .output import (
     eval_text,
+    explain_text,
     init_json,
+    injection_json,
     listing_json,
     listing_text,
     memory_json,
@@ -36,9 +39,11 @@ from .output import (
     read_json,
     search_json,
     search_text,
+    session_text,
     settings_json,
     settings_text,
 )
+from .session import Budget, load_session, reset_session
 from .store import MemoryStore, init_directory
 
 app = typer.Typer(
@@ -339,6 +344,84 @@ def _progress() -> Iterator[Any]:
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+
+
+session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)
+app.add_typer(session_app, name="session")
+DEFAULT_SESSION = "default"
+
+
+@app.command()
+def inject(
+    ctx: typer.Context,
+    question: Annotated[str | None, typer.Argument(help="The user's question.")] = None,
+    session: Annotated[str, typer.Option(
+        "--session", help="Session id (the host's conversation).")] = DEFAULT_SESSION,
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help='JSONL of {"id", "query", "session"?}; one JSON line each.')] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show every candidate and why it was injected, cut or kept out.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the memory block to hand the model before it answers QUESTION."""
+    settings = ctx.obj.settings()
+    with MemoryStore.from_settings(settings) as store:
+        if batch is not None:
+            raise typer.Exit(_inject_batch(store, settings, batch))
+        if question is None:
+            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUESTION")
+        injection = inject_block(store, question, session, settings)
+    _notices(injection.notices)
+    if as_json:
+        _echo_json(injection_json(injection) | ({"explain": list(injection.explain)}
+                                                if explain else {}))
+    elif injection.text:
+        typer.echo(injection.text)
+    if (explain or settings.debug) and not as_json:
+        typer.echo("\n".join(explain_text(injection.explain)), err=True)
+
+
+def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
+    """One JSON line per input line; a line without ``session`` gets a fresh one."""
+    failed = 0
+    for number, item in enumerate(read_batch(path), start=1):
+        if isinstance(item, str):
+            failed += 1
+            typer.echo(json.dumps({"id": None, "line": number, "error": item}))
+            continue
+        session = item.get("session")
+        injection = inject_block(store, item["query"], str(session or f"batch-{number}"),
+                                 settings, persist=session is not None)
+        typer.echo(json.dumps({"id": item.get("id"), **injection_json(injection)},
+                              ensure_ascii=False))
+    return 1 if failed else 0
+
+
+@session_app.command("show")
+def session_show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="Session id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """What a session has been given: budget spent, cards shown, last attempts."""
+    settings = ctx.obj.settings()
+    state = load_session(settings.state_dir, session_id)
+    if as_json:
+        _echo_json({"version": 1, **asdict(state)})
+    else:
+        _echo_lines(session_text(state, Budget.of(settings.max_session_bytes)))
+        _echo_lines(explain_text(state.attempts[-1:]))
+
+
+@session_app.command("reset")
+def session_reset(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="Session id.")],
+) -> None:
+    """Zero a session's budgets and signatures (after the host compacts or clears)."""
+    reset_session(ctx.obj.settings().state_dir, session_id)
+    typer.echo(f"reset    {session_id}")
 
 
 def _notices(notices: Iterable[str]) -> None:

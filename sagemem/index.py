@@ -30,7 +30,7 @@ from .paths import name_key
 from .store import MemoryStore
 from .text import paragraphs, tokens
 
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
 INDEX_FILE = "index/search.sqlite3"
 SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 1.0, "file": 0.5, "tags": 0.5}
@@ -440,6 +440,14 @@ class SearchIndex:
                 else self._in(sql + " AND id IN ({})", list(file_ids)))
         return {i: IndexedFile(i, n, r, json.loads(info)) for i, n, r, info in rows}
 
+    def baselines(self) -> list[IndexedFile]:
+        """Memories marked ``baseline: true``, highest ``baselinePriority`` first."""
+        rows = self.conn.execute(
+            "SELECT id, name, revision, info FROM files WHERE revision IS NOT NULL "
+            "AND json_extract(info, '$.baseline') = 1").fetchall()
+        found = [IndexedFile(i, n, r, json.loads(info)) for i, n, r, info in rows]
+        return sorted(found, key=lambda f: (-int(f.info.get("baselinePriority") or 0), f.name))
+
     def vocabulary(self, first: str, min_len: int, max_len: int) -> list[str]:
         """Indexed ASCII terms starting with ``first`` within a length range (typo lookup)."""
         upper = chr(ord(first) + 1)
@@ -517,6 +525,7 @@ def file_info(memory: Memory) -> dict[str, Any]:
         "tags": list(memory.tags),
         "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
         "superseded_by": memory.superseded_by,
+        "baseline": memory.baseline, "baselinePriority": memory.baseline_priority,
     }
 
 

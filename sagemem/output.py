@@ -7,14 +7,17 @@ tested without going through the command line.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import date, datetime, timezone
 from typing import Any
 
 from .config import Settings, describe_settings
+from .inject import Injection
 from .memory import Memory, Problem
 from .reading import ReadResult
 from .retrieve import SearchResponse
+from .session import Budget, SessionState
 from .store import InitReport, ListError, Listing
 
 JSON_VERSION = 1
@@ -263,3 +266,42 @@ def eval_text(report: dict[str, Any]) -> list[str]:
 
 def _metric(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+# -- injection -------------------------------------------------------------------
+
+def injection_json(injection: Injection) -> dict[str, Any]:
+    """The documented inject object (field names are fixed; later versions only add)."""
+    return {
+        "version": JSON_VERSION,
+        "text": injection.text,
+        "items": [asdict(item) for item in injection.items],
+        "suppressed": [asdict(s) for s in injection.suppressed],
+        "status_card": injection.status_card,
+        "budget": {"used": injection.budget_used, "body_pool": injection.body_pool,
+                   "card_reserve": injection.card_reserve},
+    }
+
+
+def explain_text(attempts: Iterable[dict[str, Any]]) -> list[str]:
+    """Every candidate of the last attempts, its score and what became of it."""
+    lines = []
+    for attempt in attempts:
+        repeat = "  (repeat of the last question: not searched)" if attempt.get("repeat") else ""
+        lines.append(f"step {attempt.get('step')} at {attempt.get('at')}: "
+                     f"{fit(str(attempt.get('question', '')), 50).rstrip()}{repeat}")
+        for c in attempt.get("candidates", []):
+            lines.append(f"  {c['outcome']:<17} {c['reason']:<9} {c['score']:>7.3f}  "
+                         f"{c['file']}:{c['lines']}")
+        if not attempt.get("candidates"):
+            lines.append("  (no candidates)")
+    return lines
+
+
+def session_text(state: SessionState, budget: Budget) -> list[str]:
+    return [f"session          {state.session}",
+            f"steps            {state.steps}",
+            f"body pool        {state.body_used} of {budget.body_pool} bytes used",
+            f"card reserve     {state.card_used} of {budget.card_reserve} bytes used",
+            f"status cards     {len(state.card_signatures)} shown",
+            f"last question    {state.last_signature or '-'}"]

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,12 +26,16 @@ from . import __version__
 from .config import Settings, load_settings, parse_debug
 from .errors import SagememError
 from .inject import inject as inject_block
+from .ledger import load as load_ledger
+from .ledger import record as record_access
 from .memory import TYPES
 from .output import (
     eval_text,
     explain_text,
     init_json,
     injection_json,
+    ledger_json,
+    ledger_text,
     listing_json,
     listing_text,
     memory_json,
@@ -249,8 +253,12 @@ def read(
     as_json: JsonOption = False,
 ) -> None:
     """Read a memory's body by line or byte, a page at a time."""
-    result = ctx.obj.store().read(name, start_line=start_line, start_byte=start_byte,
-                                  max_bytes=max_bytes, revision=revision)
+    store = ctx.obj.store()
+    result = store.read(name, start_line=start_line, start_byte=start_byte,
+                        max_bytes=max_bytes, revision=revision)
+    if result.status == "ok":
+        _warnings(record_access(store.state_dir, "read", [result.file],
+                                datetime.now(timezone.utc)))
     if as_json:
         _echo_json(read_json(result))
     elif result.status == "ok":
@@ -422,6 +430,37 @@ def session_reset(
     """Zero a session's budgets and signatures (after the host compacts or clears)."""
     reset_session(ctx.obj.settings().state_dir, session_id)
     typer.echo(f"reset    {session_id}")
+
+
+@app.command()
+def ledger(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """How often each memory was injected, read and used, and when.
+
+    The three counts stay apart: they are for diagnostics and archiving, never ranking.
+    """
+    entries, warnings = load_ledger(ctx.obj.settings().state_dir)
+    if as_json:
+        _echo_json(ledger_json(entries))
+    else:
+        _echo_lines(ledger_text(entries, shutil.get_terminal_size((80, 24)).columns))
+    _warnings(warnings)
+
+
+@app.command()
+def use(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+) -> None:
+    """Record that you adopted a memory (the ledger's "use" count; it never changes ranking)."""
+    store = ctx.obj.store()
+    memory = store.get(name)
+    _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
+    typer.echo(f"used  {memory.file}")
+
+
+def _warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def _notices(notices: Iterable[str]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .config import Settings, describe_settings
 from .inject import Injection
+from .ledger import KINDS, MemoryAccess
 from .memory import Memory, Problem
 from .reading import ReadResult
 from .retrieve import SearchResponse
@@ -305,3 +306,26 @@ def session_text(state: SessionState, budget: Budget) -> list[str]:
             f"card reserve     {state.card_used} of {budget.card_reserve} bytes used",
             f"status cards     {len(state.card_signatures)} shown",
             f"last question    {state.last_signature or '-'}"]
+
+
+# -- access ledger ---------------------------------------------------------------
+
+def ledger_json(entries: dict[str, MemoryAccess]) -> dict[str, Any]:
+    """``ledger --json``: the shape of ``<state>/access.json``, every kind spelt out."""
+    return {"version": JSON_VERSION,
+            "memories": {file: {kind: asdict(getattr(access, kind)) for kind in KINDS}
+                         for file, access in sorted(entries.items())}}
+
+
+def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str]:
+    """One line per memory: each kind's count and last day side by side, never summed."""
+    if not entries:
+        return ["(no access recorded)"]
+    file_w = max(12, min(max(width_of(f) for f in entries), columns - 52))
+    header = [fit("FILE", file_w), *(fit(kind.upper(), 16) for kind in KINDS)]
+    lines = [" ".join(header).rstrip()]
+    for file, access in sorted(entries.items()):
+        cells = [f"{a.count:>5} {(a.last or '-')[:10]:<10}"
+                 for a in (access.injected, access.read, access.use)]
+        lines.append(" ".join([fit(file, file_w), *cells]).rstrip())
+    return lines

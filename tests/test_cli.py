@@ -22,7 +22,8 @@ import pytest
 from sagemem.cli import app, main
 from sagemem.store import MemoryStore
 
-COMMANDS = ["init", "list", "show", "new", "search", "read", "eval", "index", "config"]
+COMMANDS = ["init", "list", "show", "new", "search", "read", "eval", "index", "inject",
+            "ledger", "use", "config"]
 SUMMARY_KEYS = {
     "file", "name", "type", "description", "tags", "aliases", "baseline", "baselinePriority",
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",

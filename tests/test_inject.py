@@ -11,7 +11,7 @@ import pytest
 
 from sagemem import MemoryStore
 from sagemem.config import Settings
-from sagemem.inject import TRUNCATED, inject, inert, is_explicit_request
+from sagemem.inject import TRUNCATED, inert, inject, is_explicit_request
 from sagemem.session import Budget, load_session, reset_session
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -148,7 +148,7 @@ def test_per_memory_cap_cuts_at_a_character_with_a_marker(tmp_path: Path) -> Non
     (directory / "project_zh.md").write_text(memory("部署", "部署流程说明", body), "utf-8")
     with MemoryStore(directory, tmp_path / "s") as store:
         result = run(store, "部署流程的每一步", max_chars=200)
-    line = next(l for l in result.text.splitlines() if TRUNCATED in l)
+    line = next(text for text in result.text.splitlines() if TRUNCATED in text)
     assert line.strip().endswith(TRUNCATED)
     assert len(line.strip()) == 200 + len(TRUNCATED)
     line.encode("utf-8").decode("utf-8")  # whole characters only

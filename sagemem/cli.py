@@ -25,11 +25,14 @@ import typer
 from . import __version__
 from .config import Settings, load_settings, parse_debug
 from .errors import SagememError
+from .hooks import run_claude_code_hook
 from .inject import inject as inject_block
 from .ledger import load as load_ledger
 from .ledger import record as record_access
 from .memory import TYPES
 from .output import (
+    checkpoint_json,
+    checkpoint_text,
     eval_text,
     explain_text,
     init_json,
@@ -49,6 +52,7 @@ from .output import (
 )
 from .session import Budget, load_session, reset_session
 from .store import MemoryStore, init_directory
+from .tasks import WORKING_FILE, NoCheckpoint, ensure_checkpoint, load_checkpoint, task_dir
 
 app = typer.Typer(
     add_completion=False,
@@ -456,6 +460,71 @@ def use(
     memory = store.get(name)
     _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
     typer.echo(f"used  {memory.file}")
+
+
+task_app = typer.Typer(no_args_is_help=True,
+                       help="Task checkpoints: <state>/tasks/<task id>/WORKING.md.")
+app.add_typer(task_app, name="task")
+TaskOption = Annotated[str | None, typer.Option(
+    "--task", help="Task id (default: SAGE_MEM_TASK_ID).")]
+
+
+def _task_id(ctx: typer.Context, task: str | None) -> tuple[Path, str]:
+    """The state directory and the task id: --task, else SAGE_MEM_TASK_ID, else a usage error."""
+    settings = ctx.obj.settings()
+    task_id = task if task is not None else settings.task_id
+    if task_id is None or not task_id.strip():
+        raise typer.BadParameter("no task id: pass --task or set SAGE_MEM_TASK_ID",
+                                 param_hint="--task")
+    return settings.state_dir, task_id
+
+
+@task_app.command("show")
+def task_show(ctx: typer.Context, task: TaskOption = None, as_json: JsonOption = False) -> None:
+    """Show a task's checkpoint: its handle, its items, and done items missing evidence."""
+    state_dir, task_id = _task_id(ctx, task)
+    checkpoint = load_checkpoint(state_dir, task_id)
+    if checkpoint is None:
+        raise NoCheckpoint(task_id, task_dir(state_dir, task_id) / WORKING_FILE)
+    if as_json:
+        _echo_json(checkpoint_json(checkpoint))
+    else:
+        _echo_lines(checkpoint_text(checkpoint))
+    if not checkpoint.readable:  # a refused file is an error; unproven items are only flagged
+        typer.echo(f"error: {checkpoint.problems[0]}", err=True)
+        raise typer.Exit(1)
+
+
+@task_app.command("path")
+def task_path(
+    ctx: typer.Context,
+    task: TaskOption = None,
+    create: Annotated[bool, typer.Option(
+        "--create", help="Write the template if WORKING.md is missing (never overwrites).")
+    ] = False,
+) -> None:
+    """Print the path of a task's WORKING.md, the file to write its checkpoint in."""
+    state_dir, task_id = _task_id(ctx, task)
+    if create:
+        typer.echo(ensure_checkpoint(state_dir, task_id))
+    else:
+        typer.echo(task_dir(state_dir, task_id) / WORKING_FILE)
+
+
+hook_app = typer.Typer(help="Hooks that connect sagemem to an agent host.",
+                       no_args_is_help=True)
+app.add_typer(hook_app, name="hook")
+
+
+@hook_app.command("claude-code")
+def hook_claude_code(ctx: typer.Context) -> None:
+    """Claude Code hook (UserPromptSubmit, SessionStart): the hook's JSON on stdin.
+
+    Prints the memory block as additionalContext, or nothing; always exits 0, since
+    exit 2 would block the user's prompt. Errors go to <state>/logs/hook.log.
+    """
+    g: Globals = ctx.obj
+    raise typer.Exit(run_claude_code_hook(g.memory_dir, g.state_dir))
 
 
 def _warnings(warnings: Iterable[str]) -> None:

@@ -95,12 +95,9 @@ def _text(data: dict[str, Any], *keys: str) -> str | None:
 
 
 def _session_id(data: dict[str, Any]) -> str:
-    value = next((data[k] for k in ("session_id", "sessionId") if k in data), None)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        return DEFAULT_SESSION
-    return value.strip()
+    """The host's session id; without one, the shared default session (never an error)."""
+    value = _text(data, "session_id", "sessionId")
+    return value if value and value.strip() else DEFAULT_SESSION
 
 
 def _respond(event: HookEvent, settings: Settings, log: Path | None) -> str:

@@ -20,6 +20,7 @@ from .reading import ReadResult
 from .retrieve import SearchResponse
 from .session import Budget, SessionState
 from .store import InitReport, ListError, Listing
+from .tasks import Checkpoint, handle
 
 JSON_VERSION = 1
 
@@ -328,4 +329,35 @@ def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str
         cells = [f"{a.count:>5} {(a.last or '-')[:10]:<10}"
                  for a in (access.injected, access.read, access.use)]
         lines.append(" ".join([fit(file, file_w), *cells]).rstrip())
+    return lines
+
+
+# -- task checkpoints ------------------------------------------------------------
+
+def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """``task show --json``: the handle, the counts, every item and every problem."""
+    return {
+        "version": JSON_VERSION,
+        "task_id": checkpoint.task_id,
+        "directory": checkpoint.path.parent.name,
+        "path": str(checkpoint.path),
+        "readable": checkpoint.readable,
+        "revision": checkpoint.revision or None,
+        "handle": handle(checkpoint),
+        "counts": {"open": checkpoint.open_count, "done": checkpoint.done_count,
+                   "done_without_evidence": checkpoint.unproven_count},
+        "items": [{"line": i.line, "text": i.text, "done": i.done, "evidence": i.evidence}
+                  for i in checkpoint.items],
+        "problems": list(checkpoint.problems),
+    }
+
+
+def checkpoint_text(checkpoint: Checkpoint) -> list[str]:
+    """``task show``: the handle, then one line per item, then the problems."""
+    lines = [handle(checkpoint)]
+    for item in checkpoint.items:
+        mark = "x" if item.done else " "
+        flag = "  (no evidence)" if item.done and not item.evidence else ""
+        lines.append(f"{item.line:>5}  [{mark}] {item.text}{flag}")
+    lines.extend(f"problem: {problem}" for problem in checkpoint.problems)
     return lines

@@ -53,12 +53,14 @@ What this task must achieve, in one or two sentences.
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", re.ASCII)
 _ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX])\](?:[ \t]+(.*))?")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# Each pattern starts only where a token starts (the lookbehinds): without that, a long
+# run of word characters is rescanned from every position, and a 512 KiB line takes hours.
 _EVIDENCE = (
     re.compile(r"`[^`]+`"),  # a command or a code span
-    re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE),  # a URL
-    re.compile(r"[\w.~-]*/[\w.-]+"),  # a/b, ./a, ~/a, /etc/x
+    re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]*://\S", re.IGNORECASE),  # a URL
+    re.compile(r"(?<![\w.~-])[\w.~-]*/[\w.-]"),  # a/b, ./a, ~/a, /etc/x
     # file.md; two characters before the dot so "e.g." is not a file
-    re.compile(r"(?<![\w.])[\w-]{2,}(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?![A-Za-z0-9])"),
+    re.compile(r"(?<![\w.-])[\w-]{2,}(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}(?![A-Za-z0-9])"),
     # "not passed" and 未通过 ("did not pass") hold the words but say the opposite.
     re.compile(r"(?<!not )\bpassed\b|\btests? pass(?:es|ing)?\b|\bexit(?: code| status)? 0\b",
                re.IGNORECASE | re.ASCII),

@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sagemem import UnsafeFile
 from sagemem.paths import MAX_FILE_BYTES
@@ -123,6 +126,23 @@ def test_items_in_fenced_code_are_examples_not_tasks() -> None:
 def test_line_numbers_count_only_newlines() -> None:
     items = parse_items("a\x0cb\u2028c\r\n- [ ] crlf\r\n")
     assert [(i.line, i.text) for i in items] == [(2, "crlf")]
+
+
+@given(st.text())
+def test_parsing_any_text_never_fails_and_numbers_real_lines(text: str) -> None:
+    lines = text.split("\n")
+    for item in parse_items(text):
+        assert 1 <= item.line <= len(lines)
+        assert item.text in lines[item.line - 1]
+
+
+@pytest.mark.parametrize("run", ["a", "a.", "a-", "a/", "ab.", "a~", "1."])
+def test_a_huge_line_is_checked_in_linear_time(run: str) -> None:
+    # Unanchored patterns once rescanned a long token from every position: hours per file.
+    line = "- [x] " + run * (MAX_FILE_BYTES // len(run))
+    started = time.perf_counter()
+    parse_items(line)
+    assert time.perf_counter() - started < 5
 
 
 def test_revision_is_the_sha256_of_the_bytes_and_follows_changes(state: Path) -> None:

@@ -35,11 +35,14 @@ Notes from earlier sessions, found for this question. They can be stale:
 - confirm a path exists before you mention it, and grep before you name a function;
 - cite a memory as file.md:lines; `sagemem read FILE --start-line N` shows more."""
 _EXPLICIT = re.compile(
-    # verification, correction, asking for the basis: these get the original text again
-    r"\b(right|correct|isn't it|didn't we|did we|we (settled|agreed|decided)|last time|"
-    r"remind me|not using|no longer|any ?more|instead of|stop using|why (did|didn't|did not)"
-    r" we|why not|what was the reason|reason we)\b|"
-    r"上次|之前定|当初|是吧|对吧|没错吧|对不对|不用.{0,12}了|不再|改成|换成|为什么没|为啥没|为什么不|依据|原因是",
+    # Verification, correction, asking for the basis: these get the original text again.
+    # Only clear phrasings: when unsure, the question is treated as an ordinary one.
+    r"\b(we (settled|agreed|decided|chose) on\b.*\b(right|correct)\b|didn't we (settle|agree|"
+    r"decide|choose|pick)|,\s*(right|correct)\s*\?\s*$|(not|aren't|are not) using\b.*\b"
+    r"(any ?more|now)|no longer us|stop using|why (did|didn't|did not) we|"
+    r"what was the reason)|"
+    r"(上次|之前|当时).{0,20}(吧|对不对)\s*[？?]?\s*$|不用.{0,12}了|不再用|改用|换成|"
+    r"为什么当初|为什么没(选|用)|为啥没(选|用)",
     re.IGNORECASE)
 _HISTORY = re.compile(
     r"\b(last time|before|previously|earlier|did (i|we)|have (i|we)|what did (i|we)|"

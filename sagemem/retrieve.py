@@ -44,7 +44,7 @@ PARAGRAPH_WEIGHT = 0.6
 BODY_WEIGHT = 1.0
 NEIGHBOUR_WEIGHT = 0.9
 SUMMARY_OVER_PARAGRAPH = 2.0
-RELATIVE_FLOOR = 0.25
+RELATIVE_FLOOR = 0.5
 MIN_FALLBACK_CHARS = 4
 MIN_CORPUS_FILES = 20
 """A small folder's evidence is judged as if it had this many files, the others without

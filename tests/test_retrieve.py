@@ -167,7 +167,7 @@ def test_scope_restricts_by_type_or_tag(store: MemoryStore) -> None:
 
 
 def test_pages_do_not_repeat_and_end_with_no_cursor(store: MemoryStore) -> None:
-    query = "release process production"
+    query = "release process"
     everything = files(store, query)
     seen: list[str] = []
     cursor = None
@@ -181,7 +181,7 @@ def test_pages_do_not_repeat_and_end_with_no_cursor(store: MemoryStore) -> None:
 
 
 def test_cursor_of_another_query_is_refused(store: MemoryStore) -> None:
-    cursor = store.search("release process production", limit=1).coverage.next_cursor
+    cursor = store.search("release process", limit=1).coverage.next_cursor
     assert cursor
     with pytest.raises(InvalidCursor):
         store.search("something else", cursor=cursor)

@@ -24,7 +24,7 @@ import typer
 
 from . import __version__
 from .config import Settings, load_settings, parse_debug
-from .errors import SagememError
+from .errors import NoCheckpoint, SagememError
 from .hooks import run_claude_code_hook
 from .inject import inject as inject_block
 from .ledger import load as load_ledger
@@ -52,7 +52,7 @@ from .output import (
 )
 from .session import Budget, load_session, reset_session
 from .store import MemoryStore, init_directory
-from .tasks import WORKING_FILE, NoCheckpoint, ensure_checkpoint, load_checkpoint, task_dir
+from .tasks import WORKING_FILE, ensure_checkpoint, load_checkpoint, task_dir
 
 app = typer.Typer(
     add_completion=False,

@@ -15,6 +15,11 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── FileChangedDuringRead    the file was swapped between the check and the read
      ├── UnreadableFile           permission denied, or bytes that are not UTF-8
      ├── UneditableFrontmatter    a field edit on frontmatter that does not parse
+     ├── IndexUnavailable         the search index cannot be opened or is busy too long
+     ├── InvalidCursor            a search cursor from another query
+     ├── InvalidReadRange         a read asked for an impossible range
+     ├── EvalSetError             an evaluation set that does not follow FORMAT.md
+     ├── NoCheckpoint             no WORKING.md for a task
      ├── StaleRevision            the file changed since the revision the writer read
      └── WriteFailed              the operating system refused a write (disk full, read-only)
 """
@@ -25,11 +30,16 @@ from pathlib import Path
 
 __all__ = [
     "DirectoryMissing",
+    "EvalSetError",
     "FileChangedDuringRead",
     "FileTooLarge",
+    "IndexUnavailable",
+    "InvalidCursor",
     "InvalidName",
+    "InvalidReadRange",
     "MemoryExists",
     "MemoryNotFound",
+    "NoCheckpoint",
     "ReservedName",
     "SagememError",
     "SettingsError",
@@ -149,3 +159,41 @@ class WriteFailed(SagememError):
         self.path = path
         self.reason = reason
         super().__init__(f"could not write {path}: {reason}; nothing was changed")
+
+
+class IndexUnavailable(SagememError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"search index {path} cannot be used: {reason}; "
+                         "check the state directory (--state-dir) is writable")
+
+
+class InvalidCursor(SagememError):
+    def __init__(self, cursor: str) -> None:
+        self.cursor = cursor
+        super().__init__("this cursor does not belong to this query; search again without it")
+
+
+class InvalidReadRange(SagememError):
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"cannot read that range: {problem}")
+
+
+class EvalSetError(SagememError):
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}; an eval set is memory/ plus queries.jsonl "
+                         "(see FORMAT.md)")
+
+
+class NoCheckpoint(SagememError):
+    """The task has no WORKING.md (``task show``; the library itself returns None)."""
+
+    def __init__(self, task_id: str, path: Path) -> None:
+        self.task_id = task_id
+        self.path = path
+        super().__init__(f"no checkpoint for task {path.parent.name}: {path} does not exist; "
+                         "create it with `sagemem task path --create`")

@@ -22,21 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SagememError
+from .errors import EvalSetError
 from .index import SearchIndex
 from .retrieve import SearchResponse, search
 from .store import MemoryStore
 
 TOP_INJECT = 5
 WORST_MISSES = 10
-
-
-class EvalSetError(SagememError):
-    def __init__(self, path: Path, problem: str) -> None:
-        self.path = path
-        self.problem = problem
-        super().__init__(f"{path}: {problem}; an eval set is memory/ plus queries.jsonl "
-                         "(see FORMAT.md)")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SagememError
+from .errors import IndexUnavailable, SagememError
 from .memory import Memory
 from .paths import name_key
 from .store import MemoryStore
@@ -32,7 +32,9 @@ from .text import paragraphs, tokens
 
 INDEX_VERSION = "4"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
-INDEX_FILE = "index/search.sqlite3"
+INDEX_DIR = "index"
+CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage
+BUSY_TIMEOUT_SECONDS = 300  # a cold build of 10,000 memories by another process takes ~30 s
 SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 1.0, "file": 0.5, "tags": 0.5}
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -104,12 +106,13 @@ class SearchIndex:
 
     def __init__(self, store: MemoryStore, path: Path | None = None) -> None:
         self.store = store
-        self.path = path or store.state_dir / INDEX_FILE
+        self.path = path or index_path(store)
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
         self._watcher: _Watcher | None = None
         self._stats: Stats | None = None
         self._seen_digest: str | None = None
+        self._scanned = 0
 
     # -- connection ---------------------------------------------------------------
 
@@ -153,7 +156,7 @@ class SearchIndex:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
                                    check_same_thread=False)
             conn.execute("PRAGMA trusted_schema = OFF")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -189,11 +192,15 @@ class SearchIndex:
             except OSError as exc:
                 raise IndexUnavailable(self.path, exc.strerror or str(exc)) from exc
 
-    def recover(self, error: sqlite3.DatabaseError) -> None:
-        """Drop an index found damaged mid-use; the next access rebuilds it from the files."""
+    def recover(self, error: sqlite3.DatabaseError) -> bool:
+        """Drop an index found damaged mid-use, so the next access rebuilds it; False (and
+        nothing touched) when the error is not damage — a busy database is not corrupt."""
+        if getattr(error, "sqlite_errorcode", None) not in CORRUPT_CODES:
+            return False
         self.notices.append(f"search index {self.path} was damaged ({error}); rebuilt it")
         self.close()
         self._remove_files()
+        return True
 
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and build it again from the files."""
@@ -213,20 +220,26 @@ class SearchIndex:
         """Bring the index up to date with the files: re-read only what changed."""
         watcher = self._watcher
         if watcher is not None and watcher.ready and not watcher.take_changes():
-            return SyncReport(0, (), ())
+            return SyncReport(self._scanned, (), ())
         on_disk = self._stat_pass()
+        self._scanned = len(on_disk)
         digest = _digest(on_disk)
         if digest != self._seen_digest:
             self._stats = None  # another process may have brought the index up to date
         self._seen_digest = digest
         if digest == self._stored_digest():  # nothing moved: no need to compare file by file
             return SyncReport(len(on_disk), (), ())
-        known = {name: (m, s, i) for name, m, s, i in
-                 self.conn.execute("SELECT name, mtime_ns, size, inode FROM files")}
-        changed = [n for n, st in on_disk.items() if known.get(n) != st]
-        removed = [n for n in known if n not in on_disk]
-        self._apply(changed, removed, progress, digest)
+        changed, removed = self._apply(on_disk, progress, digest)
         return SyncReport(len(on_disk), tuple(changed), tuple(removed))
+
+    def forget_stat(self, name: str) -> None:
+        """Make the next sync re-read ``name`` (its text no longer matches what was indexed,
+        though its stat did: an edit that kept size and mtime, as ``cp -p`` makes)."""
+        with _transaction(self.conn):
+            self.conn.execute("UPDATE files SET mtime_ns = -1 WHERE name = ?", (name,))
+            self.conn.execute("DELETE FROM meta WHERE key = 'digest'")
+        if self._watcher is not None:
+            self._watcher.mark_changed()
 
     def _stored_digest(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'digest'").fetchone()
@@ -244,7 +257,7 @@ class SearchIndex:
         with entries:
             for entry in entries:
                 name = entry.name
-                if name[-3:].lower() != ".md" or name[0] == ".":
+                if name[-3:].lower() != ".md" or name[0] == "." or not _utf8(name):
                     continue
                 key = name.lower() if name.isascii() else name_key(name)
                 if key in reserved:
@@ -256,12 +269,18 @@ class SearchIndex:
                 found[name] = (st.st_mtime_ns, st.st_size, st.st_ino)
         return found
 
-    def _apply(self, changed: list[str], removed: list[str], progress: Progress | None,
-               digest: str) -> None:
+    def _apply(self, on_disk: dict[str, tuple[int, int, int]], progress: Progress | None,
+               digest: str) -> tuple[list[str], list[str]]:
+        """Re-read what changed. The comparison is made inside the write transaction, so
+        a second process that waited for the first one's build finds nothing left to do."""
         conn = self.conn
-        total = len(changed)
         self._stats = None
         with _transaction(conn):
+            known = {name: (m, s, i) for name, m, s, i in
+                     conn.execute("SELECT name, mtime_ns, size, inode FROM files")}
+            changed = [n for n, st in on_disk.items() if known.get(n) != st]
+            removed = [n for n in known if n not in on_disk]
+            total = len(changed)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (digest,))
             for name in removed:
                 self._forget(name)
@@ -270,6 +289,7 @@ class SearchIndex:
                 self._add(name)
                 if progress and (done % 200 == 0 or done == total):
                     progress(done, total)
+        return changed, removed
 
     def _forget(self, name: str) -> None:
         conn = self.conn
@@ -483,12 +503,19 @@ def _bm25_args(avg_len: float) -> tuple[float, ...]:
     return (K1 + 1, K1, B, B, avg_len or 1.0)
 
 
-class IndexUnavailable(SagememError):
-    def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"search index {path} cannot be used: {reason}; "
-                         "check the state directory (--state-dir) is writable")
+def index_path(store: MemoryStore) -> Path:
+    """One index per memory directory, even when two share a state directory."""
+    key = hashlib.sha256(str(store.directory.resolve()).encode("utf-8", "surrogateescape"))
+    return store.state_dir / INDEX_DIR / f"search-{key.hexdigest()[:12]}.sqlite3"
+
+
+def _utf8(name: str) -> bool:
+    """A file name the file system gave us with bytes that are not UTF-8 is no memory."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _asks(text: str) -> bool:
@@ -565,6 +592,10 @@ class _Watcher(threading.Thread):
         except Exception:  # the watcher is an optimisation: without it, queries stat again
             pass
         self.ready = False
+
+    def mark_changed(self) -> None:
+        with self._lock:
+            self._changed = True
 
     def take_changes(self) -> bool:
         with self._lock:

@@ -11,19 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import SagememError
+from .errors import InvalidReadRange
 from .memory import Memory
 from .store import MemoryStore
 from .text import file_lines
 
 DEFAULT_PAGE_BYTES = 16 * 1024
 Status = Literal["ok", "revision_changed"]
-
-
-class InvalidReadRange(SagememError):
-    def __init__(self, problem: str) -> None:
-        self.problem = problem
-        super().__init__(f"cannot read that range: {problem}")
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,12 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 
-from .errors import SagememError
-from .index import SearchIndex, Stats, SyncReport, TermStats
+from .errors import IndexUnavailable, InvalidCursor, SagememError
+from .index import K1, IndexedFile, SearchIndex, Stats, SyncReport, TermStats
 from .memory import TYPES, revision_of
 from .paths import safe_read
 from .text import file_lines, is_cjk, tokens
 
-K1, B = 1.2, 0.75
 MAX_CANDIDATES = 10
 MIN_EVIDENCE = 0.45
 MIN_COVERAGE = 0.27
@@ -86,6 +85,7 @@ class SearchResult:
     invalid: bool
     invalid_at: str | None
     superseded_by: str | None
+    revision: str = ""  # the file's revision: pass it to read(..., revision=) to stay safe
 
 
 @dataclass(frozen=True)
@@ -106,12 +106,6 @@ class SearchResponse:
     notices: tuple[str, ...] = ()
 
 
-class InvalidCursor(SagememError):
-    def __init__(self, cursor: str) -> None:
-        self.cursor = cursor
-        super().__init__("this cursor does not belong to this query; search again without it")
-
-
 @dataclass
 class _Query:
     """A tokenised question: each term's weight, its information, and the total."""
@@ -127,22 +121,21 @@ def idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def bm25_tf(tf: float, length: float, avg: float) -> float:
-    norm = tf + K1 * (1 - B + B * length / avg) if avg else tf + K1
-    return tf * (K1 + 1) / norm
-
-
 def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
            cursor: str | None = None, today: date | None = None) -> SearchResponse:
     """Rank the memories that answer ``query``; ``scope`` is a type or a tag."""
     offset = _offset(cursor, query, scope)
-    try:
-        report, ranked, candidates, filtered = _search_index(index, query, scope)
-    except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it, once
-        index.recover(exc)
-        report, ranked, candidates, filtered = _search_index(index, query, scope)
-    page = ranked[offset:offset + max(limit, 1)]
-    results = _results(index, page, today or date.today())
+    for attempt in range(3):
+        try:
+            report, ranked, candidates, filtered = _search_index(index, query, scope)
+            page = ranked[offset:offset + max(limit, 1)]
+            results = _results(index, page, today or date.today())
+            break
+        except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it
+            if not index.recover(exc) or attempt == 2:
+                raise IndexUnavailable(index.path, str(exc)) from exc
+        except _Moved as moved:  # edited since the sync, even keeping size and mtime
+            index.forget_stat(moved.name)
     more = offset + len(page) < len(ranked)
     next_cursor = _cursor(offset + len(page), query, scope) if more else None
     coverage = Coverage(report.scanned, candidates, filtered, next_cursor)
@@ -351,6 +344,13 @@ def _in_scope(index: SearchIndex, file_ids: list[int], scope: str | None) -> lis
     return [f for f in file_ids if f in keep]
 
 
+class _Moved(Exception):
+    """A result's file no longer holds the text that was indexed (edited since the sync)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], today: date
              ) -> list[SearchResult]:
     """Turn ranked ids into results, reading each file once for its paragraph's text."""
@@ -362,11 +362,8 @@ def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], toda
         indexed = files.get(file_id)
         if indexed is None:
             continue
-        start, end = (lines_of.get(para_id, (0, -1)) if para_id is not None
-                      else firsts.get(file_id, (0, 0, -1))[1:])
-        text = _paragraph_text(index, indexed.name, indexed.revision, start, end)
-        if text is None:
-            continue
+        lines = lines_of.get(para_id) if para_id is not None else firsts.get(file_id, (0,))[1:]
+        start, end, text = _passage_of(index, indexed, lines)  # type: ignore[arg-type]
         info = indexed.info
         invalid_at = info.get("invalid_at")
         results.append(SearchResult(
@@ -374,22 +371,27 @@ def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], toda
             type=info.get("type", "reference"), score=round(score, 4), start_line=start,
             end_line=end, paragraph=text,
             invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
-            invalid_at=invalid_at, superseded_by=info.get("superseded_by")))
+            invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
+            revision=indexed.revision or ""))
     return results
 
 
-def _paragraph_text(index: SearchIndex, name: str, revision: str | None, start: int,
-                    end: int) -> str | None:
-    """The lines ``start..end`` of the file, if it is still the revision that was indexed
-    (read through the safe path; no YAML is parsed to show a paragraph)."""
+def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int] | None
+                ) -> tuple[int, int, str]:
+    """(start, end, text) of the chosen paragraph, read from the file as it is now. A
+    memory with no body answers with its frontmatter lines and its description."""
     try:
-        data = safe_read(index.store.directory, name, max_bytes=index.store.max_bytes).data
+        read = safe_read(index.store.directory, indexed.name, max_bytes=index.store.max_bytes)
     except SagememError:
-        return None
-    if revision_of(data) != revision:
-        return None  # changed since this query's sync; the next query re-indexes it
-    text = data.decode("utf-8", errors="replace")
-    return "\n".join(file_lines(text)[start - 1:end]) if start > 0 else ""
+        raise _Moved(indexed.name) from None
+    if revision_of(read.data) != indexed.revision:
+        raise _Moved(indexed.name)
+    all_lines = file_lines(read.data.decode("utf-8", errors="replace"))
+    if not lines:
+        end = next((i for i, line in enumerate(all_lines) if i and line.strip() == "---"), 0)
+        return 1, end + 1, str(indexed.info.get("description") or "")
+    start, end = lines
+    return start, end, "\n".join(all_lines[start - 1:end])
 
 
 def _fingerprint(query: str, scope: str | None) -> str:

@@ -22,7 +22,13 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import MemoryExists, MemoryNotFound, SagememError, UnsafeFile, WriteFailed
+from .errors import (
+    MemoryExists,
+    MemoryNotFound,
+    SagememError,
+    UnsafeFile,
+    WriteFailed,
+)
 from .memory import decode, revision_of
 from .paths import read_regular
 from .store import atomic_write
@@ -67,16 +73,6 @@ _EVIDENCE = (
     re.compile(r"\bOK\b", re.ASCII),  # upper case only: "looks ok" is an opinion, not a result
     re.compile(r"(?<!未)(?<!没)(?<!不)(?<!没有)通过"),
 )
-
-
-class NoCheckpoint(SagememError):
-    """The task has no WORKING.md (``task show``; the library itself returns None)."""
-
-    def __init__(self, task_id: str, path: Path) -> None:
-        self.task_id = task_id
-        self.path = path
-        super().__init__(f"no checkpoint for task {path.parent.name}: {path} does not exist; "
-                         "create it with `sagemem task path --create`")
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from pathlib import Path
 import pytest
 
 from sagemem.cli import main
-from sagemem.index import INDEX_FILE
 from sagemem.text import file_lines
 
 SEARCH_KEYS = {"version", "query", "results", "coverage"}
 RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "end_line",
-               "paragraph", "invalid", "invalid_at", "superseded_by"}
+               "paragraph", "invalid", "invalid_at", "superseded_by", "revision"}
 COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor"}
 EVAL_KEYS = {"recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected",
              "by_kind", "worst_misses"}
@@ -449,12 +448,17 @@ def test_read_of_a_missing_memory_exits_1_with_one_line(run: Run) -> None:
 # -- index ------------------------------------------------------------------------------
 
 
+def index_file(state_dir: Path) -> Path:
+    (path,) = (state_dir / "index").glob("search-*.sqlite3")
+    return path
+
+
 def test_index_prints_counts(run: Run, state_dir: Path) -> None:
     first = run("index")
     assert first.code == 0, first
     assert first.out.startswith(f"{len(MEMORIES)} files scanned, {len(MEMORIES)} indexed, "
                                 "0 removed")
-    assert str(state_dir / INDEX_FILE) in first.out
+    assert str(index_file(state_dir)) in first.out
     again = run("index")
     assert again.out.startswith(f"{len(MEMORIES)} files scanned, 0 indexed, 0 removed")
 
@@ -479,7 +483,7 @@ def test_corrupt_index_prints_one_notice_and_search_still_works(
     run: Run, state_dir: Path
 ) -> None:
     run("index")
-    (state_dir / INDEX_FILE).write_bytes(b"\x00this is no database\xff" * 100)
+    index_file(state_dir).write_bytes(b"\x00this is no database\xff" * 100)
     result = run("search", "what is my cat called", "--json")
     assert result.code == 0, result
     assert result.err.startswith("notice: ")

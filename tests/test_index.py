@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.index import INDEX_FILE, INDEX_VERSION, SearchIndex
+from sagemem.index import INDEX_VERSION, SearchIndex
 from sagemem.store import TMP_SUFFIX, MemoryStore
 
 DEPLOY = """\
@@ -129,7 +129,9 @@ def found(store: MemoryStore, query: str) -> list[str]:
 
 
 def index_path(state_dir: Path) -> Path:
-    return state_dir / INDEX_FILE
+    """The one index file of the test's memory directory."""
+    (path,) = (state_dir / "index").glob("search-*.sqlite3")
+    return path
 
 
 def reopen(memory_dir: Path, state_dir: Path) -> MemoryStore:
@@ -332,7 +334,7 @@ def test_index_of_another_version_is_rebuilt_with_a_notice(
     assert version == INDEX_VERSION
 
 
-def test_index_made_for_another_directory_is_rebuilt_with_a_notice(
+def test_two_directories_sharing_a_state_directory_keep_their_own_index(
     memory_dir: Path, state_dir: Path, tmp_path: Path
 ) -> None:
     other = tmp_path / "other-memory"
@@ -345,8 +347,9 @@ def test_index_made_for_another_directory_is_rebuilt_with_a_notice(
     with reopen(memory_dir, state_dir) as second:
         response = second.search("kubectl rollout")
         assert [r.file for r in response.results] == ["project_deploy.md"]
-        assert len(response.notices) == 1
+        assert response.notices == ()
         assert index_files(second) == set(MEMORIES)
+    assert len(list((state_dir / "index").glob("search-*.sqlite3"))) == 2
 
 
 def test_unreadable_memory_does_not_stop_the_others_being_indexed(
@@ -450,4 +453,4 @@ def test_search_index_of_a_store_is_opened_once(store: MemoryStore, state_dir: P
     index = store.search_index()
     assert isinstance(index, SearchIndex)
     assert store.search_index() is index
-    assert index.path == index_path(state_dir)
+    assert index.path.parent == state_dir / "index" and index.path.name.startswith("search-")

@@ -203,7 +203,8 @@ def new(
 def search(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="The question.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=100, help="Results per page.")] = 10,
+    limit: Annotated[int, typer.Option(
+        "--limit", min=1, max=10, help="Results per page (at most 10 candidates in all).")] = 10,
     type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
     tag: Annotated[str | None, typer.Option("--tag", help="Only memories with this tag.")] = None,
     cursor: Annotated[str | None, typer.Option(
@@ -213,6 +214,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer QUERY, each with its paragraph and line range."""
+    if type_ and tag:
+        raise typer.BadParameter("give --type or --tag, not both", param_hint="--tag")
     scope = _memory_type(type_) if type_ else tag
     with ctx.obj.store() as store:
         if batch is not None:
@@ -225,12 +228,15 @@ def search(
         _echo_json(search_json(response))
     else:
         _echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
+        if response.coverage.next_cursor:
+            typer.echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
+                       f"--limit {limit} --cursor {response.coverage.next_cursor}", err=True)
 
 
 def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int) -> int:
     """One JSON line per input line, in order; a bad line gets an error object."""
     failed = 0
-    for number, item in enumerate(read_batch(path), start=1):
+    for number, item in read_batch(path):
         if isinstance(item, str):
             failed += 1
             typer.echo(json.dumps({"id": None, "line": number, "error": item}))
@@ -301,7 +307,7 @@ def index(
     """Bring the search index up to date (it is a cache under the state directory)."""
     with ctx.obj.store() as store, _progress() as progress:
         search_index = store.search_index()
-        report = search_index.rebuild(progress) if rebuild else search_index.sync(progress)
+        report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
     _notices(notices)
     typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
@@ -312,24 +318,25 @@ BATCH_LINE_LIMIT = 64 * 1024
 PROGRESS_MIN_FILES = 500
 
 
-def read_batch(path: Path) -> Iterator[dict[str, Any] | str]:
-    """Each line of a batch file as a query object, or as the reason it is not one."""
+def read_batch(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line number, query object or the reason it is not one) for each non-blank line;
+    a bad line costs only itself."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise typer.BadParameter(f"cannot open {path}: {exc.strerror}",
                                  param_hint="--batch") from None
     with handle:
-        try:
-            for line in handle:
-                yield _batch_item(line[:BATCH_LINE_LIMIT])
-        except UnicodeDecodeError:
-            yield "the rest of the file is not UTF-8 text"
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield number, _batch_item(raw[:BATCH_LINE_LIMIT])
 
 
-def _batch_item(line: str) -> dict[str, Any] | str:
+def _batch_item(raw: bytes) -> dict[str, Any] | str:
     try:
-        item = json.loads(line)
+        item = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
     except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg})"
     if not isinstance(item, dict) or not isinstance(item.get("query"), str):
@@ -397,7 +404,7 @@ def inject(
 def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
     """One JSON line per input line; a line without ``session`` gets a fresh one."""
     failed = 0
-    for number, item in enumerate(read_batch(path), start=1):
+    for number, item in read_batch(path):
         if isinstance(item, str):
             failed += 1
             typer.echo(json.dumps({"id": None, "line": number, "error": item}))

@@ -241,6 +241,15 @@ class SearchIndex:
         if self._watcher is not None:
             self._watcher.mark_changed()
 
+    def refresh(self, progress: Progress | None = None) -> SyncReport:
+        """``sync``, rebuilding once from the files if the index turns out damaged."""
+        try:
+            return self.sync(progress)
+        except sqlite3.DatabaseError as exc:
+            if not self.recover(exc):
+                raise IndexUnavailable(self.path, str(exc)) from exc
+            return self.sync(progress)
+
     def _stored_digest(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'digest'").fetchone()
         return row[0] if row else None

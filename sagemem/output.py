@@ -233,8 +233,6 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     coverage = response.coverage
     lines.append(f"scanned {coverage.files_scanned} files, {coverage.candidates} candidates, "
                  f"{coverage.paragraphs_filtered} paragraphs filtered")
-    if coverage.next_cursor:
-        lines.append(f"more: --cursor {coverage.next_cursor}")
     return lines
 
 

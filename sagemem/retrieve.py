@@ -33,6 +33,7 @@ from .paths import safe_read
 from .text import file_lines, is_cjk, tokens
 
 MAX_CANDIDATES = 10
+MAX_QUERY_TERMS = 64  # a pasted page is not a question; SQLite caps bound variables too
 MIN_EVIDENCE = 0.45
 MIN_COVERAGE = 0.27
 MIN_FOCUSED_EVIDENCE = 0.3
@@ -160,10 +161,13 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
         return [], 0, 0
     body = len("".join(query.split())) >= MIN_FALLBACK_CHARS
     lowest = _lowest_passing_mass(q)
-    summary = {f: (score, set(terms.split(US)))
-               for f, score, _, terms in index.summary_scores(
-                   _weights(q, "sdf", stats.files), stats.avg_slen, min_mass=lowest)}
-    pool = set(summary)
+    rows = index.summary_scores(_weights(q, "sdf", stats.files), stats.avg_slen, min_mass=lowest)
+    if scope:
+        allowed = set(_in_scope(index, [row[0] for row in rows], scope))
+        rows = [row for row in rows if row[0] in allowed]
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    summary = {f: (score, set(terms.split(US))) for f, score, _, terms in rows}
+    pool = {row[0] for row in rows[:MAX_CANDIDATES]}  # stage 1 keeps at most ten
     if body:
         selective = {t: v for t, v in _weights(q, "pdf", stats.paras).items()
                      if q.info[t] >= SELECTIVE_INFO * q.idf_max}
@@ -182,7 +186,8 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
             combined[file_id] = (score + PARAGRAPH_WEIGHT * paras.best_score.get(file_id, 0.0)
                                  + BODY_WEIGHT * paras.whole.get(file_id, 0.0)) / scale
     passing = _in_scope(index, list(combined), scope)
-    ranked = _cut({f: combined[f] for f in passing})[:MAX_CANDIDATES]
+    names = {f: indexed.name for f, indexed in index.files(passing).items()}
+    ranked = _cut({f: combined[f] for f in passing}, names)[:MAX_CANDIDATES]
     returned = [(f, combined[f], _passage(q, summary.get(f, (0.0, set()))[1], paras, f))
                 for f in ranked]
     dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
@@ -205,7 +210,7 @@ def _lowest_passing_mass(q: _Query) -> float:
 
 def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
     """Weigh each query term: 1, less for a function word, the similarity for a typo fix."""
-    raw = list(dict.fromkeys(tokens(query)))
+    raw = list(dict.fromkeys(tokens(query)))[:MAX_QUERY_TERMS]
     known = index.term_stats(raw)
     files = max(stats.files, MIN_CORPUS_FILES)
     idf_max = idf(0, files)
@@ -238,7 +243,8 @@ def _typo_fix(index: SearchIndex, term: str) -> tuple[str, float] | None:
     """A close indexed spelling of a rare-looking unseen word (``kubernets``)."""
     if len(term) < TYPO_MIN_LEN or not term.isascii() or not term.isalpha():
         return None
-    vocabulary = index.vocabulary(term[0], len(term) - 2, len(term) + 2)
+    slack = 1 if len(term) <= 8 else 2  # a typo keeps the word's length; "config" is no typo
+    vocabulary = index.vocabulary(term[0], len(term) - slack, len(term) + slack)
     from rapidfuzz import fuzz, process  # only a question with an unknown word pays for it
 
     best = process.extractOne(term, vocabulary, scorer=fuzz.ratio, score_cutoff=TYPO_MIN_SCORE)
@@ -323,9 +329,9 @@ def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int
     return smoothed
 
 
-def _cut(scores: dict[int, float]) -> list[int]:
-    """Best first (ties by file id, so deterministic), dropping far weaker tails."""
-    ranked = sorted(scores, key=lambda f: (-scores[f], f))
+def _cut(scores: dict[int, float], names: dict[int, str]) -> list[int]:
+    """Best first (ties by file name, so deterministic), dropping far weaker tails."""
+    ranked = sorted(scores, key=lambda f: (-scores[f], names.get(f, "")))
     if not ranked:
         return []
     floor = scores[ranked[0]] * RELATIVE_FLOOR

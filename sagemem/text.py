@@ -25,7 +25,7 @@ _CJK = (
 )
 _TOKEN = re.compile(
     rf"(?P<cjk>[{_CJK}]+)"
-    r"|(?P<word>[A-Za-z0-9]+(?:[._\-/:@#+][A-Za-z0-9]+)*)"
+    rf"|(?P<word>[^\W_{_CJK}]+(?:[._\-/:@#+][^\W_{_CJK}]+)*)"
 )
 _SPLIT = re.compile(r"[._\-/:@#+]")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -35,7 +35,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 def fold(word: str) -> str:
     """A light English suffix folding, so inflections meet: ``caches``/``cache`` →
     ``cach``, ``deployed``/``deploying`` → ``deploy``, ``planned`` → ``plan``."""
-    if len(word) <= 4 or not word.isalpha():
+    if len(word) <= 4 or not (word.isascii() and word.isalpha()):
         return word
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
@@ -105,7 +105,7 @@ def paragraphs(body: str, first_line: int) -> list[Paragraph]:
 
 def file_lines(text: str) -> list[str]:
     """Lines as an editor numbers them: split on newlines only, CR of CRLF dropped."""
-    lines = text.split("\n")
+    lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]

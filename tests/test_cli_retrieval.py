@@ -292,7 +292,21 @@ def test_limit_and_cursor_page_through_results_without_repeats(run: Run) -> None
 def test_search_text_shows_the_cursor_for_the_next_page(run: Run) -> None:
     result = run("search", "grafana dashboard", "--limit", "1")
     assert result.code == 0
-    assert re.search(r"^more: --cursor \S+$", result.out, re.MULTILINE)
+    assert re.fullmatch(r'more: sagemem search "grafana dashboard" --limit 1 --cursor \S+\n',
+                        result.err)
+
+
+def test_batch_skips_blank_lines_and_a_bad_line_costs_only_itself(
+    run: Run, tmp_path: Path
+) -> None:
+    batch = tmp_path / "batch.jsonl"
+    batch.write_bytes(b'{"id": "a", "query": "grafana dashboard"}\n\n\xff\xfe\n'
+                      b'{"id": "b", "query": "grafana dashboard"}\n')
+    result = run("search", "--batch", str(batch), "--json")
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert [line.get("id") for line in lines] == ["a", None, "b"]
+    assert lines[1] == {"id": None, "line": 3, "error": "not UTF-8 text"}
+    assert result.code == 1
 
 
 def test_cursor_from_another_query_exits_1_with_one_line(run: Run) -> None:

@@ -106,7 +106,7 @@ def test_alias_wording_hits(store: MemoryStore) -> None:
 
 
 def test_misspelt_rare_term_still_finds_it(store: MemoryStore) -> None:
-    assert "reference_k8s.md" in files(store, "kubernets cluster access")
+    assert "reference_k8s.md" in files(store, "kuberntes cluster access")
 
 
 @pytest.mark.parametrize("query", ["v2.3", "api_base", "6443"])

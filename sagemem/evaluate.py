@@ -18,6 +18,7 @@ import json
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,11 +52,27 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             item = json.loads(line)
-            _ = (item["id"], item["query"], item["relevant"])
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise EvalSetError(path, f"line {number} is not a query object ({exc})") from exc
+        except json.JSONDecodeError as exc:
+            raise EvalSetError(path, f"line {number} is not JSON ({exc.msg})") from exc
+        problem = _query_problem(item)
+        if problem:
+            raise EvalSetError(path, f"line {number}: {problem}")
         queries.append(item)
     return queries
+
+
+def _query_problem(item: object) -> str | None:
+    """What makes a line no query of FORMAT.md, or None."""
+    if not isinstance(item, dict):
+        return "not a JSON object"
+    if not isinstance(item.get("query"), str) or "id" not in item:
+        return 'needs "id" and a "query" string'
+    relevant = item.get("relevant")
+    if not isinstance(relevant, list) or not all(isinstance(r, str) for r in relevant):
+        return '"relevant" must be a list of file names'
+    if item.get("answer") is not None and not isinstance(item["answer"], str):
+        return '"answer" must be a string or null'
+    return None
 
 
 def run_set(set_dir: Path, state_dir: Path | None = None) -> list[QueryOutcome]:
@@ -72,23 +89,14 @@ def run_set(set_dir: Path, state_dir: Path | None = None) -> list[QueryOutcome]:
             index.close()
 
 
-@dataclass
-class _TempState:
-    given: Path | None
-
-    def __enter__(self) -> Path:
-        if self.given is not None:
-            return self.given
-        self._tmp = tempfile.TemporaryDirectory(prefix="sagemem-eval-")
-        return Path(self._tmp.name)
-
-    def __exit__(self, *_: object) -> None:
-        if self.given is None:
-            self._tmp.cleanup()
-
-
-def _state(given: Path | None) -> _TempState:
-    return _TempState(given)
+@contextmanager
+def _state(given: Path | None) -> Iterator[Path]:
+    """The state directory to index into: the one given, else a temporary one."""
+    if given is not None:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="sagemem-eval-") as tmp:
+        yield Path(tmp)
 
 
 def _outcome(query: dict[str, Any], response: SearchResponse) -> QueryOutcome:
@@ -135,7 +143,7 @@ def _ratio(part: float, whole: int) -> float | None:
 def by_kind(outcomes: list[QueryOutcome]) -> dict[str, dict[str, Any]]:
     groups: dict[str, list[QueryOutcome]] = defaultdict(list)
     for outcome in outcomes:
-        groups[str(outcome.query.get("kind"))].append(outcome)
+        groups[str(outcome.query.get("kind") or "unknown")].append(outcome)
     return {kind: metrics(group) for kind, group in sorted(groups.items())}
 
 

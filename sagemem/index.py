@@ -351,8 +351,7 @@ class SearchIndex:
             "INSERT INTO files VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, 0)",
             (name, st.st_mtime_ns, st.st_size, st.st_ino, revision,
              json.dumps(info, ensure_ascii=False), slen))
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+        return int(cur.lastrowid or 0)  # always set after an INSERT
 
     def _count(self, s_terms: Iterable[str], p_counts: Counter[str], sign: int) -> None:
         """Keep document frequencies in step: summaries, paragraphs and whole files."""
@@ -484,13 +483,13 @@ class SearchIndex:
             "SELECT term FROM vocab WHERE term >= ? AND term < ? AND fdf > 0 "
             "AND length(term) BETWEEN ? AND ?", (first, upper, min_len, max_len))]
 
-    def _in(self, sql: str, items: list[Any], extra: tuple[Any, ...] = ()) -> list[Any]:
+    def _in(self, sql: str, items: list[Any]) -> list[Any]:
         """Run ``sql`` with its ``IN ({})`` bound to ``items``, in chunks SQLite accepts."""
         rows: list[Any] = []
         for i in range(0, len(items), 500):
             chunk = items[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            rows.extend(self.conn.execute(sql.format(marks), (*chunk, *extra)).fetchall())
+            rows.extend(self.conn.execute(sql.format(marks), chunk).fetchall())
         return rows
 
 

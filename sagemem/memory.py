@@ -125,6 +125,14 @@ def split(text: str) -> Split:
                  closing.end())
 
 
+def _body_line(text: str, body_start: int) -> int:
+    """The body's first line; past the last line when the file ends on its closing ``---``
+    without a newline (so the delimiter is never mistaken for body)."""
+    line = line_of(text, body_start)
+    ends_on_delimiter = body_start == len(text) and text and not text.endswith("\n")
+    return line + 1 if ends_on_delimiter and body_start > 0 else line
+
+
 def line_of(text: str, offset: int) -> int:
     """1-based line number of a string offset."""
     return text.count("\n", 0, offset) + 1
@@ -147,7 +155,7 @@ def parse(data: bytes, file: str, *, mtime: float | None = None, archived: bool 
         text=text,
         revision=revision_of(data),
         body=text[parts.body_start:],
-        body_line=line_of(text, parts.body_start),
+        body_line=_body_line(text, parts.body_start),
         has_frontmatter=parts.frontmatter is not None,
         mtime=mtime,
         archived=archived,

@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timezone
@@ -234,17 +234,25 @@ def search(
 
 
 def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int) -> int:
-    """One JSON line per input line, in order; a bad line gets an error object."""
+    def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
+        response = store.search(item["query"], scope=scope, limit=limit)
+        _notices(response.notices)
+        return search_json(response)
+
+    return _batch(path, answer)
+
+
+def _batch(path: Path, answer: Callable[[int, dict[str, Any]], dict[str, Any]]) -> int:
+    """One JSON line per non-blank input line, in order, with its ``id``; a bad line gets
+    an error object and the exit code 1, and costs no other line."""
     failed = 0
     for number, item in read_batch(path):
         if isinstance(item, str):
             failed += 1
             typer.echo(json.dumps({"id": None, "line": number, "error": item}))
-            continue
-        response = store.search(item["query"], scope=scope, limit=limit)
-        _notices(response.notices)
-        typer.echo(json.dumps({"id": item.get("id"), **search_json(response)},
-                              ensure_ascii=False))
+        else:
+            typer.echo(json.dumps({"id": item.get("id"), **answer(number, item)},
+                                  ensure_ascii=False))
     return 1 if failed else 0
 
 
@@ -402,19 +410,14 @@ def inject(
 
 
 def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
-    """One JSON line per input line; a line without ``session`` gets a fresh one."""
-    failed = 0
-    for number, item in read_batch(path):
-        if isinstance(item, str):
-            failed += 1
-            typer.echo(json.dumps({"id": None, "line": number, "error": item}))
-            continue
+    """A line without ``session`` gets a fresh session of its own, never saved."""
+    def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
         session = item.get("session")
         injection = inject_block(store, item["query"], str(session or f"batch-{number}"),
                                  settings, persist=session is not None)
-        typer.echo(json.dumps({"id": item.get("id"), **injection_json(injection)},
-                              ensure_ascii=False))
-    return 1 if failed else 0
+        return injection_json(injection)
+
+    return _batch(path, answer)
 
 
 @session_app.command("show")

@@ -319,6 +319,7 @@ def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task:
                matched: bool) -> list[str]:
     cut = [c for c in candidates if c.outcome in ("budget", "text_cap", "max_results")]
     disputed = [c for c in candidates if c.outcome == "conflict_pending"]
+    expired = [c for c in candidates if c.outcome == "expired_source" and c.reason == "match"]
     lines = []
     if cut:
         best = max(cut, key=lambda c: c.score)
@@ -328,6 +329,10 @@ def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task:
     if more:
         lines.append(f"{more} more candidate{'s' if more != 1 else ''} not shown: "
                      f"sagemem search \"{_fit_bytes(question, 60)}\" --limit 20.")
+    if expired:
+        newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
+        lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
+                     "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
     if disputed:
         lines.append(f"{len(disputed)} contradiction{'s' if len(disputed) != 1 else ''} pending; "
                      "related memories not injected. Resolve: sagemem conflicts list.")

@@ -91,7 +91,9 @@ def test_expired_memory_is_kept_out_with_its_reason(store: MemoryStore) -> None:
     result = run(store, "kafka cluster before the migration kfk-old")
     assert ("project_old_kafka.md", "expired_source") in [(s.file, s.reason)
                                                          for s in result.suppressed]
-    assert "project_old_kafka.md" not in result.text
+    assert "### project_old_kafka.md" not in result.text
+    assert result.status_card and (
+        "1 expired memory not injected; superseded by project_kafka.md." in result.status_card)
 
 
 def test_validity_off_lets_expired_memories_in(store: MemoryStore) -> None:

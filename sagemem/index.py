@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from .memory import Memory
 from .paths import name_key
 from .store import MemoryStore
 from .text import paragraphs, tokens
+from .watch import DirectoryWatcher
 
 INDEX_VERSION = "4"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
@@ -109,7 +109,7 @@ class SearchIndex:
         self.path = path or index_path(store)
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
-        self._watcher: _Watcher | None = None
+        self._watcher: DirectoryWatcher | None = None
         self._stats: Stats | None = None
         self._seen_digest: str | None = None
         self._scanned = 0
@@ -213,7 +213,7 @@ class SearchIndex:
     def watch(self) -> None:
         """Follow the directory with watchfiles so queries need no stat pass (long-lived use)."""
         if self._watcher is None:
-            self._watcher = _Watcher(self.store.directory)
+            self._watcher = DirectoryWatcher(self.store.directory)
             self._watcher.start()
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
@@ -575,41 +575,3 @@ class _transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self.conn.execute("ROLLBACK" if kind else "COMMIT")
-
-
-class _Watcher(threading.Thread):
-    """A watchfiles thread that remembers whether anything changed since it was last asked."""
-
-    def __init__(self, directory: Path) -> None:
-        super().__init__(daemon=True, name="sagemem-watch")
-        self.directory = directory
-        self.ready = False
-        self._changed = True  # the first query after starting does a full stat pass
-        self._lock = threading.Lock()
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        from watchfiles import watch
-
-        try:
-            for _changes in watch(self.directory, stop_event=self._stop_event, debounce=1, step=1,
-                                  recursive=False, yield_on_timeout=True, rust_timeout=200):
-                with self._lock:
-                    self._changed = self._changed or bool(_changes)
-                    self.ready = True
-        except Exception:  # the watcher is an optimisation: without it, queries stat again
-            pass
-        self.ready = False
-
-    def mark_changed(self) -> None:
-        with self._lock:
-            self._changed = True
-
-    def take_changes(self) -> bool:
-        with self._lock:
-            changed, self._changed = self._changed, False
-        return changed
-
-    def stop(self) -> None:
-        self._stop_event.set()
-        self.join(timeout=2)

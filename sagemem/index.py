@@ -30,12 +30,12 @@ from .store import MemoryStore
 from .text import paragraphs, tokens
 from .watch import DirectoryWatcher
 
-INDEX_VERSION = "4"
+INDEX_VERSION = "5"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage
 BUSY_TIMEOUT_SECONDS = 300  # a cold build of 10,000 memories by another process takes ~30 s
-SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 1.0, "file": 0.5, "tags": 0.5}
+SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 2.0, "file": 0.5, "tags": 0.5}
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (

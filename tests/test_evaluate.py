@@ -63,7 +63,7 @@ def test_metrics_agree_with_the_reference_baseline_script() -> None:
 def test_starter_set_does_not_regress() -> None:
     """Floors just under the figures measured when retrieval last changed (see README)."""
     report = evaluate(SHARED_EVAL / "starter")
-    assert report["recall@5"] >= 0.79
+    assert report["recall@5"] >= 0.80
     assert report["passage_hit"] >= 0.59
     assert report["spurious_unrelated"] <= 0.11
     assert report["mrr@10"] >= 0.78

@@ -214,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
             hint = "; see `sagemem --help`" if exc.exit_code == 2 else ""  # type: ignore[attr-defined]
-            return _fail(exc.format_message().rstrip(".") + hint, int(exc.exit_code))  # type: ignore[attr-defined]
+            # click 8.2 names a missing env var as 'None' in its message; say nothing instead
+            message = exc.format_message().replace(" (env var: 'None')", "")
+            return _fail(message.rstrip(".") + hint, int(exc.exit_code))  # type: ignore[attr-defined]
         if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
             traceback.print_exc()
         return _fail(f"internal error ({type(exc).__name__}: {exc}); "

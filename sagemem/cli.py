@@ -213,10 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
-            hint = "; see `sagemem --help`" if exc.exit_code == 2 else ""  # type: ignore[attr-defined]
-            # click 8.2 names a missing env var as 'None' in its message; say nothing instead
-            message = exc.format_message().replace(" (env var: 'None')", "")
-            return _fail(message.rstrip(".") + hint, int(exc.exit_code))  # type: ignore[attr-defined]
+            return _usage_failure(exc)
         if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
             traceback.print_exc()
         return _fail(f"internal error ({type(exc).__name__}: {exc}); "
@@ -224,6 +221,14 @@ def main(argv: list[str] | None = None) -> int:
     if result == INTERRUPTED:  # typer turns Ctrl-C into Exit(130) before we see it
         return _fail("interrupted", INTERRUPTED)
     return result if isinstance(result, int) else 0
+
+
+def _usage_failure(exc: Any) -> int:
+    code = int(exc.exit_code)
+    hint = "; see `sagemem --help`" if code == 2 else ""
+    # click 8.2 names a missing env var as 'None' in its message; say nothing instead
+    message = exc.format_message().replace(" (env var: 'None')", "")
+    return _fail(message.rstrip(".") + hint, code)
 
 
 def _is_usage_error(exc: Exception) -> bool:

@@ -10,11 +10,12 @@ hard-linked into place, which fails if the name exists.
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 import secrets
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
@@ -32,6 +33,7 @@ from .errors import (
     SagememError,
     StaleRevision,
     UnreadableFile,
+    UnresolvedMerge,
     UnsafeFile,
     WriteFailed,
 )
@@ -60,6 +62,13 @@ TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
 reports leftovers of an interrupted write by this pattern)."""
 MAX_SLUG_CHARS = 60
+
+
+class _Required(enum.Enum):
+    TOKEN = 0
+
+
+_REQUIRED = _Required.TOKEN
 
 
 @dataclass(frozen=True)
@@ -272,25 +281,78 @@ class MemoryStore:
 
         return FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS)
 
-    def write(self, name: str, text: str, expected_revision: str | None) -> Memory:
-        """Replace a memory's text, if it is still at ``expected_revision``.
+    def write(self, name: str, content: str | None = None,
+              expected_revision: str | _Required | None = _REQUIRED, *,
+              fields: Mapping[str, object] | None = None, reason: str | None = None,
+              writer: str = "library", conflict_kind: str | None = "stale_version") -> Memory:
+        """Replace a memory's text (or set ``fields`` in it), if it is still at
+        ``expected_revision``; ``expected_revision=None`` means "create".
 
-        ``expected_revision=None`` means "create": the name must not exist yet.
+        A refused write raises a ``WriteRefused`` (``StaleRevision`` — also for a file
+        deleted meanwhile —, ``MemoryExists``, ``UnresolvedMerge``) whose ``conflict_id``
+        names the record holding both sides. ``conflict_kind`` is the kind recorded for a
+        revision mismatch (``external_change`` for an editor session); None records
+        nothing (a resolution retrying a recorded conflict).
         """
+        if isinstance(expected_revision, _Required):
+            raise TypeError("write() needs expected_revision (None to create a memory)")
+        if content is None and fields is None:
+            raise TypeError("write() needs content or fields")
         self.require_directory()
         name = check_name(with_suffix(name), self.reserved)
-        data = text.encode("utf-8")
-        self._check_size(name, data)
-        with self._locked():
-            if expected_revision is None:
-                self._refuse_existing(name)
-            current = self.revision(name)
-            if current != expected_revision:
-                if expected_revision is None:
-                    raise MemoryExists(name)
-                raise StaleRevision(name, expected_revision, current)
-            atomic_write(self.directory / name, data, create=expected_revision is None)
-        return self.get(name)
+        if content is not None:
+            self._check_size(name, content.encode("utf-8"))
+        with self.locked():
+            current = self._current(name)
+            file = current.file if current else name
+            text = content
+            if text is None and current is not None and current.revision == expected_revision:
+                text = current.text
+            if text is not None and fields:
+                from .edit import set_fields
+
+                text = set_fields(text, fields, file)
+            attempt = _Attempt(file, expected_revision, text, fields, reason, writer,
+                               conflict_kind)
+            self._refuse_if_needed(attempt, current)
+            assert text is not None  # a missing text is a revision mismatch, refused above
+            data = text.encode("utf-8")
+            self._check_size(file, data)
+            atomic_write(self.directory / file, data, create=expected_revision is None)
+        return self.get(file)
+
+    def _current(self, name: str) -> Memory | None:
+        try:
+            return self.get(name)
+        except MemoryNotFound:
+            return None
+
+    def _refuse_if_needed(self, attempt: _Attempt, current: Memory | None) -> None:
+        """Raise the refusal this write meets, after recording it as a conflict."""
+        marker = merge_marker_line(attempt.text) if attempt.text is not None else None
+        actual = current.revision if current else None
+        if marker is None and actual == attempt.expected:
+            return
+        kind = "unresolved_merge" if marker is not None else attempt.conflict_kind
+        conflict_id = None
+        if kind is not None:
+            conflict_id = self._record(kind, attempt, current)
+        if marker is not None:
+            raise UnresolvedMerge(attempt.file, marker, conflict_id)
+        if attempt.expected is None:
+            raise MemoryExists(attempt.file, conflict_id)
+        raise StaleRevision(attempt.file, attempt.expected, actual, conflict_id)
+
+    def _record(self, kind: str, attempt: _Attempt, current: Memory | None) -> str:
+        from .conflicts import record_write_conflict
+
+        mine: dict[str, object] = {"based_on": attempt.expected, "text": attempt.text}
+        if attempt.fields:
+            mine["fields"] = {k: v.isoformat() if isinstance(v, date) else v
+                              for k, v in attempt.fields.items()}
+        return record_write_conflict(
+            self, kind, attempt.file, writer=attempt.writer, reason=attempt.reason,
+            disk=(current.revision, current.text) if current else (None, None), mine=mine)
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
@@ -312,7 +374,7 @@ class MemoryStore:
 
         data = render_new(fields, body).encode("utf-8")
         self._check_size(file, data)
-        with self._locked():
+        with self.locked():
             self._refuse_existing(file)
             index_text, index_revision = self._read_index()
             line = indexfile.format_entry(name.strip() or file[:-3], file, description)
@@ -335,7 +397,8 @@ class MemoryStore:
             raise FileTooLarge(name, len(data), self.max_bytes)
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
+        """Hold the store lock (every writer, in any process, takes it to write)."""
         lock = self.lock()
         try:
             lock.acquire()
@@ -359,6 +422,32 @@ class MemoryStore:
     def _write_index(self, text: str, expected_revision: str | None) -> None:
         path = self.directory / INDEX_FILE
         atomic_write(path, text.encode("utf-8"), create=expected_revision is None)
+
+
+_MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$|^={7}[ \t]*$", re.MULTILINE)
+
+
+def merge_marker_line(text: str) -> int | None:
+    """The 1-based line of the first git merge marker at a line start, or None.
+
+    ``<<<<<<<``/``>>>>>>>`` (alone or followed by a label) and a line of exactly seven
+    ``=`` count; a Markdown underline of another length does not.
+    """
+    found = _MERGE_MARKER.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """A guarded write as asked for: what a refusal records."""
+
+    file: str
+    expected: str | None
+    text: str | None
+    fields: Mapping[str, object] | None
+    reason: str | None
+    writer: str
+    conflict_kind: str | None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import typer
 
 from . import conflicts
 from .cli import JsonOption, app, echo_json, echo_lines
-from .errors import MemoryNotFound, WriteFailed
+from .errors import FileChangedDuringRead, MemoryNotFound, WriteFailed
 from .memory import Memory
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 from .store import MemoryStore
@@ -82,9 +82,10 @@ def write(
 
 
 def _current(store: MemoryStore, name: str) -> Memory | None:
+    """Only to expand a revision prefix: the write re-checks under the lock anyway."""
     try:
         return store.get(name)
-    except MemoryNotFound:
+    except (MemoryNotFound, FileChangedDuringRead):
         return None
 
 

@@ -14,6 +14,7 @@ import enum
 import os
 import re
 import secrets
+import time
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -26,6 +27,7 @@ from . import indexfile
 from .config import STATE_DIR_NAME, Settings
 from .errors import (
     DirectoryMissing,
+    FileChangedDuringRead,
     FileTooLarge,
     InvalidName,
     MemoryExists,
@@ -62,6 +64,7 @@ TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
 reports leftovers of an interrupted write by this pattern)."""
 MAX_SLUG_CHARS = 60
+REREAD_ATTEMPTS = 20
 
 
 class _Required(enum.Enum):
@@ -322,10 +325,19 @@ class MemoryStore:
         return self.get(file)
 
     def _current(self, name: str) -> Memory | None:
-        try:
-            return self.get(name)
-        except MemoryNotFound:
-            return None
+        """The memory as it is now. A file caught mid-change by a writer outside the guard
+        (an editor saving in place) is read again: it has moved on, and the refusal
+        should record where it moved to rather than fail without a record."""
+        for attempt in range(REREAD_ATTEMPTS):
+            try:
+                return self.get(name)
+            except MemoryNotFound:
+                return None
+            except FileChangedDuringRead:
+                if attempt == REREAD_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.001 * (attempt + 1))
+        return None  # not reached: the last attempt returns or raises
 
     def _refuse_if_needed(self, attempt: _Attempt, current: Memory | None) -> None:
         """Raise the refusal this write meets, after recording it as a conflict."""

@@ -16,7 +16,7 @@ import re
 import secrets
 import time
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
@@ -321,8 +321,16 @@ class MemoryStore:
             assert text is not None  # a missing text is a revision mismatch, refused above
             data = text.encode("utf-8")
             self._check_size(file, data)
-            atomic_write(self.directory / file, data, create=expected_revision is None)
+            atomic_write(self.directory / file, data, create=expected_revision is None,
+                         before_replace=lambda: self._still_at(attempt, current))
         return self.get(file)
+
+    def _still_at(self, attempt: _Attempt, seen: Memory | None) -> None:
+        """Check again right before the rename: an editor saving while the temporary file
+        was written and fsync'd (milliseconds) would otherwise be overwritten."""
+        now = self._current(attempt.file)
+        if (now.revision if now else None) != (seen.revision if seen else None):
+            self._refuse_if_needed(attempt, now)
 
     def _current(self, name: str) -> Memory | None:
         """The memory as it is now. A file caught mid-change by a writer outside the guard
@@ -479,11 +487,14 @@ def _looks_like_memory(name: str) -> bool:
     return name_key(name).endswith(".md") and not name.startswith(".")
 
 
-def atomic_write(path: Path, data: bytes, *, create: bool) -> None:
+def atomic_write(path: Path, data: bytes, *, create: bool,
+                 before_replace: Callable[[], None] | None = None) -> None:
     """Write ``data`` to ``path`` through a fsync'd temporary file in the same directory.
 
     ``create=True`` refuses to overwrite (MemoryExists); otherwise the file is replaced
     atomically. Any OS failure leaves the old file untouched and no temporary behind.
+    ``before_replace`` runs once the bytes are synced, just before the rename; whatever
+    it raises cancels the write.
     """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
@@ -491,6 +502,8 @@ def atomic_write(path: Path, data: bytes, *, create: bool) -> None:
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
     try:
+        if before_replace is not None:
+            before_replace()
         if create:
             _link_new(tmp, path)
         else:

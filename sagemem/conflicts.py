@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     ConflictNotFound,
+    InvalidName,
     MemoryNotFound,
     ResolutionRefused,
     SagememError,
@@ -157,7 +158,7 @@ def contradict(store: MemoryStore, a: str, b: str, note: str, *, writer: str = "
     """
     first, second = store.get(a).file, store.get(b).file
     if name_key(first) == name_key(second):
-        raise ResolutionRefused("new", "a memory cannot contradict itself")
+        raise InvalidName(b, f"is {first} itself; a contradiction names two memories")
     body = {"kind": "contradiction", "status": "open", "writer": _writer(writer),
             "reason": note, "memories": sorted([first, second])}
     with store.locked():

@@ -268,3 +268,16 @@ def test_delete_asks_first(run: Run, stale_id: str, monkeypatch: pytest.MonkeyPa
 def test_delete_yes_does_not_ask(run: Run, stale_id: str) -> None:
     assert run("conflicts", "delete", stale_id, "--yes").out == f"deleted  {stale_id}\n"
     assert open_ids(run) == []
+
+
+def test_refused_write_in_a_real_process_is_one_line(store: MemoryStore, tmp_path: Path) -> None:
+    import subprocess
+
+    source = new_text(tmp_path, BOB)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sagemem", "--dir", str(store.directory), "--state-dir",
+         str(store.state_dir), "write", "user_alice", "--from", str(source), "--expect",
+         "0" * 64], capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("error: stale_version: user_alice.md changed")
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

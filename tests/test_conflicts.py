@@ -11,6 +11,7 @@ from conftest import MEMORY_TEXT, write_memory
 
 from sagemem import (
     ConflictNotFound,
+    InvalidName,
     MemoryExists,
     MemoryStore,
     ResolutionRefused,
@@ -221,7 +222,7 @@ def test_contradiction_names_both_memories(contradiction: conflicts.Conflict,
 
 
 def test_contradiction_needs_two_existing_memories(store: MemoryStore) -> None:
-    with pytest.raises(ResolutionRefused):
+    with pytest.raises(InvalidName, match="itself"):
         conflicts.contradict(store, "user_alice", "USER_ALICE.md", "self")
     with pytest.raises(Exception, match="no memory named"):
         conflicts.contradict(store, "user_alice", "user_nobody", "x")

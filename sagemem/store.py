@@ -323,7 +323,10 @@ class MemoryStore:
             self._check_size(file, data)
             atomic_write(self.directory / file, data, create=expected_revision is None,
                          before_replace=lambda: self._still_at(attempt, current))
-        return self.get(file)
+            mtime = _mtime(self.directory / file)
+        # What was written, not a re-read: once the lock is released, another writer (or
+        # an editor) may already have moved the file on.
+        return parse(data, file, mtime=mtime)
 
     def _still_at(self, attempt: _Attempt, seen: Memory | None) -> None:
         """Check again right before the rename: an editor saving while the temporary file
@@ -481,6 +484,13 @@ class _Filter:
         return ((self.type is None or memory.type == self.type)
                 and (self.tag is None or self.tag in (t.casefold() for t in memory.tags))
                 and not (self.active and (memory.archived or memory.is_invalid(self.today))))
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 def _looks_like_memory(name: str) -> bool:

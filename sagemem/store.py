@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from . import indexfile
 from .config import STATE_DIR_NAME, Settings
+from .conflicts import WRITE_KINDS, WRITERS
 from .errors import (
     DirectoryMissing,
     FileChangedDuringRead,
@@ -301,6 +302,9 @@ class MemoryStore:
             raise TypeError("write() needs expected_revision (None to create a memory)")
         if content is None and fields is None:
             raise TypeError("write() needs content or fields")
+        if writer not in WRITERS or conflict_kind not in (*WRITE_KINDS, None):
+            raise ValueError(f"writer must be one of {', '.join(WRITERS)}; conflict_kind one "
+                             f"of {', '.join(WRITE_KINDS)} or None")
         self.require_directory()
         name = check_name(with_suffix(name), self.reserved)
         if content is not None:

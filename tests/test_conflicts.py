@@ -171,6 +171,8 @@ def test_stale_fields_write_records_the_fields(store: MemoryStore) -> None:
 def test_write_without_a_revision_is_a_type_error(store: MemoryStore) -> None:
     with pytest.raises(TypeError):
         store.write("user_alice", "text")
+    with pytest.raises(ValueError, match="writer"):
+        store.write("user_alice", "text", None, writer="someone")
 
 
 def test_ids_sort_by_creation_time(store: MemoryStore) -> None:

@@ -203,6 +203,19 @@ def _well_formed(name: str, text: str) -> bool:
         and (rest == "" or rest.endswith("\n"))
 
 
+def uncontended(root: Path, writes: int = 500) -> dict[str, float]:
+    """One process, one memory: the cost of a guarded write itself (lock, fsync, rename)."""
+    setup(root)
+    store = _store(root)
+    started = time.perf_counter()
+    for n in range(writes):
+        memory = store.get(MEMORIES[0])
+        store.write(MEMORIES[0], memory.text + f"tok-w0-c{n}\n", memory.revision)
+    seconds = time.perf_counter() - started
+    return {"writes": writes, "seconds": round(seconds, 2),
+            "writes_per_second": round(writes / seconds, 1)}
+
+
 # -- kill -9 ------------------------------------------------------------------------------
 
 def kill_nine(root: Path, iterations: int = 200, seed: int = 1) -> dict[str, float]:
@@ -242,6 +255,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         report = stress(Path(tmp) / "stress", args.writers, args.cycles)
         print(json.dumps({"stress": report}, indent=2))
+        print(json.dumps({"uncontended": uncontended(Path(tmp) / "one")}, indent=2))
         print(json.dumps({"kill_9": kill_nine(Path(tmp) / "kill", args.kills)}, indent=2))
     return 0
 

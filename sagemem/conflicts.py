@@ -138,6 +138,17 @@ def _str(value: object) -> str | None:
 
 # -- creating -----------------------------------------------------------------------------
 
+def create(store: MemoryStore, kind: str, file: str, *, writer: str, reason: str | None,
+           disk: tuple[str | None, str | None], mine: Mapping[str, Any],
+           now: datetime | None = None) -> Conflict:
+    """Record a write conflict found outside ``MemoryStore.write`` (the MCP server or
+    consolidation comparing versions themselves); takes the store lock."""
+    with store.locked():
+        conflict_id = record_write_conflict(store, kind, file, writer=writer, reason=reason,
+                                            disk=disk, mine=mine, now=now)
+    return load(store.state_dir, conflict_id)
+
+
 def record_write_conflict(store: MemoryStore, kind: str, file: str, *, writer: str,
                           reason: str | None, disk: tuple[str | None, str | None],
                           mine: Mapping[str, Any], now: datetime | None = None) -> str:

@@ -393,3 +393,15 @@ def test_a_save_landing_while_the_new_bytes_are_synced_is_not_overwritten(
     record = conflicts.load(store.state_dir, info.value.conflict_id or "")
     assert record.side("disk")["text"] == "saved by an editor\n"
     assert not [p for p in store.directory.iterdir() if p.name.endswith(".sagemem-tmp")]
+
+
+def test_create_records_a_write_conflict_found_elsewhere(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    record = conflicts.create(store, "stale_version", memory.file, writer="consolidation",
+                              reason="merge", disk=(memory.revision, memory.text),
+                              mine={"based_on": "0" * 64, "text": "merged\n"}, now=NOW)
+    assert record.id.startswith("20261130T120000000000Z-")
+    assert (record.writer, record.side("mine")["text"]) == ("consolidation", "merged\n")
+    with pytest.raises(ValueError):
+        conflicts.create(store, "contradiction", memory.file, writer="cli", reason=None,
+                         disk=(None, None), mine={})

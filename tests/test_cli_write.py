@@ -281,3 +281,26 @@ def test_refused_write_in_a_real_process_is_one_line(store: MemoryStore, tmp_pat
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("error: stale_version: user_alice.md changed")
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_write_json_prints_the_memory_written(run: Run, store: MemoryStore,
+                                              tmp_path: Path) -> None:
+    revision = store.get("user_alice").revision
+    result = run("write", "user_alice", "--from", str(new_text(tmp_path, BOB)), "--expect",
+                 revision, "--json")
+    data = json.loads(result.out)
+    assert (data["file"], data["revision"]) == ("user_alice.md", store.get("user_alice").revision)
+
+
+def test_contradiction_shows_both_names_and_the_note(run: Run) -> None:
+    record = json.loads(run("conflicts", "contradict", "user_bob", "user_alice", "--note",
+                            "tea or coffee", "--json").out)
+    assert (record["memories"], record["reason"]) == (["user_alice.md", "user_bob.md"],
+                                                      "tea or coffee")
+    out = run("conflicts", "show", record["id"]).out
+    assert "about    user_alice.md <> user_bob.md" in out and "reason   tea or coffee" in out
+    assert run("conflicts", "list").out.startswith(f"{record['id']}  open     contradiction")
+
+
+def test_empty_queue_says_so(run: Run) -> None:
+    assert run("conflicts", "list").out == "no conflicts\n"

@@ -350,16 +350,17 @@ def _open_record(store: MemoryStore, conflict_id: str) -> Conflict:
 
 def _decide(store: MemoryStore, record: Conflict, decision: str, applied: str | None,
             status: str, extra: Mapping[str, Any], now: datetime | None) -> Conflict:
-    """Add the decision to the record (earlier decisions move to ``history``)."""
+    """Add the decision to the record (earlier decisions move to ``history``). The record
+    is read again under the lock, so a decision made meanwhile is kept in the history."""
     stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    data = dict(record.data)
-    if "decision" in data:
-        past = {k: data.get(k) for k in ("decision", "decidedAt", "appliedVersion")}
-        data["history"] = [*data.get("history", []), past]
-    data.update(extra, status=status, decision=decision,
-                decidedAt=stamp.isoformat(timespec="seconds"), appliedVersion=applied)
-    data["id"] = record.id
     with store.locked():
+        data = dict(load(store.state_dir, record.id).data)
+        if "decision" in data:
+            past = {k: data.get(k) for k in ("decision", "decidedAt", "appliedVersion")}
+            data["history"] = [*data.get("history", []), past]
+        data.update(extra, status=status, decision=decision,
+                    decidedAt=stamp.isoformat(timespec="seconds"), appliedVersion=applied)
+        data["id"] = record.id
         _save(store, data, create=False)
     return load(store.state_dir, record.id)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Settings, load_settings
 from .errors import (
+    ConflictNotFound,
     DirectoryMissing,
     FileChangedDuringRead,
     FileTooLarge,
@@ -19,13 +20,16 @@ from .errors import (
     MemoryExists,
     MemoryNotFound,
     ReservedName,
+    ResolutionRefused,
     SagememError,
     SettingsError,
     StaleRevision,
     UneditableFrontmatter,
     UnreadableFile,
+    UnresolvedMerge,
     UnsafeFile,
     WriteFailed,
+    WriteRefused,
 )
 from .memory import TYPES, Memory, Problem, parse, revision_of
 from .store import InitReport, ListError, Listing, MemoryStore, init_directory
@@ -47,6 +51,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "TYPES",
+    "ConflictNotFound",
     "DirectoryMissing",
     "FileChangedDuringRead",
     "FileTooLarge",
@@ -60,14 +65,17 @@ __all__ = [
     "MemoryStore",
     "Problem",
     "ReservedName",
+    "ResolutionRefused",
     "SagememError",
     "Settings",
     "SettingsError",
     "StaleRevision",
     "UneditableFrontmatter",
     "UnreadableFile",
+    "UnresolvedMerge",
     "UnsafeFile",
     "WriteFailed",
+    "WriteRefused",
     "init_directory",
     "load_settings",
     "parse",

@@ -247,4 +247,5 @@ def run() -> None:
     sys.exit(main())
 
 
-from . import cli_agent  # noqa: E402,F401  (registers the agent commands on ``app``)
+# registering their commands on ``app``: the agent-facing ones, the writing/conflict ones
+from . import cli_agent, cli_write  # noqa: E402,F401

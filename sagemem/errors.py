@@ -9,7 +9,6 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
      ├── MemoryNotFound           no such memory
-     ├── MemoryExists             refusing to overwrite an existing memory
      ├── UnsafeFile               a symlink, a non-regular file, or a path outside the directory
      ├── FileTooLarge             over the per-file size limit (read or write)
      ├── FileChangedDuringRead    the file was swapped between the check and the read
@@ -20,7 +19,12 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidReadRange         a read asked for an impossible range
      ├── EvalSetError             an evaluation set that does not follow FORMAT.md
      ├── NoCheckpoint             no WORKING.md for a task
-     ├── StaleRevision            the file changed since the revision the writer read
+     ├── WriteRefused             a guarded write refused; carries the conflict record id
+     │    ├── StaleRevision       the file changed (or was deleted) since the revision read
+     │    ├── MemoryExists        refusing to overwrite an existing memory
+     │    └── UnresolvedMerge     the text holds git merge markers
+     ├── ConflictNotFound         no conflict record with that id
+     ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      └── WriteFailed              the operating system refused a write (disk full, read-only)
 """
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "ConflictNotFound",
     "DirectoryMissing",
     "EvalSetError",
     "FileChangedDuringRead",
@@ -41,13 +46,16 @@ __all__ = [
     "MemoryNotFound",
     "NoCheckpoint",
     "ReservedName",
+    "ResolutionRefused",
     "SagememError",
     "SettingsError",
     "StaleRevision",
     "UneditableFrontmatter",
     "UnreadableFile",
+    "UnresolvedMerge",
     "UnsafeFile",
     "WriteFailed",
+    "WriteRefused",
 ]
 
 
@@ -96,12 +104,6 @@ class MemoryNotFound(SagememError):
         super().__init__(f"no memory named {name} in {directory}; {hint}")
 
 
-class MemoryExists(SagememError):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        super().__init__(f"{name} already exists; choose another name (nothing was written)")
-
-
 class UnsafeFile(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
@@ -143,15 +145,62 @@ class UneditableFrontmatter(SagememError):
         )
 
 
-class StaleRevision(SagememError):
-    def __init__(self, name: str, expected: str | None, actual: str | None) -> None:
+class WriteRefused(SagememError):
+    """A guarded write that was refused: nothing was written. ``conflict_id`` names the
+    conflict record holding both sides (None where no record is kept, as for ``new``)."""
+
+    conflict_id: str | None = None
+
+    def _with_record(self, message: str) -> str:
+        if self.conflict_id is None:
+            return message
+        return f"{message}; both sides kept in conflict {self.conflict_id} " \
+               f"(sagemem conflicts show {self.conflict_id})"
+
+
+class StaleRevision(WriteRefused):
+    def __init__(self, name: str, expected: str | None, actual: str | None,
+                 conflict_id: str | None = None) -> None:
         self.name = name
         self.expected = expected
         self.actual = actual
-        super().__init__(
+        self.conflict_id = conflict_id
+        super().__init__(self._with_record(
             f"stale_version: {name} changed since revision {(expected or 'none')[:12]} "
-            f"(now {(actual or 'deleted')[:12]}); read it again before writing"
-        )
+            f"(now {(actual or 'deleted')[:12]}); read it again before writing"))
+
+
+class MemoryExists(WriteRefused):
+    def __init__(self, name: str, conflict_id: str | None = None) -> None:
+        self.name = name
+        self.conflict_id = conflict_id
+        super().__init__(self._with_record(
+            f"{name} already exists; choose another name (nothing was written)"))
+
+
+class UnresolvedMerge(WriteRefused):
+    def __init__(self, name: str, line: int, conflict_id: str | None = None) -> None:
+        self.name = name
+        self.line = line
+        self.conflict_id = conflict_id
+        super().__init__(self._with_record(
+            f"unresolved_merge: the text for {name} holds a git merge marker at line {line}; "
+            "resolve the merge first (nothing was written)"))
+
+
+class ConflictNotFound(SagememError):
+    def __init__(self, conflict_id: str, directory: Path) -> None:
+        self.conflict_id = conflict_id
+        self.directory = directory
+        super().__init__(f"no conflict record {conflict_id} in {directory}; "
+                         "`sagemem conflicts list` shows them")
+
+
+class ResolutionRefused(SagememError):
+    def __init__(self, conflict_id: str, reason: str) -> None:
+        self.conflict_id = conflict_id
+        self.reason = reason
+        super().__init__(f"cannot resolve {conflict_id}: {reason}; the record stays open")
 
 
 class WriteFailed(SagememError):

@@ -13,6 +13,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from .config import Settings, describe_settings
+from .conflicts import Conflict
 from .inject import Injection
 from .ledger import KINDS, MemoryAccess
 from .memory import Memory, Problem
@@ -358,4 +359,48 @@ def checkpoint_text(checkpoint: Checkpoint) -> list[str]:
         flag = "  (no evidence)" if item.done and not item.evidence else ""
         lines.append(f"{item.line:>5}  [{mark}] {item.text}{flag}")
     lines.extend(f"problem: {problem}" for problem in checkpoint.problems)
+    return lines
+
+
+def conflict_json(conflict: Conflict, full: bool = True) -> dict[str, Any]:
+    """A conflict record as stored (unknown keys kept); a listing drops the two texts."""
+    data = dict(conflict.data)
+    if not full:
+        for side in ("disk", "mine"):
+            if isinstance(data.get(side), dict):
+                data[side] = {k: v for k, v in data[side].items() if k != "text"}
+    return {"version": JSON_VERSION, **data, "id": conflict.id}
+
+
+def conflicts_text(records: Iterable[Conflict]) -> list[str]:
+    lines = [f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}"
+             for c in records]
+    return lines or ["no conflicts"]
+
+
+def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
+    """A record: its facts, then disk and mine side by side, then a unified diff."""
+    import difflib
+
+    about = conflict.file or " <> ".join(conflict.memories)
+    lines = [f"{conflict.id}  {conflict.kind}  {conflict.status}", f"about    {about}",
+             f"writer   {conflict.writer}  at {conflict.created}"]
+    lines += [f"reason   {conflict.reason}"] if conflict.reason else []
+    lines += [f"decision {conflict.decision}"] if conflict.decision else []
+    disk, mine = conflict.side("disk"), conflict.side("mine")
+    if not (disk or mine):
+        return lines
+    left = (disk.get("text") or "").splitlines()
+    right = (mine.get("text") or "").splitlines()
+    if mine.get("fields"):
+        right = right or [f"set {k}={v}" for k, v in mine["fields"].items()]
+    half = max(20, (columns - 3) // 2)
+    lines += ["", f"{fit('disk ' + str(disk.get('revision'))[:12], half)} | "
+                  f"mine (based on {str(mine.get('based_on'))[:12]})"]
+    for index in range(max(len(left), len(right))):
+        a = left[index] if index < len(left) else ""
+        b = right[index] if index < len(right) else ""
+        lines.append(f"{fit(a, half)} | {fit(b, half)}".rstrip())
+    lines += [""] + [line.rstrip("\n") for line in difflib.unified_diff(
+        left, right, "disk", "mine", lineterm="")]
     return lines

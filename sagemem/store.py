@@ -10,11 +10,13 @@ hard-linked into place, which fails if the name exists.
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 import secrets
+import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date
@@ -23,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from . import indexfile
 from .config import STATE_DIR_NAME, Settings
+from .conflicts import WRITE_KINDS, WRITERS
 from .errors import (
     DirectoryMissing,
+    FileChangedDuringRead,
     FileTooLarge,
     InvalidName,
     MemoryExists,
@@ -32,6 +36,7 @@ from .errors import (
     SagememError,
     StaleRevision,
     UnreadableFile,
+    UnresolvedMerge,
     UnsafeFile,
     WriteFailed,
 )
@@ -60,6 +65,14 @@ TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
 reports leftovers of an interrupted write by this pattern)."""
 MAX_SLUG_CHARS = 60
+REREAD_ATTEMPTS = 20
+
+
+class _Required(enum.Enum):
+    TOKEN = 0
+
+
+_REQUIRED = _Required.TOKEN
 
 
 @dataclass(frozen=True)
@@ -272,25 +285,101 @@ class MemoryStore:
 
         return FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS)
 
-    def write(self, name: str, text: str, expected_revision: str | None) -> Memory:
-        """Replace a memory's text, if it is still at ``expected_revision``.
+    def write(self, name: str, content: str | None = None,
+              expected_revision: str | _Required | None = _REQUIRED, *,
+              fields: Mapping[str, object] | None = None, reason: str | None = None,
+              writer: str = "library", conflict_kind: str | None = "stale_version") -> Memory:
+        """Replace a memory's text (or set ``fields`` in it), if it is still at
+        ``expected_revision``; ``expected_revision=None`` means "create".
 
-        ``expected_revision=None`` means "create": the name must not exist yet.
+        A refused write raises a ``WriteRefused`` (``StaleRevision`` — also for a file
+        deleted meanwhile —, ``MemoryExists``, ``UnresolvedMerge``) whose ``conflict_id``
+        names the record holding both sides. ``conflict_kind`` is the kind recorded for a
+        revision mismatch (``external_change`` for an editor session); None records
+        nothing (a resolution retrying a recorded conflict).
         """
+        if isinstance(expected_revision, _Required):
+            raise TypeError("write() needs expected_revision (None to create a memory)")
+        if content is None and fields is None:
+            raise TypeError("write() needs content or fields")
+        if writer not in WRITERS or conflict_kind not in (*WRITE_KINDS, None):
+            raise ValueError(f"writer must be one of {', '.join(WRITERS)}; conflict_kind one "
+                             f"of {', '.join(WRITE_KINDS)} or None")
         self.require_directory()
         name = check_name(with_suffix(name), self.reserved)
-        data = text.encode("utf-8")
-        self._check_size(name, data)
-        with self._locked():
-            if expected_revision is None:
-                self._refuse_existing(name)
-            current = self.revision(name)
-            if current != expected_revision:
-                if expected_revision is None:
-                    raise MemoryExists(name)
-                raise StaleRevision(name, expected_revision, current)
-            atomic_write(self.directory / name, data, create=expected_revision is None)
-        return self.get(name)
+        if content is not None:
+            self._check_size(name, content.encode("utf-8"))
+        with self.locked():
+            current = self._current(name)
+            file = current.file if current else name
+            text = content
+            if text is None and current is not None and current.revision == expected_revision:
+                text = current.text
+            if text is not None and fields:
+                from .edit import set_fields
+
+                text = set_fields(text, fields, file)
+            attempt = _Attempt(file, expected_revision, text, fields, reason, writer,
+                               conflict_kind)
+            self._refuse_if_needed(attempt, current)
+            assert text is not None  # a missing text is a revision mismatch, refused above
+            data = text.encode("utf-8")
+            self._check_size(file, data)
+            atomic_write(self.directory / file, data, create=expected_revision is None,
+                         before_replace=lambda: self._still_at(attempt, current))
+            mtime = _mtime(self.directory / file)
+        # What was written, not a re-read: once the lock is released, another writer (or
+        # an editor) may already have moved the file on.
+        return parse(data, file, mtime=mtime)
+
+    def _still_at(self, attempt: _Attempt, seen: Memory | None) -> None:
+        """Check again right before the rename: an editor saving while the temporary file
+        was written and fsync'd (milliseconds) would otherwise be overwritten."""
+        now = self._current(attempt.file)
+        if (now.revision if now else None) != (seen.revision if seen else None):
+            self._refuse_if_needed(attempt, now)
+
+    def _current(self, name: str) -> Memory | None:
+        """The memory as it is now. A file caught mid-change by a writer outside the guard
+        (an editor saving in place) is read again: it has moved on, and the refusal
+        should record where it moved to rather than fail without a record."""
+        for attempt in range(REREAD_ATTEMPTS):
+            try:
+                return self.get(name)
+            except MemoryNotFound:
+                return None
+            except FileChangedDuringRead:
+                if attempt == REREAD_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.001 * (attempt + 1))
+        return None  # not reached: the last attempt returns or raises
+
+    def _refuse_if_needed(self, attempt: _Attempt, current: Memory | None) -> None:
+        """Raise the refusal this write meets, after recording it as a conflict."""
+        marker = merge_marker_line(attempt.text) if attempt.text is not None else None
+        actual = current.revision if current else None
+        if marker is None and actual == attempt.expected:
+            return
+        kind = "unresolved_merge" if marker is not None else attempt.conflict_kind
+        conflict_id = None
+        if kind is not None:
+            conflict_id = self._record(kind, attempt, current)
+        if marker is not None:
+            raise UnresolvedMerge(attempt.file, marker, conflict_id)
+        if attempt.expected is None:
+            raise MemoryExists(attempt.file, conflict_id)
+        raise StaleRevision(attempt.file, attempt.expected, actual, conflict_id)
+
+    def _record(self, kind: str, attempt: _Attempt, current: Memory | None) -> str:
+        from .conflicts import record_write_conflict
+
+        mine: dict[str, object] = {"based_on": attempt.expected, "text": attempt.text}
+        if attempt.fields:
+            mine["fields"] = {k: v.isoformat() if isinstance(v, date) else v
+                              for k, v in attempt.fields.items()}
+        return record_write_conflict(
+            self, kind, attempt.file, writer=attempt.writer, reason=attempt.reason,
+            disk=(current.revision, current.text) if current else (None, None), mine=mine)
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
@@ -312,7 +401,7 @@ class MemoryStore:
 
         data = render_new(fields, body).encode("utf-8")
         self._check_size(file, data)
-        with self._locked():
+        with self.locked():
             self._refuse_existing(file)
             index_text, index_revision = self._read_index()
             line = indexfile.format_entry(name.strip() or file[:-3], file, description)
@@ -335,7 +424,8 @@ class MemoryStore:
             raise FileTooLarge(name, len(data), self.max_bytes)
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
+        """Hold the store lock (every writer, in any process, takes it to write)."""
         lock = self.lock()
         try:
             lock.acquire()
@@ -361,6 +451,32 @@ class MemoryStore:
         atomic_write(path, text.encode("utf-8"), create=expected_revision is None)
 
 
+_MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$|^={7}[ \t]*$", re.MULTILINE)
+
+
+def merge_marker_line(text: str) -> int | None:
+    """The 1-based line of the first git merge marker at a line start, or None.
+
+    ``<<<<<<<``/``>>>>>>>`` (alone or followed by a label) and a line of exactly seven
+    ``=`` count; a Markdown underline of another length does not.
+    """
+    found = _MERGE_MARKER.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """A guarded write as asked for: what a refusal records."""
+
+    file: str
+    expected: str | None
+    text: str | None
+    fields: Mapping[str, object] | None
+    reason: str | None
+    writer: str
+    conflict_kind: str | None
+
+
 @dataclass(frozen=True)
 class _Filter:
     type: str | None
@@ -374,15 +490,25 @@ class _Filter:
                 and not (self.active and (memory.archived or memory.is_invalid(self.today))))
 
 
+def _mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
 def _looks_like_memory(name: str) -> bool:
     return name_key(name).endswith(".md") and not name.startswith(".")
 
 
-def atomic_write(path: Path, data: bytes, *, create: bool) -> None:
+def atomic_write(path: Path, data: bytes, *, create: bool,
+                 before_replace: Callable[[], None] | None = None) -> None:
     """Write ``data`` to ``path`` through a fsync'd temporary file in the same directory.
 
     ``create=True`` refuses to overwrite (MemoryExists); otherwise the file is replaced
     atomically. Any OS failure leaves the old file untouched and no temporary behind.
+    ``before_replace`` runs once the bytes are synced, just before the rename; whatever
+    it raises cancels the write.
     """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
@@ -390,6 +516,8 @@ def atomic_write(path: Path, data: bytes, *, create: bool) -> None:
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
     try:
+        if before_replace is not None:
+            before_replace()
         if create:
             _link_new(tmp, path)
         else:

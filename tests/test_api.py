@@ -11,11 +11,13 @@ import sagemem
 def test_public_names_are_exactly_these() -> None:
     assert sagemem.__all__ == sorted(sagemem.__all__, key=lambda n: (not n.isupper(), n))
     assert set(sagemem.__all__) == {
-        "TYPES", "DirectoryMissing", "FileChangedDuringRead", "FileTooLarge", "InitReport",
-        "InvalidName", "ListError", "Listing", "Memory", "MemoryExists", "MemoryNotFound",
-        "MemoryStore", "Problem", "ReservedName", "SagememError", "Settings", "SettingsError",
-        "StaleRevision", "UneditableFrontmatter", "UnreadableFile", "UnsafeFile", "WriteFailed",
-        "init_directory", "load_settings", "parse", "render_new", "revision_of", "set_fields",
+        "TYPES", "ConflictNotFound", "DirectoryMissing", "FileChangedDuringRead",
+        "FileTooLarge", "InitReport", "InvalidName", "ListError", "Listing", "Memory",
+        "MemoryExists", "MemoryNotFound", "MemoryStore", "Problem", "ReservedName",
+        "ResolutionRefused", "SagememError", "Settings", "SettingsError", "StaleRevision",
+        "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge", "UnsafeFile",
+        "WriteFailed", "WriteRefused", "init_directory", "load_settings", "parse",
+        "render_new", "revision_of", "set_fields",
     }
 
 

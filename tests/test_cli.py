@@ -22,8 +22,10 @@ import pytest
 from sagemem.cli import app, main
 from sagemem.store import MemoryStore
 
-COMMANDS = ["init", "list", "show", "new", "search", "read", "eval", "index", "inject",
-            "ledger", "use", "config"]
+COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
+            "index", "inject", "ledger", "use", "config"]
+SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
+               "conflicts contradict"]
 SUMMARY_KEYS = {
     "file", "name", "type", "description", "tags", "aliases", "baseline", "baselinePriority",
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",
@@ -192,6 +194,13 @@ def test_every_command_has_help(run: Run, command: str) -> None:
     assert result.code == 0
     assert result.out.startswith(f"Usage: sagemem {command}")
     assert result.err == ""
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
+def test_every_subcommand_has_help(run: Run, command: str) -> None:
+    result = run(*command.split(), "--help")
+    assert result.code == 0
+    assert result.out.startswith(f"Usage: sagemem {command}")
 
 
 def test_top_level_help_lists_every_command(run: Run) -> None:

@@ -1,0 +1,407 @@
+"""The conflict queue: every refusal leaves both sides, dedup, every resolution path."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import pytest
+from conftest import MEMORY_TEXT, write_memory
+
+from sagemem import (
+    ConflictNotFound,
+    InvalidName,
+    MemoryExists,
+    MemoryStore,
+    ResolutionRefused,
+    StaleRevision,
+    UnresolvedMerge,
+    conflicts,
+    init_directory,
+)
+from sagemem import store as store_mod
+from sagemem.conflicts import open_contradictions
+from sagemem.store import merge_marker_line
+
+TODAY = date(2026, 11, 30)
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+ALICE = """---
+name: alice
+description: about alice
+metadata:
+  type: user
+updated: 2026-01-02  # by hand
+---
+Alice likes tea.
+
+Second paragraph.
+"""
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    init_directory(tmp_path / "memory", tmp_path / "state")
+    store = MemoryStore(tmp_path / "memory", tmp_path / "state")
+    write_memory(store.directory, "user_alice.md", ALICE)
+    write_memory(store.directory, "user_bob.md", MEMORY_TEXT.format(
+        name="bob", description="about bob", type="user", body="Bob likes coffee."))
+    return store
+
+
+@pytest.fixture
+def contradiction(store: MemoryStore) -> conflicts.Conflict:
+    return conflicts.contradict(store, "user_alice", "user_bob", "tea or coffee?", now=NOW)
+
+
+def edit_by_hand(store: MemoryStore, name: str, text: str) -> None:
+    (store.directory / name).write_text(text, encoding="utf-8")
+
+
+def records(store: MemoryStore) -> list[conflicts.Conflict]:
+    return conflicts.list_conflicts(store.state_dir)
+
+
+# -- refusals -----------------------------------------------------------------------------
+
+
+def test_stale_write_keeps_both_sides(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", "edited by a person\n")
+    with pytest.raises(StaleRevision) as info:
+        store.write(memory.file, memory.text + "mine\n", memory.revision, reason="append")
+    record = conflicts.load(store.state_dir, info.value.conflict_id or "")
+    assert (record.kind, record.status, record.file, record.writer, record.reason) == (
+        "stale_version", "open", "user_alice.md", "library", "append")
+    assert record.side("disk") == {"revision": store.get("user_alice").revision,
+                                   "text": "edited by a person\n"}
+    assert record.side("mine") == {"based_on": memory.revision, "text": memory.text + "mine\n"}
+    assert record.data["version"] == 1 and record.created
+    assert (store.directory / "user_alice.md").read_text() == "edited by a person\n"
+
+
+def test_create_over_an_existing_file_is_refused_and_recorded(store: MemoryStore) -> None:
+    with pytest.raises(MemoryExists) as info:
+        store.write("user_alice.md", "new text\n", None, writer="cli")
+    record = conflicts.load(store.state_dir, info.value.conflict_id or "")
+    assert record.side("mine")["based_on"] is None
+    assert record.side("disk")["text"] == ALICE and record.writer == "cli"
+
+
+def test_write_to_a_deleted_file_is_refused_and_recorded(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    (store.directory / "user_alice.md").unlink()
+    with pytest.raises(StaleRevision, match="deleted") as info:
+        store.write(memory.file, memory.text, memory.revision)
+    record = conflicts.load(store.state_dir, info.value.conflict_id or "")
+    assert record.side("disk") == {"revision": None, "text": None}
+    assert not (store.directory / "user_alice.md").exists()
+
+
+def test_merge_markers_are_refused_as_unresolved_merge(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    text = memory.text + "<<<<<<< HEAD\ntea\n=======\ncoffee\n>>>>>>> theirs\n"
+    with pytest.raises(UnresolvedMerge, match="line 11") as info:
+        store.write(memory.file, text, memory.revision)
+    assert conflicts.load(store.state_dir, info.value.conflict_id or "").kind == \
+        "unresolved_merge"
+    assert store.get("user_alice").revision == memory.revision
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("a\n<<<<<<< HEAD\n", 2), ("=======\n", 1), (">>>>>>>\n", 1), ("x\n>>>>>>> b\n", 2),
+    ("Title\n========\n", None), ("a <<<<<<< b\n", None), ("Title\n===\n", None),
+])
+def test_merge_markers_count_only_at_line_starts(text: str, line: int | None) -> None:
+    assert merge_marker_line(text) == line
+
+
+def test_external_change_is_the_kind_an_editor_session_records(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", "changed meanwhile\n")
+    with pytest.raises(StaleRevision) as info:
+        store.write(memory.file, "from the editor\n", memory.revision, writer="cli",
+                    conflict_kind="external_change")
+    assert conflicts.load(store.state_dir, info.value.conflict_id or "").kind == \
+        "external_change"
+
+
+def test_identical_failure_adds_no_copy(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", "edited\n")
+    ids = set()
+    for _ in range(3):
+        with pytest.raises(StaleRevision) as info:
+            store.write(memory.file, memory.text + "mine\n", memory.revision)
+        ids.add(info.value.conflict_id)
+    assert len(ids) == 1 and len(records(store)) == 1
+    with pytest.raises(StaleRevision):
+        store.write(memory.file, memory.text + "other\n", memory.revision)
+    assert len(records(store)) == 2
+
+
+def test_a_resolved_record_does_not_absorb_a_new_failure(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", "edited\n")
+    with pytest.raises(StaleRevision) as first:
+        store.write(memory.file, "mine\n", memory.revision)
+    conflicts.resolve_keep(store, first.value.conflict_id or "", "disk")
+    with pytest.raises(StaleRevision) as second:
+        store.write(memory.file, "mine\n", memory.revision)
+    assert second.value.conflict_id != first.value.conflict_id
+
+
+def test_fields_write_goes_through_set_fields(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    saved = store.write("user_alice", fields={"tags": ["tea"]},
+                        expected_revision=memory.revision)
+    assert saved.text == ALICE.replace("---\nAlice", "tags: [tea]\n---\nAlice")
+
+
+def test_stale_fields_write_records_the_fields(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", ALICE.replace("tea", "green tea"))
+    with pytest.raises(StaleRevision) as info:
+        store.write("user_alice", fields={"valid_at": TODAY}, expected_revision=memory.revision)
+    mine = conflicts.load(store.state_dir, info.value.conflict_id or "").side("mine")
+    assert mine == {"based_on": memory.revision, "text": None,
+                    "fields": {"valid_at": "2026-11-30"}}
+
+
+def test_write_without_a_revision_is_a_type_error(store: MemoryStore) -> None:
+    with pytest.raises(TypeError):
+        store.write("user_alice", "text")
+    with pytest.raises(ValueError, match="writer"):
+        store.write("user_alice", "text", None, writer="someone")
+
+
+def test_ids_sort_by_creation_time(store: MemoryStore) -> None:
+    first = conflicts.contradict(store, "user_alice", "user_bob", "one", now=NOW)
+    later = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    second = conflicts.contradict(store, "user_alice", "user_bob", "two", now=later)
+    assert [r.id for r in records(store)] == [first.id, second.id]
+    assert conflicts.load(store.state_dir, second.id[:12]).id == second.id
+
+
+# -- readers ------------------------------------------------------------------------------
+
+
+def test_readers_ignore_unknown_fields(store: MemoryStore, contradiction: conflicts.Conflict,
+                                       ) -> None:
+    path = store.state_dir / "conflicts" / f"{contradiction.id}.json"
+    data = json.loads(path.read_text())
+    data.update(version=7, severity="high", extra={"nested": [1, 2]})
+    path.write_text(json.dumps(data))
+    assert conflicts.load(store.state_dir, contradiction.id).kind == "contradiction"
+    assert open_contradictions(store.state_dir) == [("user_alice.md", "user_bob.md")]
+    resolved = conflicts.resolve_invalidate(store, contradiction.id, "user_bob", today=TODAY)
+    assert resolved.data["severity"] == "high"
+
+
+def test_unreadable_records_are_skipped(store: MemoryStore, contradiction: conflicts.Conflict,
+                                        ) -> None:
+    (store.state_dir / "conflicts" / "broken.json").write_text("{not json")
+    (store.state_dir / "conflicts" / "odd.json").write_text('{"kind": "weird"}')
+    assert [r.id for r in records(store)] == [contradiction.id]
+
+
+def test_unknown_id_is_a_clear_error(store: MemoryStore) -> None:
+    with pytest.raises(ConflictNotFound, match="conflicts list"):
+        conflicts.load(store.state_dir, "nope")
+    with pytest.raises(ConflictNotFound):
+        conflicts.load(store.state_dir, "../../etc/passwd")
+
+
+# -- contradictions and invalidation ------------------------------------------------------
+
+
+def test_contradiction_names_both_memories(contradiction: conflicts.Conflict,
+                                           store: MemoryStore) -> None:
+    assert contradiction.memories == ("user_alice.md", "user_bob.md")
+    assert contradiction.reason == "tea or coffee?"
+    again = conflicts.contradict(store, "user_bob", "user_alice", "tea or coffee?")
+    assert again.id == contradiction.id
+
+
+def test_contradiction_needs_two_existing_memories(store: MemoryStore) -> None:
+    with pytest.raises(InvalidName, match="itself"):
+        conflicts.contradict(store, "user_alice", "USER_ALICE.md", "self")
+    with pytest.raises(Exception, match="no memory named"):
+        conflicts.contradict(store, "user_alice", "user_nobody", "x")
+
+
+def test_invalidate_adds_only_the_fields(store: MemoryStore,
+                                         contradiction: conflicts.Conflict) -> None:
+    before = store.get("user_alice")
+    resolved = conflicts.resolve_invalidate(store, contradiction.id, "user_alice",
+                                            superseded_by="user_bob", today=TODAY, now=NOW)
+    after = store.get("user_alice")
+    assert after.text == ALICE.replace(
+        "---\nAlice", "invalid_at: 2026-11-30\nsuperseded_by: user_bob.md\n---\nAlice")
+    assert after.body == before.body and after.updated == before.updated
+    assert (resolved.status, resolved.decision, resolved.data["appliedVersion"]) == (
+        "resolved", "invalidate", after.revision)
+    assert resolved.data["decidedAt"] == "2026-11-30T12:00:00+00:00"
+    assert open_contradictions(store.state_dir) == []
+
+
+def test_invalidating_twice_changes_nothing(store: MemoryStore,
+                                            contradiction: conflicts.Conflict) -> None:
+    conflicts.resolve_invalidate(store, contradiction.id, "user_alice", today=TODAY)
+    memory_bytes = (store.directory / "user_alice.md").read_bytes()
+    record_bytes = (store.state_dir / "conflicts" / f"{contradiction.id}.json").read_bytes()
+    later = date(2026, 12, 5)
+    conflicts.resolve_invalidate(store, contradiction.id, "user_alice", today=later)
+    assert (store.directory / "user_alice.md").read_bytes() == memory_bytes
+    assert (store.state_dir / "conflicts" / f"{contradiction.id}.json").read_bytes() == \
+        record_bytes
+
+
+def test_undo_removes_exactly_those_fields(store: MemoryStore,
+                                           contradiction: conflicts.Conflict) -> None:
+    conflicts.resolve_invalidate(store, contradiction.id, "user_alice",
+                                 superseded_by="user_bob", today=TODAY)
+    undone = conflicts.resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
+    assert (store.directory / "user_alice.md").read_text() == ALICE
+    assert (undone.status, undone.decision) == ("open", "undo_invalidate")
+    assert undone.data["history"][0]["decision"] == "invalidate"
+    assert open_contradictions(store.state_dir) == [("user_alice.md", "user_bob.md")]
+    again = conflicts.resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
+    assert again.data == undone.data
+
+
+def test_undo_keeps_a_superseded_by_the_user_wrote(store: MemoryStore,
+                                                   contradiction: conflicts.Conflict) -> None:
+    memory = store.get("user_alice")
+    store.write(memory.file, fields={"superseded_by": "user_bob.md"},
+                expected_revision=memory.revision)
+    before = (store.directory / "user_alice.md").read_text()
+    conflicts.resolve_invalidate(store, contradiction.id, "user_alice",
+                                 superseded_by="user_bob", today=TODAY)
+    conflicts.resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
+    assert (store.directory / "user_alice.md").read_text() == before
+
+
+def test_invalidate_refuses_a_name_outside_the_pair(store: MemoryStore,
+                                                    contradiction: conflicts.Conflict) -> None:
+    write_memory(store.directory, "user_carol.md", ALICE)
+    with pytest.raises(ResolutionRefused, match="not one of"):
+        conflicts.resolve_invalidate(store, contradiction.id, "user_carol")
+    assert conflicts.load(store.state_dir, contradiction.id).status == "open"
+
+
+def test_invalidate_failure_keeps_the_record_open(store: MemoryStore,
+                                                  contradiction: conflicts.Conflict) -> None:
+    edit_by_hand(store, "user_alice.md", "---\ndescription: [broken\n---\nbody\n")
+    with pytest.raises(ResolutionRefused, match="stays open"):
+        conflicts.resolve_invalidate(store, contradiction.id, "user_alice", today=TODAY)
+    assert conflicts.load(store.state_dir, contradiction.id).status == "open"
+    with pytest.raises(ResolutionRefused, match="superseded-by"):
+        conflicts.resolve_invalidate(store, contradiction.id, "user_bob", superseded_by="nope")
+
+
+# -- keeping one side ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def stale(store: MemoryStore) -> conflicts.Conflict:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", ALICE.replace("tea", "green tea"))
+    with pytest.raises(StaleRevision) as info:
+        store.write(memory.file, memory.text + "Mine.\n", memory.revision)
+    return conflicts.load(store.state_dir, info.value.conflict_id or "")
+
+
+def test_keep_disk_leaves_the_file(store: MemoryStore, stale: conflicts.Conflict) -> None:
+    before = (store.directory / "user_alice.md").read_bytes()
+    resolved = conflicts.resolve_keep(store, stale.id, "disk", now=NOW)
+    assert (store.directory / "user_alice.md").read_bytes() == before
+    assert (resolved.status, resolved.decision) == ("resolved", "keep_disk")
+    assert resolved.data["appliedVersion"] == stale.side("disk")["revision"]
+
+
+def test_keep_mine_is_a_guarded_write(store: MemoryStore, stale: conflicts.Conflict) -> None:
+    resolved = conflicts.resolve_keep(store, stale.id, "mine")
+    assert store.get("user_alice").text == ALICE + "Mine.\n"
+    assert resolved.data["appliedVersion"] == store.get("user_alice").revision
+    with pytest.raises(ResolutionRefused, match="already resolved"):
+        conflicts.resolve_keep(store, stale.id, "mine")
+
+
+def test_keep_mine_failure_keeps_the_record_open(store: MemoryStore,
+                                                 stale: conflicts.Conflict) -> None:
+    edit_by_hand(store, "user_alice.md", "changed again\n")
+    with pytest.raises(ResolutionRefused, match="stale_version"):
+        conflicts.resolve_keep(store, stale.id, "mine")
+    assert conflicts.load(store.state_dir, stale.id).status == "open"
+    assert (store.directory / "user_alice.md").read_text() == "changed again\n"
+    assert len(records(store)) == 1
+
+
+def test_keep_mine_of_stale_fields_sets_them_on_the_disk_version(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", ALICE.replace("tea", "green tea"))
+    with pytest.raises(StaleRevision) as info:
+        store.write("user_alice", fields={"valid_at": TODAY}, expected_revision=memory.revision)
+    conflicts.resolve_keep(store, info.value.conflict_id or "", "mine")
+    assert store.get("user_alice").valid_at == TODAY
+    assert "green tea" in store.get("user_alice").text
+
+
+def test_keep_mine_of_a_merge_stays_refused(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    with pytest.raises(UnresolvedMerge) as info:
+        store.write(memory.file, "<<<<<<< a\n", memory.revision)
+    with pytest.raises(ResolutionRefused, match="unresolved_merge"):
+        conflicts.resolve_keep(store, info.value.conflict_id or "", "mine")
+
+
+def test_keep_is_refused_for_a_contradiction(store: MemoryStore,
+                                             contradiction: conflicts.Conflict) -> None:
+    with pytest.raises(ResolutionRefused, match="--invalidate"):
+        conflicts.resolve_keep(store, contradiction.id, "disk")
+    assert conflicts.load(store.state_dir, contradiction.id).status == "open"
+
+
+def test_invalidate_is_refused_for_a_write_conflict(store: MemoryStore,
+                                                    stale: conflicts.Conflict) -> None:
+    with pytest.raises(ResolutionRefused, match="--keep"):
+        conflicts.resolve_invalidate(store, stale.id, "user_alice")
+
+
+def test_delete_removes_the_record(store: MemoryStore, stale: conflicts.Conflict) -> None:
+    conflicts.delete(store, stale.id)
+    assert records(store) == []
+    with pytest.raises(ConflictNotFound):
+        conflicts.delete(store, stale.id)
+
+
+def test_a_save_landing_while_the_new_bytes_are_synced_is_not_overwritten(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = store.get("user_alice")
+    real = store_mod._write_synced
+
+    def editor_saves_meanwhile(tmp: Path, data: bytes, mode: int) -> None:
+        real(tmp, data, mode)
+        edit_by_hand(store, "user_alice.md", "saved by an editor\n")
+
+    monkeypatch.setattr(store_mod, "_write_synced", editor_saves_meanwhile)
+    with pytest.raises(StaleRevision) as info:
+        store.write(memory.file, memory.text + "mine\n", memory.revision)
+    monkeypatch.undo()
+    assert (store.directory / "user_alice.md").read_text() == "saved by an editor\n"
+    record = conflicts.load(store.state_dir, info.value.conflict_id or "")
+    assert record.side("disk")["text"] == "saved by an editor\n"
+    assert not [p for p in store.directory.iterdir() if p.name.endswith(".sagemem-tmp")]
+
+
+def test_create_records_a_write_conflict_found_elsewhere(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    record = conflicts.create(store, "stale_version", memory.file, writer="consolidation",
+                              reason="merge", disk=(memory.revision, memory.text),
+                              mine={"based_on": "0" * 64, "text": "merged\n"}, now=NOW)
+    assert record.id.startswith("20261130T120000000000Z-")
+    assert (record.writer, record.side("mine")["text"]) == ("consolidation", "merged\n")
+    with pytest.raises(ValueError):
+        conflicts.create(store, "contradiction", memory.file, writer="cli", reason=None,
+                         disk=(None, None), mine={})

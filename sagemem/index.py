@@ -232,14 +232,18 @@ class SearchIndex:
         changed, removed = self._apply(on_disk, progress, digest)
         return SyncReport(len(on_disk), tuple(changed), tuple(removed))
 
+    def notice_change(self) -> None:
+        """Something in the directory changed (our own write): the next query stats again."""
+        if self._watcher is not None:
+            self._watcher.mark_changed()
+
     def forget_stat(self, name: str) -> None:
         """Make the next sync re-read ``name`` (its text no longer matches what was indexed,
         though its stat did: an edit that kept size and mtime, as ``cp -p`` makes)."""
         with _transaction(self.conn):
             self.conn.execute("UPDATE files SET mtime_ns = -1 WHERE name = ?", (name,))
             self.conn.execute("DELETE FROM meta WHERE key = 'digest'")
-        if self._watcher is not None:
-            self._watcher.mark_changed()
+        self.notice_change()
 
     def refresh(self, progress: Progress | None = None) -> SyncReport:
         """``sync``, rebuilding once from the files if the index turns out damaged."""

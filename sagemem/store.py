@@ -328,6 +328,8 @@ class MemoryStore:
             atomic_write(self.directory / file, data, create=expected_revision is None,
                          before_replace=lambda: self._still_at(attempt, current))
             mtime = _mtime(self.directory / file)
+        if self._index is not None:
+            self._index.notice_change()  # a watching index must not trust its silence now
         # What was written, not a re-read: once the lock is released, another writer (or
         # an editor) may already have moved the file on.
         return parse(data, file, mtime=mtime)

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Annotated
 
@@ -22,8 +22,8 @@ import typer
 
 from . import conflicts
 from .cli import JsonOption, app, echo_json, echo_lines
-from .errors import FileChangedDuringRead, MemoryNotFound, WriteFailed
-from .memory import Memory
+from .errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
+from .memory import TYPES, Memory
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 from .store import MemoryStore
 
@@ -128,14 +128,35 @@ def edit(
     if text == memory.text:
         typer.echo(f"unchanged  {memory.file}", err=True)
         return
-    saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
-                        writer=WRITER, conflict_kind="external_change")
+    try:
+        saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
+                            writer=WRITER, conflict_kind="external_change")
+    except SagememError as exc:
+        kept = _keep_edit(store, memory.file, text)  # the user's typing is never thrown away
+        raise WriteFailed(kept, f"{exc}; your edited text is kept here") from exc
     _written(saved, "written", as_json)
+
+
+def _keep_edit(store: MemoryStore, file: str, text: str) -> Path:
+    """Save an edit that could not be written, under the state directory (or /tmp)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    for folder in (store.state_dir / "edits", Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{stamp}-{file}"
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    return Path(tempfile.gettempdir())
 
 
 def _run_editor(path: Path) -> None:
     command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    argv = [*shlex.split(command), str(path)]
+    try:
+        argv = [*shlex.split(command), str(path)]
+    except ValueError as exc:
+        raise WriteFailed(path, f"cannot read EDITOR={command!r} ({exc}); fix it") from None
     try:
         status = subprocess.run(argv, check=False).returncode
     except OSError as exc:
@@ -168,26 +189,66 @@ def _assignment(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise typer.BadParameter(f"{text!r} is not key=value", param_hint="KEY=VALUE")
-    return key.strip(), parse_value(raw.strip())
+    key, value = key.strip(), parse_value(raw.strip())
+    problem = _field_problem(key, value)
+    if problem:
+        raise typer.BadParameter(f"{key}: {problem}", param_hint="KEY=VALUE")
+    return key, value
+
+
+DATE_FIELDS = ("updated", "valid_at", "invalid_at")
+
+
+def _field_problem(key: str, value: object) -> str | None:
+    """Known fields must hold what the reader accepts, or the edit would be silently
+    ignored (an ``invalid_at`` that is no date leaves the memory valid)."""
+    if value is None:
+        return None
+    if key in DATE_FIELDS and not isinstance(value, date):
+        return "must be a date, YYYY-MM-DD"
+    if key in ("type", "metadata.type") and value not in TYPES:
+        return f"must be one of {', '.join(TYPES)}"
+    if key in ("tags", "aliases") and not isinstance(value, list):
+        return "must be a list, [a, b]"
+    return None
 
 
 def parse_value(raw: str) -> object:
-    """A ``set`` value: true/false, an integer, a date, a ``[a, b]`` list, else text;
-    empty removes the field."""
+    """A ``set`` value: true/false, an integer (only one written plainly: ``+44``, ``0123``
+    stay text), a date, a ``[a, b]`` list of texts (YAML flow syntax, quotes allowed),
+    else text; empty removes the field."""
     if raw == "":
         return None
     if raw in ("true", "false"):
         return raw == "true"
-    if _INT.fullmatch(raw):
+    if _INT.fullmatch(raw) and str(int(raw)) == raw:
         return int(raw)
     if raw.startswith("[") and raw.endswith("]"):
-        inner = raw[1:-1].strip()
-        return [str(parse_value(item.strip())) if item.strip() else "" for item in
-                inner.split(",")] if inner else []
+        return _flow_list(raw)
     try:
         return date.fromisoformat(raw) if len(raw) == 10 else raw
     except ValueError:
         return raw
+
+
+def _flow_list(raw: str) -> object:
+    """``[a, "b, c"]`` as YAML reads it; items kept as the text they were written as."""
+    from frontmatter.default_handlers import YAMLHandler  # the reader's own safe loader
+
+    try:
+        loaded = YAMLHandler().load(raw)
+    except Exception:  # any YAML error: the value stays the text it was
+        return raw
+    if not isinstance(loaded, list) or not all(
+            isinstance(v, (str, int, float, bool, date)) for v in loaded):
+        return raw
+    return [v if isinstance(v, str) else _plain_text(v) for v in loaded]
+
+
+def _plain_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value.isoformat() if isinstance(value, date) else str(value)
 
 
 # -- the conflict queue -------------------------------------------------------------------

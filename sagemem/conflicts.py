@@ -32,6 +32,7 @@ from .errors import (
     MemoryNotFound,
     ResolutionRefused,
     SagememError,
+    WriteFailed,
     WriteRefused,
 )
 from .paths import MAX_FILE_BYTES, name_key, read_regular, with_suffix
@@ -72,6 +73,11 @@ class Conflict:
     @property
     def decision(self) -> str | None:
         value = self.data.get("decision")
+        return value if isinstance(value, str) else None
+
+    @property
+    def applied_version(self) -> str | None:
+        value = self.data.get("appliedVersion")
         return value if isinstance(value, str) else None
 
 
@@ -214,7 +220,10 @@ def _save(store: MemoryStore, record: Mapping[str, Any], *, create: bool) -> Non
     from .store import atomic_write
 
     directory = folder(store.state_dir)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(directory, exc.strerror or "exists and is not a directory") from exc
     data = json.dumps(record, ensure_ascii=False, indent=2, default=str) + "\n"
     atomic_write(directory / f"{record['id']}.json", data.encode("utf-8"), create=create)
 
@@ -290,7 +299,8 @@ def resolve_invalidate(store: MemoryStore, conflict_id: str, name: str,
         changes["superseded_by"] = successor
     applied = _apply_fields(store, record, memory.file, changes)
     extra = {"invalidated": memory.file, "supersededBy": successor,
-             "addedFields": sorted(changes)}
+             "addedFields": sorted(changes), "previousRevision": memory.revision,
+             "previousText": memory.text}
     return _decide(store, record, "invalidate", applied, "resolved", extra, now)
 
 
@@ -299,11 +309,47 @@ def _undo(store: MemoryStore, record: Conflict, file: str, now: datetime | None)
         return record  # undoing twice changes nothing
     if record.decision != "invalidate" or record.data.get("invalidated") != file:
         raise ResolutionRefused(record.id, f"{file} was not invalidated by this record")
-    added = record.data.get("addedFields")
-    removed = [k for k in ("invalid_at", "superseded_by")
-               if not isinstance(added, list) or k in added]
-    applied = _apply_fields(store, record, file, dict.fromkeys(removed))
+    applied = _restore(store, record, file)
+    if applied is None:  # the file moved on since: take back only the fields we added
+        added = record.data.get("addedFields")
+        removed = [k for k in ("invalid_at", "superseded_by")
+                   if not isinstance(added, list) or k in added]
+        if any(k in _raw_fields(store, file) for k in removed if k in _previous(record)):
+            raise ResolutionRefused(record.id, f"{file} changed since it was invalidated and "
+                                    "held its own validity fields before; edit it by hand")
+        applied = _apply_fields(store, record, file, dict.fromkeys(removed))
     return _decide(store, record, "undo_invalidate", applied, "open", {}, now)
+
+
+def _restore(store: MemoryStore, record: Conflict, file: str) -> str | None:
+    """Put back the exact text from before the invalidation, if the file is still as the
+    invalidation left it; the revision after, or None when it has changed since."""
+    previous = record.data.get("previousText")
+    current = store.get(file)
+    if not isinstance(previous, str) or current.revision != record.applied_version:
+        return None
+    try:
+        return store.write(file, previous, current.revision, reason=f"undo {record.id}",
+                           conflict_kind=None).revision
+    except SagememError as exc:
+        raise ResolutionRefused(record.id, str(exc)) from exc
+
+
+def _previous(record: Conflict) -> dict[str, Any]:
+    """The validity fields the memory held before it was invalidated (from its old text)."""
+    text = record.data.get("previousText")
+    return _fields_of(text) if isinstance(text, str) else {}
+
+
+def _raw_fields(store: MemoryStore, file: str) -> dict[str, Any]:
+    return _fields_of(store.get(file).text)
+
+
+def _fields_of(text: str) -> dict[str, Any]:
+    from .memory import load_frontmatter, split
+
+    block = split(text).frontmatter
+    return load_frontmatter(block, 1, []) if block else {}
 
 
 def _side_of(store: MemoryStore, record: Conflict, name: str) -> Any:

@@ -302,6 +302,8 @@ class MemoryStore:
             raise TypeError("write() needs expected_revision (None to create a memory)")
         if content is None and fields is None:
             raise TypeError("write() needs content or fields")
+        if content is None and expected_revision is None:
+            raise TypeError("creating a memory needs its content, not only fields")
         if writer not in WRITERS or conflict_kind not in (*WRITE_KINDS, None):
             raise ValueError(f"writer must be one of {', '.join(WRITERS)}; conflict_kind one "
                              f"of {', '.join(WRITE_KINDS)} or None")
@@ -453,15 +455,13 @@ class MemoryStore:
         atomic_write(path, text.encode("utf-8"), create=expected_revision is None)
 
 
-_MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$|^={7}[ \t]*$", re.MULTILINE)
+_MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$", re.MULTILINE)
 
 
 def merge_marker_line(text: str) -> int | None:
-    """The 1-based line of the first git merge marker at a line start, or None.
-
-    ``<<<<<<<``/``>>>>>>>`` (alone or followed by a label) and a line of exactly seven
-    ``=`` count; a Markdown underline of another length does not.
-    """
+    """The 1-based line of the first ``<<<<<<<`` or ``>>>>>>>`` at a line start, or None.
+    A ``=======`` line alone does not count: it is also a Markdown heading underline, and
+    no unresolved merge lacks the other two markers."""
     found = _MERGE_MARKER.search(text)
     return None if found is None else text.count("\n", 0, found.start()) + 1
 

@@ -155,7 +155,7 @@ def test_set_changes_only_those_fields(run: Run, store: MemoryStore) -> None:
 @pytest.mark.parametrize(("raw", "value"), [
     ("true", True), ("false", False), ("12", 12), ("-3", -3), ("2026-01-02", date(2026, 1, 2)),
     ("[a, b]", ["a", "b"]), ("[]", []), ("", None), ("some text", "some text"),
-    ("2026-13-40", "2026-13-40"), ("[1, true]", ["1", "True"]),
+    ("2026-13-40", "2026-13-40"), ("[1, true]", ["1", "true"]),
 ])
 def test_set_values_are_parsed(raw: str, value: object) -> None:
     assert parse_value(raw) == value
@@ -304,3 +304,33 @@ def test_contradiction_shows_both_names_and_the_note(run: Run) -> None:
 
 def test_empty_queue_says_so(run: Run) -> None:
     assert run("conflicts", "list").out == "no conflicts\n"
+
+
+def test_failed_edit_keeps_the_edited_text(tmp_path, monkeypatch, capsys) -> None:
+    memory = tmp_path / "m"
+    memory.mkdir()
+    (memory / "user_tea.md").write_text("---\ndescription: tea\n---\nGreen tea.\n")
+    editor = tmp_path / "grow.sh"
+    editor.write_text('#!/bin/sh\nhead -c 600000 /dev/zero | tr "\\\\0" x >> "$1"\n')
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    from sagemem.cli import main
+
+    code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "edit", "user_tea"])
+    err = capsys.readouterr().err
+    assert code == 1 and "your edited text is kept here" in err
+    kept = list((tmp_path / "s" / "edits").glob("*-user_tea.md"))
+    assert len(kept) == 1 and kept[0].read_text().startswith("---\ndescription: tea")
+    assert (memory / "user_tea.md").read_text() == "---\ndescription: tea\n---\nGreen tea.\n"
+
+
+@pytest.mark.parametrize("assignment", ["invalid_at=2024-02-30", "type=wizard", "tags=solo"])
+def test_set_refuses_values_the_reader_would_ignore(tmp_path, capsys, assignment) -> None:
+    memory = tmp_path / "m"
+    memory.mkdir()
+    (memory / "user_tea.md").write_text("---\ndescription: tea\n---\nGreen tea.\n")
+    from sagemem.cli import main
+
+    code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "set", "user_tea",
+                 assignment])
+    assert code == 2 and capsys.readouterr().err.startswith("error: ")

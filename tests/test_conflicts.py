@@ -17,6 +17,7 @@ from sagemem import (
     ResolutionRefused,
     StaleRevision,
     UnresolvedMerge,
+    WriteFailed,
     conflicts,
     init_directory,
 )
@@ -109,7 +110,7 @@ def test_merge_markers_are_refused_as_unresolved_merge(store: MemoryStore) -> No
 
 
 @pytest.mark.parametrize(("text", "line"), [
-    ("a\n<<<<<<< HEAD\n", 2), ("=======\n", 1), (">>>>>>>\n", 1), ("x\n>>>>>>> b\n", 2),
+    ("a\n<<<<<<< HEAD\n", 2), ("=======\n", None), (">>>>>>>\n", 1), ("x\n>>>>>>> b\n", 2),
     ("Title\n========\n", None), ("a <<<<<<< b\n", None), ("Title\n===\n", None),
 ])
 def test_merge_markers_count_only_at_line_starts(text: str, line: int | None) -> None:
@@ -405,3 +406,57 @@ def test_create_records_a_write_conflict_found_elsewhere(store: MemoryStore) -> 
     with pytest.raises(ValueError):
         conflicts.create(store, "contradiction", memory.file, writer="cli", reason=None,
                          disk=(None, None), mine={})
+
+
+def test_undo_restores_validity_fields_the_memory_already_had(store: MemoryStore) -> None:
+    original = ("---\ndescription: about alice\nsuperseded_by: user_old.md\n"
+                "invalid_at: 2099-01-01\n---\nAlice likes tea.\n")
+    edit_by_hand(store, "user_alice.md", original)
+    record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
+    conflicts.resolve_invalidate(store, record.id, "user_alice", superseded_by="user_bob")
+    assert "superseded_by: user_bob.md" in (store.directory / "user_alice.md").read_text()
+    conflicts.resolve_invalidate(store, record.id, "user_alice", undo=True)
+    assert (store.directory / "user_alice.md").read_text() == original
+
+
+def test_undo_of_a_file_without_frontmatter_gives_back_the_same_bytes(
+    store: MemoryStore,
+) -> None:
+    edit_by_hand(store, "user_alice.md", "just a note\n")
+    record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
+    conflicts.resolve_invalidate(store, record.id, "user_alice")
+    conflicts.resolve_invalidate(store, record.id, "user_alice", undo=True)
+    assert (store.directory / "user_alice.md").read_text() == "just a note\n"
+
+
+def test_undo_after_a_later_edit_keeps_that_edit(store: MemoryStore) -> None:
+    record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
+    conflicts.resolve_invalidate(store, record.id, "user_alice")
+    text = (store.directory / "user_alice.md").read_text()
+    edit_by_hand(store, "user_alice.md", text + "A later line.\n")
+    conflicts.resolve_invalidate(store, record.id, "user_alice", undo=True)
+    after = store.get("user_alice")
+    assert after.invalid_at is None and after.body.endswith("A later line.\n")
+
+
+def test_a_setext_heading_underline_is_no_merge_marker(store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    written = store.write(memory.file, memory.text + "\nSummary\n=======\n", memory.revision)
+    record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
+    conflicts.resolve_invalidate(store, record.id, "user_alice")
+    assert store.get("user_alice").body.endswith("Summary\n=======\n")
+    assert written.revision != memory.revision
+
+
+def test_unwritable_conflicts_folder_is_a_clear_error(store: MemoryStore) -> None:
+    store.state_dir.mkdir(parents=True, exist_ok=True)
+    (store.state_dir / "conflicts").write_text("not a folder")
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", ALICE.replace("tea", "green tea"))
+    with pytest.raises(WriteFailed):
+        store.write(memory.file, memory.text + "Mine.\n", memory.revision)
+
+
+def test_creating_from_fields_alone_is_refused_up_front(store: MemoryStore) -> None:
+    with pytest.raises(TypeError, match="content"):
+        store.write("user_new.md", fields={"description": "x"}, expected_revision=None)

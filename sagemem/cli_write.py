@@ -267,6 +267,8 @@ def conflicts_list(
     as_json: JsonOption = False,
 ) -> None:
     """Every conflict record, oldest first: id, status, kind, file."""
+    if status not in (None, "open", "resolved"):
+        raise typer.BadParameter("must be open or resolved", param_hint="--status")
     records = conflicts.list_conflicts(ctx.obj.settings().state_dir, status)
     if as_json:
         echo_json({"version": 1, "conflicts": [conflict_json(c, full=False) for c in records]})
@@ -303,6 +305,9 @@ def conflicts_resolve(
         raise typer.BadParameter("give --keep disk|mine or --invalidate NAME", param_hint="--keep")
     if keep is not None and keep not in ("disk", "mine"):
         raise typer.BadParameter("must be disk or mine", param_hint="--keep")
+    if undo and keep is not None:
+        raise typer.BadParameter("--undo takes back an --invalidate, not a --keep",
+                                 param_hint="--undo")
     store = ctx.obj.store()
     if keep is not None:
         record = conflicts.resolve_keep(store, conflict_id, keep)

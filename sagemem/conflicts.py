@@ -233,7 +233,11 @@ def _save(store: MemoryStore, record: Mapping[str, Any], *, create: bool) -> Non
 def resolve_keep(store: MemoryStore, conflict_id: str, side: str,
                  now: datetime | None = None) -> Conflict:
     """Resolve a write conflict: keep the ``disk`` version, or write ``mine`` over it —
-    itself a guarded write based on the disk revision the record holds."""
+    itself a guarded write based on the disk revision the record holds. Making the same
+    decision again changes nothing."""
+    record = load(store.state_dir, conflict_id)
+    if record.status != "open" and record.decision == f"keep_{side}":
+        return record
     record = _open_record(store, conflict_id)
     if record.kind not in WRITE_KINDS:
         raise ResolutionRefused(record.id, "a contradiction is resolved with --invalidate NAME")

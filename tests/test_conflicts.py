@@ -325,8 +325,9 @@ def test_keep_mine_is_a_guarded_write(store: MemoryStore, stale: conflicts.Confl
     resolved = conflicts.resolve_keep(store, stale.id, "mine")
     assert store.get("user_alice").text == ALICE + "Mine.\n"
     assert resolved.data["appliedVersion"] == store.get("user_alice").revision
+    assert conflicts.resolve_keep(store, stale.id, "mine").data == resolved.data  # a no-op
     with pytest.raises(ResolutionRefused, match="already resolved"):
-        conflicts.resolve_keep(store, stale.id, "mine")
+        conflicts.resolve_keep(store, stale.id, "disk")
 
 
 def test_keep_mine_failure_keeps_the_record_open(store: MemoryStore,

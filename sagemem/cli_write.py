@@ -269,11 +269,15 @@ def conflicts_list(
     """Every conflict record, oldest first: id, status, kind, file."""
     if status not in (None, "open", "resolved"):
         raise typer.BadParameter("must be open or resolved", param_hint="--status")
-    records = conflicts.list_conflicts(ctx.obj.settings().state_dir, status)
+    state_dir = ctx.obj.settings().state_dir
+    records = conflicts.list_conflicts(state_dir, status)
     if as_json:
         echo_json({"version": 1, "conflicts": [conflict_json(c, full=False) for c in records]})
     else:
         echo_lines(conflicts_text(records))
+    for path in conflicts.unreadable_records(state_dir):
+        typer.echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
+                   err=True)
 
 
 @conflicts_app.command("show")

@@ -93,6 +93,12 @@ def list_conflicts(state_dir: Path, status: str | None = None) -> list[Conflict]
     return [r for r in records if r is not None and (status is None or r.status == status)]
 
 
+def unreadable_records(state_dir: Path) -> list[Path]:
+    """Record files that are not a readable record (damaged JSON, a symlink, …): they are
+    reported, never silently skipped — a damaged contradiction no longer suppresses."""
+    return [p for p in _record_paths(folder(state_dir)) if _read(p) is None]
+
+
 def load(state_dir: Path, conflict_id: str) -> Conflict:
     """One record by id, or by a prefix of its id that names only one record."""
     path = _path_of(state_dir, conflict_id)

@@ -19,7 +19,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from .config import Settings
-from .conflicts import open_contradictions
+from .conflicts import open_contradictions, unreadable_records
 from .errors import SagememError
 from .memory import Memory
 from .session import Budget, SessionState, load_session, save_session
@@ -105,6 +105,7 @@ class _Plan:
     blocks: list[str] = field(default_factory=list)
     items: list[InjectedItem] = field(default_factory=list)
     suppressed: list[Suppressed] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
     body_bytes: int = 0
 
 
@@ -144,7 +145,7 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
         notices += _record_injected(store, plan, now)
     return Injection(text, tuple(plan.items), tuple(plan.suppressed), card,
                      plan.body_bytes, plan.budget.body_pool, plan.budget.card_reserve,
-                     new_state.attempts[-1:], tuple(notices))
+                     new_state.attempts[-1:], tuple(notices + plan.notices))
 
 
 def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
@@ -207,6 +208,9 @@ def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate]
     if not settings.validity:
         return
     contradicted = {name for pair in open_contradictions(store.state_dir) for name in pair}
+    plan.notices += [f"{path} is not a readable conflict record; a contradiction in it is "
+                     "not applied (sagemem conflicts list)"
+                     for path in unreadable_records(store.state_dir)]
     for candidate in candidates:
         if candidate.outcome != "candidate":
             continue

@@ -276,3 +276,11 @@ def test_injected_memories_are_counted_in_the_ledger(store: MemoryStore) -> None
     ledger, _ = load(store.state_dir)
     assert ledger["project_kafka.md"].injected.count == 1
     assert ledger["project_kafka.md"].read.count == 0
+
+
+def test_a_damaged_conflict_record_is_announced_not_ignored(store: MemoryStore) -> None:
+    conflicts = store.state_dir / "conflicts"
+    conflicts.mkdir(parents=True)
+    (conflicts / "broken.json").write_text("{ not json")
+    result = run(store, "where does the kafka cluster run")
+    assert any("broken.json is not a readable conflict record" in n for n in result.notices)

@@ -25,6 +25,7 @@ from .cli import JsonOption, app, echo_json, echo_lines
 from .errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
 from .memory import TYPES, Memory
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
+from .paths import with_suffix
 from .store import MemoryStore
 
 WRITER = "cli"
@@ -76,8 +77,12 @@ def write(
                                  param_hint="--expect")
     text = _read_text(from_file) if from_file is not None else _stdin()
     store = ctx.obj.store()
-    expected = _expected(_current(store, name), expect)
-    memory = store.write(name, text, expected, reason=reason, writer=WRITER)
+    current = _current(store, name)
+    if current is None and expect != NEW and store.existing_name(with_suffix(name)) is None:
+        raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
+    memory = store.write(name, text, _expected(current, expect), reason=reason, writer=WRITER)
+    if expect == NEW:
+        store.index_memory(memory)  # a new memory gets its MEMORY.md line, as with `new`
     _written(memory, "written", as_json)
 
 

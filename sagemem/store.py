@@ -423,6 +423,15 @@ class MemoryStore:
         if on_disk is not None:
             raise MemoryExists(on_disk)
 
+    def index_memory(self, memory: Memory) -> None:
+        """Add ``memory``'s line to MEMORY.md unless a line already points at it."""
+        with self.locked():
+            text, revision = self._read_index()
+            if any(entry.target == memory.file for entry in indexfile.entries(text)):
+                return
+            line = indexfile.format_entry(memory.title, memory.file, memory.description)
+            self._write_index(indexfile.add_entry(text, line), revision)
+
     def _check_size(self, name: str, data: bytes) -> None:
         if len(data) > self.max_bytes:
             raise FileTooLarge(name, len(data), self.max_bytes)

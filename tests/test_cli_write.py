@@ -334,3 +334,29 @@ def test_set_refuses_values_the_reader_would_ignore(tmp_path, capsys, assignment
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "set", "user_tea",
                  assignment])
     assert code == 2 and capsys.readouterr().err.startswith("error: ")
+
+
+def test_write_to_a_missing_name_is_not_found_and_records_nothing(tmp_path, capsys,
+                                                                  monkeypatch) -> None:
+    memory = tmp_path / "m"
+    memory.mkdir()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"text\n")))
+    from sagemem.cli import main
+
+    code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "write",
+                 "user_nope", "-", "--expect", "deadbeefdead"])
+    assert code == 1 and "no memory named user_nope.md" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "conflicts").exists()
+
+
+def test_write_expect_new_indexes_the_new_memory(tmp_path, capsys, monkeypatch) -> None:
+    memory = tmp_path / "m"
+    memory.mkdir()
+    text = b"---\ndescription: brand new\nmetadata:\n  type: user\n---\nbody\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text)))
+    from sagemem.cli import main
+
+    code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "write",
+                 "user_brand", "-", "--expect", "new"])
+    assert code == 0
+    assert "- [user_brand](user_brand.md) — brand new" in (memory / "MEMORY.md").read_text()

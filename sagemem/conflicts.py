@@ -223,7 +223,7 @@ def _writer(writer: str) -> str:
 
 
 def _save(store: MemoryStore, record: Mapping[str, Any], *, create: bool) -> None:
-    from .store import atomic_write
+    from .atomic import atomic_write
 
     directory = folder(store.state_dir)
     try:

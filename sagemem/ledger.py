@@ -22,9 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .atomic import atomic_write
 from .errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
 from .paths import read_regular
-from .store import atomic_write
 
 ACCESS_FILE = "access.json"
 LOCK_FILE = "locks/access.lock"

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .atomic import atomic_write
 from .errors import SagememError
 from .paths import read_regular
-from .store import atomic_write
 
 SESSIONS_DIR = "sessions"
 MAX_ATTEMPTS = 5

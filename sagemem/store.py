@@ -13,17 +13,17 @@ from __future__ import annotations
 import enum
 import os
 import re
-import secrets
 import time
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import indexfile
+from .atomic import atomic_write, remove_quietly
 from .config import STATE_DIR_NAME, Settings
 from .conflicts import WRITE_KINDS, WRITERS
 from .errors import (
@@ -61,9 +61,6 @@ if TYPE_CHECKING:
 ARCHIVE_DIR = "archive"
 LOCK_FILE = "locks/store.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
-TMP_SUFFIX = ".sagemem-tmp"
-"""Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
-reports leftovers of an interrupted write by this pattern)."""
 MAX_SLUG_CHARS = 60
 REREAD_ATTEMPTS = 20
 
@@ -413,7 +410,7 @@ class MemoryStore:
             try:
                 self._write_index(indexfile.add_entry(index_text, line), index_revision)
             except WriteFailed as exc:  # no memory without its index line: take it back
-                _remove_quietly(self.directory / file)
+                remove_quietly(self.directory / file)
                 raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
         return self.get(file)
 
@@ -510,85 +507,6 @@ def _mtime(path: Path) -> float | None:
 
 def _looks_like_memory(name: str) -> bool:
     return name_key(name).endswith(".md") and not name.startswith(".")
-
-
-def atomic_write(path: Path, data: bytes, *, create: bool,
-                 before_replace: Callable[[], None] | None = None) -> None:
-    """Write ``data`` to ``path`` through a fsync'd temporary file in the same directory.
-
-    ``create=True`` refuses to overwrite (MemoryExists); otherwise the file is replaced
-    atomically. Any OS failure leaves the old file untouched and no temporary behind.
-    ``before_replace`` runs once the bytes are synced, just before the rename; whatever
-    it raises cancels the write.
-    """
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
-    try:
-        _write_synced(tmp, data, _mode_of(path))
-    except OSError as exc:
-        raise WriteFailed(path, exc.strerror or str(exc)) from exc
-    try:
-        if before_replace is not None:
-            before_replace()
-        if create:
-            _link_new(tmp, path)
-        else:
-            os.replace(tmp, path)
-        _sync_directory(path.parent)
-    except OSError as exc:
-        raise WriteFailed(path, exc.strerror or str(exc)) from exc
-    finally:
-        _remove_quietly(tmp)
-
-
-def _mode_of(path: Path) -> int:
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        return 0o644
-
-
-def _write_synced(tmp: Path, data: bytes, mode: int) -> None:
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except OSError:
-        os.close(fd)
-        _remove_quietly(tmp)
-        raise
-    os.close(fd)
-
-
-def _link_new(tmp: Path, path: Path) -> None:
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise MemoryExists(path.name) from None
-    except OSError:  # a file system without hard links: the store lock still serialises us
-        if os.path.lexists(path):
-            raise MemoryExists(path.name) from None
-        os.replace(tmp, path)
-
-
-def _sync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot fsync a directory; the data itself is synced
-    finally:
-        os.close(fd)
-
-
-def _remove_quietly(path: Path) -> None:
-    """Best-effort cleanup: on a read-only or vanished file system there is nothing to undo."""
-    with suppress(OSError):
-        os.unlink(path)
 
 
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:

@@ -22,6 +22,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import atomic_write
 from .errors import (
     MemoryExists,
     MemoryNotFound,
@@ -31,7 +32,6 @@ from .errors import (
 )
 from .memory import decode, revision_of
 from .paths import read_regular
-from .store import atomic_write
 
 TASKS_DIR = "tasks"
 WORKING_FILE = "WORKING.md"

@@ -21,7 +21,7 @@ from sagemem import (
     conflicts,
     init_directory,
 )
-from sagemem import store as store_mod
+from sagemem import atomic as atomic_mod
 from sagemem.conflicts import open_contradictions
 from sagemem.store import merge_marker_line
 
@@ -381,13 +381,13 @@ def test_delete_removes_the_record(store: MemoryStore, stale: conflicts.Conflict
 def test_a_save_landing_while_the_new_bytes_are_synced_is_not_overwritten(
         store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     memory = store.get("user_alice")
-    real = store_mod._write_synced
+    real = atomic_mod._write_synced
 
     def editor_saves_meanwhile(tmp: Path, data: bytes, mode: int) -> None:
         real(tmp, data, mode)
         edit_by_hand(store, "user_alice.md", "saved by an editor\n")
 
-    monkeypatch.setattr(store_mod, "_write_synced", editor_saves_meanwhile)
+    monkeypatch.setattr(atomic_mod, "_write_synced", editor_saves_meanwhile)
     with pytest.raises(StaleRevision) as info:
         store.write(memory.file, memory.text + "mine\n", memory.revision)
     monkeypatch.undo()

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from sagemem.atomic import TMP_SUFFIX
 from sagemem.index import INDEX_VERSION, SearchIndex
-from sagemem.store import TMP_SUFFIX, MemoryStore
+from sagemem.store import MemoryStore
 
 DEPLOY = """\
 ---

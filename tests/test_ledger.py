@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from sagemem import ledger
+from sagemem.atomic import TMP_SUFFIX
 from sagemem.errors import WriteFailed
 from sagemem.ledger import ACCESS_FILE, NEVER, Access, MemoryAccess, load, record
-from sagemem.store import TMP_SUFFIX
 
 NOW = datetime(2026, 11, 30, 1, 2, 3, tzinfo=timezone.utc)
 LATER = NOW + timedelta(days=2, hours=3)

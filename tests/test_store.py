@@ -25,7 +25,8 @@ from sagemem import (
     init_directory,
 )
 from sagemem import store as store_mod
-from sagemem.store import TMP_SUFFIX, file_name_for, slugify
+from sagemem.atomic import TMP_SUFFIX
+from sagemem.store import file_name_for, slugify
 
 TODAY = date(2026, 11, 30)
 

@@ -114,6 +114,8 @@ def init(
         return
     echo_lines([f"created  {p}" for p in report.created]
                 + [f"exists   {p} (left as it was)" for p in report.existed])
+    typer.echo(f"next: export SAGE_MEM_DIR={settings.memory_dir} (or pass --dir before the "
+               f"command); sagemem's own state lives in {settings.state_dir}", err=True)
 
 
 @app.command("list")
@@ -228,6 +230,8 @@ def _usage_failure(exc: Any) -> int:
     hint = "; see `sagemem --help`" if code == 2 else ""
     # click 8.2 names a missing env var as 'None' in its message; say nothing instead
     message = exc.format_message().replace(" (env var: 'None')", "")
+    if "--dir" in message or "--state-dir" in message:
+        hint = "; global options go before the command: sagemem --dir DIR COMMAND"
     return _fail(message.rstrip(".") + hint, code)
 
 

@@ -249,6 +249,9 @@ def inject(
                                                 if explain else {}))
     elif injection.text:
         typer.echo(injection.text)
+    elif injection.explain and injection.explain[-1].get("repeat"):
+        typer.echo(f"(the same question as the last one in session {session}: nothing new "
+                   "to inject; ask differently, or reset the session)", err=True)
     if (explain or settings.debug) and not as_json:
         typer.echo("\n".join(explain_text(injection.explain)), err=True)
 

@@ -39,6 +39,10 @@ def _written(memory: Memory, verb: str, as_json: bool) -> None:
         echo_json(memory_json(memory, date.today()))
     else:
         typer.echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
+    for problem in memory.problems:  # written as asked, but the reader had to default
+        where = f"line {problem.line}: " if problem.line else ""
+        typer.echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
+                   err=True)
 
 
 def _expected(current: Memory | None, expect: str) -> str | None:

@@ -200,7 +200,8 @@ class ResolutionRefused(SagememError):
     def __init__(self, conflict_id: str, reason: str) -> None:
         self.conflict_id = conflict_id
         self.reason = reason
-        super().__init__(f"cannot resolve {conflict_id}: {reason}; the record stays open")
+        outcome = "" if reason.startswith("already resolved") else "; the record stays open"
+        super().__init__(f"cannot resolve {conflict_id}: {reason}{outcome}")
 
 
 class WriteFailed(SagememError):

@@ -330,9 +330,6 @@ def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task:
         lines.append(f"{len(cut)} matching memor{'y was' if len(cut) == 1 else 'ies were'} left "
                      f"out (budget). Best clue: {best.file}:{best.start_line}-{best.end_line}. "
                      f"Read it: sagemem read {best.file} --start-line {best.start_line}.")
-    if more:
-        lines.append(f"{more} more candidate{'s' if more != 1 else ''} not shown: "
-                     f"sagemem search \"{_fit_bytes(question, 60)}\" --limit 20.")
     if expired:
         newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
         lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "

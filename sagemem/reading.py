@@ -49,12 +49,21 @@ def read(store: MemoryStore, name: str, start_line: int | None = None,
             start_byte is not None and start_byte < 0):
         raise InvalidReadRange("line numbers start at 1, bytes at 0, max_bytes at 1")
     memory = store.get(name)
-    if revision is not None and revision != memory.revision:
+    if revision is not None and not _same_revision(revision, memory.revision):
         return ReadResult(memory.file, memory.revision, "revision_changed", None,
                           total_bytes=memory.size)
     if start_byte is not None:
         return _by_bytes(memory, start_byte, limit)
     return _by_lines(memory, start_line or memory.body_line, limit)
+
+
+MIN_REVISION_PREFIX = 8
+
+
+def _same_revision(given: str, current: str) -> bool:
+    """A revision as people copy it: the full sha256, or its first 8+ characters."""
+    given = given.strip().lower()
+    return len(given) >= MIN_REVISION_PREFIX and current.startswith(given)
 
 
 def _by_lines(memory: Memory, start_line: int, limit: int) -> ReadResult:

@@ -333,7 +333,8 @@ def test_init_creates_directory_index_and_state_dir(
     assert (target / "MEMORY.md").read_text(encoding="utf-8").startswith("# Memory index")
     assert result.out.splitlines() == [f"created  {target}", f"created  {state_dir}",
                                        f"created  {target / 'MEMORY.md'}"]
-    assert result.err == ""
+    assert result.err == (f"next: export SAGE_MEM_DIR={target} (or pass --dir before the "
+                          f"command); sagemem's own state lives in {state_dir}\n")
 
 
 def test_init_twice_reports_what_existed_and_changes_nothing(

@@ -89,3 +89,17 @@ def test_use_of_a_missing_memory_is_one_line_error(capsys, dirs) -> None:
 def test_inject_without_a_question_is_a_usage_error(capsys, dirs) -> None:
     code, _, err = run(capsys, dirs, "inject")
     assert code == 2 and err.startswith("error: ")
+
+
+def test_a_repeated_question_says_why_nothing_was_printed(capsys, dirs) -> None:
+    run(capsys, dirs, "inject", "what is the cat called", "--session", "r")
+    code, out, err = run(capsys, dirs, "inject", "what is the cat called", "--session", "r")
+    assert code == 0 and out == "" and "same question as the last one" in err
+
+
+def test_read_accepts_a_revision_prefix(capsys, dirs) -> None:
+    revision = json.loads(run(capsys, dirs, "show", "user_cat", "--json")[1])["revision"]
+    code, out, _ = run(capsys, dirs, "read", "user_cat", "--revision", revision[:12])
+    assert code == 0 and "Zhima" in out
+    code, _, err = run(capsys, dirs, "read", "user_cat", "--revision", revision[:5])
+    assert code == 1 and "revision_changed" in err

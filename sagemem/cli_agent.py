@@ -38,7 +38,7 @@ from .output import (
     search_text,
     session_text,
 )
-from .session import Budget, load_session, reset_session
+from .session import Budget, load_session, reset_session, session_file
 from .store import MemoryStore
 from .tasks import WORKING_FILE, ensure_checkpoint, load_checkpoint, task_dir
 
@@ -276,6 +276,8 @@ def session_show(
     """What a session has been given: budget spent, cards shown, last attempts."""
     settings = ctx.obj.settings()
     state = load_session(settings.state_dir, session_id)
+    if not session_file(settings.state_dir, session_id).exists():
+        typer.echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
     if as_json:
         echo_json({"version": 1, **asdict(state)})
     else:

@@ -173,7 +173,7 @@ def new(
     type_ = memory_type(type_)
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
-    text = _stdin_text() if body == "-" else body
+    text = stdin_text("--body") if body == "-" else body
     memory = ctx.obj.store().new(type=type_, name=name, description=description,
                                  tags=tag or (), aliases=alias or (), body=text, file=file)
     if as_json:
@@ -182,12 +182,13 @@ def new(
         typer.echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
 
 
-def _stdin_text() -> str:
+def stdin_text(param_hint: str) -> str:
+    """All of stdin as UTF-8 text; other bytes are a usage error naming the option."""
     try:
         return sys.stdin.buffer.read().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise typer.BadParameter(f"stdin is not UTF-8 text (bad byte at offset {exc.start})",
-                                 param_hint="--body") from None
+                                 param_hint=param_hint) from None
 
 
 @app.command()

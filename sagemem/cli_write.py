@@ -12,7 +12,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Annotated
 import typer
 
 from . import conflicts
-from .cli import JsonOption, app, echo_json, echo_lines
+from .cli import JsonOption, app, echo_json, echo_lines, stdin_text
 from .errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
 from .memory import TYPES, Memory
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
@@ -79,7 +78,7 @@ def write(
         raise typer.BadParameter(f"state the revision you read ({MIN_REVISION_PREFIX}+ "
                                  f"characters; `sagemem show NAME` prints it) or {NEW}",
                                  param_hint="--expect")
-    text = _read_text(from_file) if from_file is not None else _stdin()
+    text = _read_text(from_file) if from_file is not None else stdin_text("-")
     store = ctx.obj.store()
     current = _current(store, name)
     if current is None and expect != NEW and store.existing_name(with_suffix(name)) is None:
@@ -107,14 +106,6 @@ def _read_text(path: Path) -> str:
     except UnicodeDecodeError as exc:
         raise typer.BadParameter(f"{path} is not UTF-8 text (bad byte at offset {exc.start})",
                                  param_hint="--from") from None
-
-
-def _stdin() -> str:
-    try:
-        return sys.stdin.buffer.read().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise typer.BadParameter(f"stdin is not UTF-8 text (bad byte at offset {exc.start})",
-                                 param_hint="-") from None
 
 
 @app.command()

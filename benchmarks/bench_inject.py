@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-GEN_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py"
+from common import GEN_CORPUS, corpus_generator_or_exit
 
 
 def wall(args: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None
@@ -36,10 +36,7 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
-    if not GEN_CORPUS.exists():
-        print(f"error: {GEN_CORPUS} not found; benchmarks need ../shared beside the checkout",
-              file=sys.stderr)
-        return 1
+    corpus_generator_or_exit()
     with tempfile.TemporaryDirectory(prefix="sagemem-bench-") as tmp:
         memory, state = Path(tmp) / "m", Path(tmp) / "s"
         subprocess.run([sys.executable, str(GEN_CORPUS), str(memory), str(args.size)],

@@ -29,14 +29,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
+
+from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 
 from sagemem import MemoryStore
 from sagemem.memory import parse
 from sagemem.text import tokens
 
-GEN_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py"
 FRESH_QUERY = """
 import resource, sys, time
 from sagemem import MemoryStore
@@ -48,13 +48,6 @@ print(elapsed, found, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def median_of(work: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bare_stat_pass(directory: Path) -> None:
@@ -150,10 +143,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    if not GEN_CORPUS.exists():
-        print(f"error: {GEN_CORPUS} not found; benchmarks need ../shared beside the checkout",
-              file=sys.stderr)
-        return 1
+    corpus_generator_or_exit()
     with tempfile.TemporaryDirectory(prefix="sagemem-bench-") as tmp:
         for size in args.sizes:
             rows = measure(size, args.repeat, Path(tmp))

@@ -18,29 +18,16 @@ machine and are shown only for scale.
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 from ruamel.yaml import YAML
 
 from sagemem import MemoryStore
 from sagemem.memory import split
-
-GEN_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_corpus.py"
-
-
-def median_seconds(work: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def read_all(directory: Path) -> None:
@@ -61,10 +48,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    if not GEN_CORPUS.exists():
-        print(f"error: {GEN_CORPUS} not found; benchmarks need ../shared beside the checkout",
-              file=sys.stderr)
-        return 1
+    corpus_generator_or_exit()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "memory"
         subprocess.run([sys.executable, str(GEN_CORPUS), str(corpus), str(args.files)],
@@ -72,9 +56,9 @@ def main() -> int:
         store = MemoryStore(corpus, Path(tmp) / "state")
         count = len(store.list().memories)
         rows = [
-            ("read bytes (baseline)", median_seconds(lambda: read_all(corpus), args.repeat)),
-            ("store.list()", median_seconds(store.list, args.repeat)),
-            ("ruamel parse (not used)", median_seconds(lambda: ruamel_list(corpus),
+            ("read bytes (baseline)", median_of(lambda: read_all(corpus), args.repeat)),
+            ("store.list()", median_of(store.list, args.repeat)),
+            ("ruamel parse (not used)", median_of(lambda: ruamel_list(corpus),
                                                        max(1, args.repeat // 2))),
         ]
     base = rows[0][1]

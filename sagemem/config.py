@@ -45,6 +45,12 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     IntSetting("max_chars", "SAGE_MEM_MAX_CHARS", 1500, 200, 20000),
     IntSetting("max_baseline", "SAGE_MEM_MAX_BASELINE", 8, 1, 50),
     IntSetting("stale_days", "SAGE_MEM_STALE_DAYS", 1, 0, 365),
+    IntSetting("snapshot_keep", "SAGE_MEM_SNAPSHOT_KEEP", 20, 1, 1000),
+    # Idle days before a memory of that type becomes an archive candidate; 0 = never.
+    IntSetting("idle_days_project", "SAGE_MEM_IDLE_DAYS_PROJECT", 90, 0, 36500),
+    IntSetting("idle_days_reference", "SAGE_MEM_IDLE_DAYS_REFERENCE", 180, 0, 36500),
+    IntSetting("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
+    IntSetting("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
 )
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG"}
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID"}
@@ -65,6 +71,11 @@ class Settings:
     max_chars: int = 1500
     max_baseline: int = 8
     stale_days: int = 1
+    snapshot_keep: int = 20
+    idle_days_project: int = 90
+    idle_days_reference: int = 180
+    idle_days_feedback: int = 365
+    idle_days_user: int = 0
     validity: bool = True
     debug: bool = False
     task_id: str | None = None
@@ -73,6 +84,11 @@ class Settings:
 
     def source(self, key: str) -> Source:
         return self.sources.get(key, "default")
+
+    def idle_days(self, type_: str) -> int:
+        """Idle days before a memory of this type is an archive candidate; 0 means never."""
+        value = getattr(self, f"idle_days_{type_}", 0)
+        return value if isinstance(value, int) else 0
 
 
 def parse_int(raw: object, spec: IntSetting) -> int | None:

@@ -24,6 +24,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    ├── MemoryExists        refusing to overwrite an existing memory
      │    └── UnresolvedMerge     the text holds git merge markers
      ├── ConflictNotFound         no conflict record with that id
+     ├── SnapshotNotFound         no snapshot with that id
+     ├── SnapshotDamaged          a snapshot whose files no longer match its manifest
+     ├── MemoryLocked             archiving (or purging) a locked memory
+     ├── NameCollision            a move whose target name is already taken (nothing moved)
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      └── WriteFailed              the operating system refused a write (disk full, read-only)
 """
@@ -43,12 +47,16 @@ __all__ = [
     "InvalidName",
     "InvalidReadRange",
     "MemoryExists",
+    "MemoryLocked",
     "MemoryNotFound",
+    "NameCollision",
     "NoCheckpoint",
     "ReservedName",
     "ResolutionRefused",
     "SagememError",
     "SettingsError",
+    "SnapshotDamaged",
+    "SnapshotNotFound",
     "StaleRevision",
     "UneditableFrontmatter",
     "UnreadableFile",
@@ -194,6 +202,41 @@ class ConflictNotFound(SagememError):
         self.directory = directory
         super().__init__(f"no conflict record {conflict_id} in {directory}; "
                          "`sagemem conflicts list` shows them")
+
+
+class SnapshotNotFound(SagememError):
+    def __init__(self, snapshot_id: str, directory: Path) -> None:
+        self.snapshot_id = snapshot_id
+        self.directory = directory
+        super().__init__(f"no snapshot {snapshot_id} in {directory}; "
+                         "`sagemem snapshot list` shows them")
+
+
+class SnapshotDamaged(SagememError):
+    """A snapshot whose files no longer match their manifest: never used to restore."""
+
+    def __init__(self, snapshot_id: str, files: list[str]) -> None:
+        self.snapshot_id = snapshot_id
+        self.files = files
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        super().__init__(f"snapshot {snapshot_id} is damaged ({shown} no longer match its "
+                         "manifest); it is never used to restore — pick another snapshot")
+
+
+class MemoryLocked(SagememError):
+    def __init__(self, name: str, action: str = "archive") -> None:
+        self.name = name
+        self.action = action
+        super().__init__(f"locked: {name} is locked and cannot be {action}d; "
+                         f"`sagemem unlock {name}` first if you mean it")
+
+
+class NameCollision(SagememError):
+    def __init__(self, name: str, folder: Path) -> None:
+        self.name = name
+        self.folder = folder
+        super().__init__(f"{name} already exists in {folder}; nothing was moved — "
+                         "rename or purge one of them first")
 
 
 class ResolutionRefused(SagememError):

@@ -34,7 +34,9 @@ SUMMARY_KEYS = {
 SHOW_KEYS = SUMMARY_KEYS | {"version", "has_frontmatter", "body", "body_line"}
 ERROR_KEYS = {"file", "archived", "error", "message"}
 SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "max_chars",
-                "max_baseline", "stale_days", "validity", "debug", "task_id"]
+                "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
+                "idle_days_reference", "idle_days_feedback", "idle_days_user", "validity",
+                "debug", "task_id"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\

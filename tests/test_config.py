@@ -23,6 +23,11 @@ INTS = [
     ("max_chars", "SAGE_MEM_MAX_CHARS", 1500, 200, 20000),
     ("max_baseline", "SAGE_MEM_MAX_BASELINE", 8, 1, 50),
     ("stale_days", "SAGE_MEM_STALE_DAYS", 1, 0, 365),
+    ("snapshot_keep", "SAGE_MEM_SNAPSHOT_KEEP", 20, 1, 1000),
+    ("idle_days_project", "SAGE_MEM_IDLE_DAYS_PROJECT", 90, 0, 36500),
+    ("idle_days_reference", "SAGE_MEM_IDLE_DAYS_REFERENCE", 180, 0, 36500),
+    ("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
+    ("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
 ]
 INT_IDS = [key for key, *_ in INTS]
 ILLEGAL_INTEGERS = ["abc", "", "   ", "1.5", "--5", "1e3", "0x10", "5 5", "٣"]
@@ -64,6 +69,13 @@ def write_settings(state_dir: Path, data: object) -> Path:
 
 def test_integer_settings_table_is_the_documented_one() -> None:
     assert [(s.key, s.env, s.default, s.low, s.high) for s in INT_SETTINGS] == INTS
+
+
+def test_idle_days_per_type_with_zero_meaning_never(memory_dir: Path, state_dir: Path) -> None:
+    settings = load({"SAGE_MEM_IDLE_DAYS_PROJECT": "30"}, memory_dir, state_dir)
+    assert settings.idle_days("project") == 30
+    assert settings.idle_days("user") == 0
+    assert settings.idle_days("nonsense") == 0
 
 
 def test_settings_value_is_frozen(memory_dir: Path, state_dir: Path) -> None:

@@ -8,12 +8,39 @@ copy of something.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
-from .errors import UnsafeFile, WriteFailed
-from .paths import lstat_regular, name_key
+from .errors import SettingsError, UnsafeFile, WriteFailed
+from .paths import lstat_regular, name_key, read_state_file
 from .store import MemoryStore
+
+LOCKS_FILE = "locked.json"
+"""``<state>/locked.json``: ``{"version": 1, "locked": {"<file>.md": {"since": ISO-8601}}}``.
+Locks live in the state directory, not in frontmatter, so no rewrite can drop them."""
+
+
+def locked_names(store: MemoryStore) -> frozenset[str]:
+    """The locked memories, as name keys (compare with ``paths.name_key(file)``)."""
+    return frozenset(name_key(name) for name in read_locks(store))
+
+
+def read_locks(store: MemoryStore) -> dict[str, dict[str, object]]:
+    """Every lock by file name; a missing file means no locks, a malformed one is an error
+    (silently unlocking everything would let a locked memory be archived)."""
+    path = store.state_dir / LOCKS_FILE
+    raw = read_state_file(path)
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8-sig") or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SettingsError(path, f"not valid JSON ({exc})") from exc
+    locked = data.get("locked", {}) if isinstance(data, dict) else None
+    if not isinstance(locked, dict):
+        raise SettingsError(path, 'must hold {"locked": {"<file>.md": {...}}}')
+    return {str(k): v if isinstance(v, dict) else {} for k, v in locked.items()}
 
 
 def move_file(store: MemoryStore, file: str, *, into_archive: bool) -> bool:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.archive import move_file
-from sagemem.errors import UnsafeFile
+from sagemem.archive import locked_names, move_file
+from sagemem.errors import SettingsError, UnsafeFile
 from sagemem.store import MemoryStore
 
 
@@ -45,3 +45,17 @@ def test_move_file_refuses_a_symlinked_archive(store: MemoryStore, tmp_path: Pat
     with store.locked(), pytest.raises(UnsafeFile):
         move_file(store, "project_a.md", into_archive=True)
     assert list(outside.iterdir()) == []
+
+
+def test_locked_names_are_read_from_the_state_directory(store: MemoryStore) -> None:
+    assert locked_names(store) == frozenset()
+    store.state_dir.mkdir()
+    (store.state_dir / "locked.json").write_text('{"version": 1, "locked": {"User_X.md": {}}}')
+    assert locked_names(store) == frozenset({"user_x.md"})
+
+
+def test_a_malformed_locks_file_is_an_error_not_no_locks(store: MemoryStore) -> None:
+    store.state_dir.mkdir()
+    (store.state_dir / "locked.json").write_text("{not json")
+    with pytest.raises(SettingsError):
+        locked_names(store)

@@ -1,46 +1,239 @@
 """The archive: ``archive/`` inside the memory directory, where memories go instead of
-being deleted.
+being deleted — and come back from.
 
 Moving never overwrites: a memory whose name is already taken at the destination is
-skipped (and reported by the caller), because the file already there may be the only
-copy of something.
+refused (``NameCollision``), because the file already there may be the only copy of
+something. A move and its MEMORY.md line change happen under one hold of the store
+lock; if the line cannot be changed the move is undone, so no archived memory is left
+with a dangling index line. Every archive, restore and purge is recorded in
+``<state>/archive.jsonl`` (see ``archive_log``). Locked memories (``locks``) are never
+archived or purged.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import SettingsError, UnsafeFile, WriteFailed
-from .paths import lstat_regular, name_key, read_state_file
+from . import archive_log, indexfile
+from .archive_log import ArchiveEvent
+from .atomic import TMP_SUFFIX
+from .errors import (
+    MemoryLocked,
+    MemoryNotFound,
+    MoveIncomplete,
+    NameCollision,
+    NotArchived,
+    SagememError,
+    UnsafeFile,
+    WriteFailed,
+)
+from .locks import LOCKS_FILE as LOCKS_FILE
+from .locks import locked_names as locked_names
+from .locks import read_locks as read_locks
+from .memory import Memory
+from .paths import INDEX_FILE, check_name, lstat_regular, name_key, with_suffix
 from .store import MemoryStore
 
-LOCKS_FILE = "locked.json"
-"""``<state>/locked.json``: ``{"version": 1, "locked": {"<file>.md": {"since": ISO-8601}}}``.
-Locks live in the state directory, not in frontmatter, so no rewrite can drop them."""
+
+@dataclass(frozen=True)
+class ArchiveResult:
+    """What an archive, restore or purge did (or, with ``dry_run``, would do):
+    ``index_changed`` says whether a MEMORY.md line was removed or added."""
+
+    event: ArchiveEvent
+    index_changed: bool
+    dry_run: bool = False
+
+    @property
+    def file(self) -> str:
+        return self.event.file
 
 
-def locked_names(store: MemoryStore) -> frozenset[str]:
-    """The locked memories, as name keys (compare with ``paths.name_key(file)``)."""
-    return frozenset(name_key(name) for name in read_locks(store))
+def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "library",
+                   now: datetime | None = None, dry_run: bool = False) -> ArchiveResult:
+    """Move a memory into ``archive/`` and drop its MEMORY.md line; ``reason`` is required.
+
+    Raises MemoryNotFound, MemoryLocked (``locked: …``), NameCollision when archive/
+    already holds that name; nothing changes then.
+    """
+    if not reason.strip():
+        raise ValueError("archiving needs a reason (it is recorded in archive.jsonl)")
+    record_time = now or datetime.now(timezone.utc)
+    wanted = _checked(store, name)
+    with store.locked():
+        file = store.existing_name(wanted)
+        if file is None:
+            raise MemoryNotFound(wanted, store.directory, archived=_archived(store, wanted))
+        lstat_regular(store.directory / file)  # never move a symlink or a device
+        _refuse_locked(store, file, "archive")
+        _refuse_taken(store, file, into_archive=True)
+        record = archive_log.event("archive", file, reason.strip(), by, record_time)
+        text, revision = store._read_index()
+        new_text = indexfile.remove_entries(text, file)
+        if not dry_run:
+            _move_with_index(store, record, into_archive=True,
+                             index=(text, new_text, revision))
+    return ArchiveResult(record, new_text != text, dry_run)
 
 
-def read_locks(store: MemoryStore) -> dict[str, dict[str, object]]:
-    """Every lock by file name; a missing file means no locks, a malformed one is an error
-    (silently unlocking everything would let a locked memory be archived)."""
-    path = store.state_dir / LOCKS_FILE
-    raw = read_state_file(path)
-    if raw is None:
-        return {}
+def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "library",
+                   now: datetime | None = None, dry_run: bool = False) -> ArchiveResult:
+    """Bring an archived memory back to the top level and give it its MEMORY.md line
+    again (title and description from the file), unless a line already points at it.
+
+    Raises MemoryNotFound (not in archive/), NameCollision when the top level already
+    has that name; nothing changes then.
+    """
+    record_time = now or datetime.now(timezone.utc)
+    wanted = _checked(store, name)
+    with store.locked():
+        file = store.existing_name(wanted, archived=True)
+        if file is None:
+            raise MemoryNotFound(wanted, store.folder(archived=True))
+        lstat_regular(store.archive_dir / file)
+        _refuse_taken(store, file, into_archive=False)
+        record = archive_log.event("restore", file, reason.strip(), by, record_time)
+        text, revision = store._read_index()
+        new_text = _with_line(text, file, _archived_memory(store, file))
+        if not dry_run:
+            _move_with_index(store, record, into_archive=False,
+                             index=(text, new_text, revision))
+    return ArchiveResult(record, new_text != text, dry_run)
+
+
+def purge_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "library",
+                 now: datetime | None = None, dry_run: bool = False) -> ArchiveResult:
+    """Delete an archived memory for good: irreversible, so only files in ``archive/``
+    and never a locked one. Its archive.jsonl line is what remains of it.
+
+    Raises NotArchived (also when it is a live memory), MemoryLocked.
+    """
+    record_time = now or datetime.now(timezone.utc)
+    wanted = _checked(store, name)
+    with store.locked():
+        file = store.existing_name(wanted, archived=True)
+        if file is None:
+            raise NotArchived(wanted, store.archive_dir,
+                              live=store.existing_name(wanted) is not None)
+        _refuse_locked(store, file, "purge")
+        lstat_regular(store.archive_dir / file)  # a symlink or a device is never unlinked
+        record = archive_log.event("purge", file, reason.strip(), by, record_time)
+        if not dry_run:
+            _delete_logged(store, record)
+    return ArchiveResult(record, False, dry_run)
+
+
+def _checked(store: MemoryStore, name: str) -> str:
+    store.require_directory()
+    return check_name(with_suffix(name), store.reserved)
+
+
+def _archived(store: MemoryStore, name: str) -> bool:
     try:
-        data = json.loads(raw.decode("utf-8-sig") or "{}")
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SettingsError(path, f"not valid JSON ({exc})") from exc
-    locked = data.get("locked", {}) if isinstance(data, dict) else None
-    if not isinstance(locked, dict):
-        raise SettingsError(path, 'must hold {"locked": {"<file>.md": {...}}}')
-    return {str(k): v if isinstance(v, dict) else {} for k, v in locked.items()}
+        return store.existing_name(name, archived=True) is not None
+    except UnsafeFile:
+        return False
+
+
+def _refuse_locked(store: MemoryStore, file: str, action: str) -> None:
+    if name_key(file) in locked_names(store):
+        raise MemoryLocked(file, action)
+
+
+def _refuse_taken(store: MemoryStore, file: str, *, into_archive: bool) -> None:
+    target = store.folder(archived=into_archive)
+    if _taken(target, file):
+        raise NameCollision(file, target)
+
+
+def _archived_memory(store: MemoryStore, file: str) -> Memory | None:
+    """The archived memory, for its index line; None when it cannot be read (too large,
+    not UTF-8): it is restored all the same, with a line naming only the file."""
+    try:
+        return store.get(file, archived=True)
+    except SagememError:
+        return None
+
+
+def _with_line(text: str, file: str, memory: Memory | None) -> str:
+    """``text`` with a line for ``file``, unless one already points at it."""
+    if any(entry.target == file for entry in indexfile.entries(text)):
+        return text
+    title, hook = (memory.title, memory.description) if memory else (file[:-3], "")
+    return indexfile.add_entry(text, indexfile.format_entry(title, file, hook))
+
+
+def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: bool,
+                     index: tuple[str, str, str | None]) -> None:
+    """Move the file, rewrite MEMORY.md, append the log line; the caller holds the lock.
+    A failure after the move puts everything back, or says exactly what is left."""
+    old_text, new_text, revision = index
+    if not move_file(store, record.file, into_archive=into_archive):
+        raise NameCollision(record.file, store.folder(archived=into_archive))
+    index_written = False
+    try:
+        if new_text != old_text:
+            store._write_index(new_text, revision)
+            index_written = True
+        archive_log.append(store.state_dir, record)
+    except SagememError as exc:
+        _undo(store, record.file, into_archive, (old_text, revision) if index_written else None,
+              exc)
+        raise  # undone: the original error, whose message says nothing was changed
+
+
+def _undo(store: MemoryStore, file: str, into_archive: bool,
+          old_index: tuple[str, str | None] | None, cause: SagememError) -> None:
+    """Put MEMORY.md and the file back after ``cause``; if that fails too, raise
+    MoveIncomplete naming what is left where."""
+    problems = []
+    if old_index is not None:
+        try:
+            _put_index_back(store, *old_index)
+        except (SagememError, OSError) as exc:
+            problems.append(f"MEMORY.md could not be put back ({exc})")
+    try:
+        moved_back = move_file(store, file, into_archive=not into_archive)
+        if not moved_back:
+            problems.append("the move could not be undone (the name was taken meanwhile)")
+    except SagememError as exc:
+        moved_back = False
+        problems.append(f"the move could not be undone ({exc})")
+    if problems:
+        where = store.folder(archived=into_archive != moved_back)
+        raise MoveIncomplete(file, where, f"{cause}; " + "; ".join(problems)) from cause
+
+
+def _put_index_back(store: MemoryStore, text: str, revision: str | None) -> None:
+    if revision is None:  # there was no MEMORY.md before: remove the one just created
+        os.unlink(store.directory / INDEX_FILE)
+    else:
+        store._write_index(text, revision)
+
+
+def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
+    """Rename the file aside, log the purge, then unlink: a failed log puts the file back,
+    so no memory disappears without its line in archive.jsonl."""
+    source = store.archive_dir / record.file
+    aside = source.with_name(f".{record.file}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    try:
+        os.rename(source, aside)
+    except OSError as exc:
+        raise WriteFailed(source, exc.strerror or str(exc)) from exc
+    try:
+        archive_log.append(store.state_dir, record)
+    except SagememError:
+        os.rename(aside, source)
+        raise
+    try:
+        os.unlink(aside)
+    except OSError as exc:  # logged as purged and out of sight; the audit finds the leftover
+        raise WriteFailed(aside, f"{exc.strerror or exc}; {record.file} is purged but this "
+                                 "leftover could not be removed") from exc
 
 
 def move_file(store: MemoryStore, file: str, *, into_archive: bool) -> bool:

@@ -55,6 +55,8 @@ def search(
         "--cursor", help="Next page, from coverage.")] = None,
     batch: Annotated[Path | None, typer.Option(
         "--batch", help='JSONL file of {"id", "query"} lines; prints one JSON line each.')] = None,
+    include_archived: Annotated[bool, typer.Option(
+        "--include-archived", help="Search archive/ too (results marked archived).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer QUERY, each with its paragraph and line range."""
@@ -63,23 +65,28 @@ def search(
     scope = memory_type(type_) if type_ else tag
     with ctx.obj.store() as store:
         if batch is not None:
-            raise typer.Exit(_search_batch(store, batch, scope, limit))
+            raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived))
         if query is None or not query.strip():
             raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUERY")
-        response = store.search(query, scope=scope, limit=limit, cursor=cursor)
+        response = store.search(query, scope=scope, limit=limit, cursor=cursor,
+                                include_archived=include_archived)
     _notices(response.notices)
     if as_json:
         echo_json(search_json(response))
     else:
         echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
         if response.coverage.next_cursor:
+            archived = " --include-archived" if include_archived else ""
             typer.echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
-                       f"--limit {limit} --cursor {response.coverage.next_cursor}", err=True)
+                       f"--limit {limit}{archived} --cursor {response.coverage.next_cursor}",
+                       err=True)
 
 
-def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int) -> int:
+def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int,
+                  include_archived: bool) -> int:
     def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
-        response = store.search(item["query"], scope=scope, limit=limit)
+        response = store.search(item["query"], scope=scope, limit=limit,
+                                include_archived=include_archived)
         _notices(response.notices)
         return search_json(response)
 

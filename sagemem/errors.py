@@ -9,6 +9,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
      ├── MemoryNotFound           no such memory
+     │    └── NotArchived         purging a memory that is not in archive/
      ├── UnsafeFile               a symlink, a non-regular file, or a path outside the directory
      ├── FileTooLarge             over the per-file size limit (read or write)
      ├── FileChangedDuringRead    the file was swapped between the check and the read
@@ -28,6 +29,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── SnapshotDamaged          a snapshot whose files no longer match its manifest
      ├── MemoryLocked             archiving (or purging) a locked memory
      ├── NameCollision            a move whose target name is already taken (nothing moved)
+     ├── MoveIncomplete           a move whose index change failed and could not be undone
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      └── WriteFailed              the operating system refused a write (disk full, read-only)
 """
@@ -49,8 +51,10 @@ __all__ = [
     "MemoryExists",
     "MemoryLocked",
     "MemoryNotFound",
+    "MoveIncomplete",
     "NameCollision",
     "NoCheckpoint",
+    "NotArchived",
     "ReservedName",
     "ResolutionRefused",
     "SagememError",
@@ -110,6 +114,20 @@ class MemoryNotFound(SagememError):
         hint = ("it is archived (show it with --archived)" if archived
                 else "`sagemem list` shows them")
         super().__init__(f"no memory named {name} in {directory}; {hint}")
+
+
+class NotArchived(MemoryNotFound):
+    """Purge deletes only archived memories: a live one must be archived first."""
+
+    def __init__(self, name: str, archive_dir: Path, live: bool = False) -> None:
+        self.name = name
+        self.directory = archive_dir
+        self.archived = False
+        self.live = live
+        hint = (f"it is not archived; archive it first (sagemem archive {name} --reason ...)"
+                if live else "`sagemem list` shows the archived ones")
+        SagememError.__init__(self, f"{name} is not in {archive_dir}: purge deletes only "
+                                    f"archived memories; {hint}")
 
 
 class UnsafeFile(SagememError):
@@ -237,6 +255,18 @@ class NameCollision(SagememError):
         self.folder = folder
         super().__init__(f"{name} already exists in {folder}; nothing was moved — "
                          "rename or purge one of them first")
+
+
+class MoveIncomplete(SagememError):
+    """Half of an archive or restore happened and undoing it failed too: the message
+    says where the file and MEMORY.md are, so a person can finish it by hand."""
+
+    def __init__(self, file: str, where: Path, problem: str) -> None:
+        self.file = file
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{file} is now in {where} but {problem}; fix MEMORY.md by hand "
+                         "or run the command again")
 
 
 class ResolutionRefused(SagememError):

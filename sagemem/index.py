@@ -102,11 +102,16 @@ Progress = Callable[[int, int], None]
 
 
 class SearchIndex:
-    """The persistent, incrementally updated token index of one memory directory."""
+    """The persistent, incrementally updated token index of one memory directory — or,
+    with ``archived=True``, of its ``archive/`` (a separate index, so archived memories
+    never weigh on the statistics of an ordinary search)."""
 
-    def __init__(self, store: MemoryStore, path: Path | None = None) -> None:
+    def __init__(self, store: MemoryStore, path: Path | None = None, *,
+                 archived: bool = False) -> None:
         self.store = store
-        self.path = path or index_path(store)
+        self.archived = archived
+        self.directory = store.folder(archived)
+        self.path = path or index_path(store, archived=archived)
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
         self._watcher: DirectoryWatcher | None = None
@@ -166,7 +171,7 @@ class SearchIndex:
         return conn
 
     def _expected_meta(self) -> dict[str, str]:
-        return {"version": INDEX_VERSION, "directory": str(self.store.directory)}
+        return {"version": INDEX_VERSION, "directory": str(self.directory)}
 
     @staticmethod
     def _meta(conn: sqlite3.Connection) -> dict[str, str] | None:
@@ -213,7 +218,7 @@ class SearchIndex:
     def watch(self) -> None:
         """Follow the directory with watchfiles so queries need no stat pass (long-lived use)."""
         if self._watcher is None:
-            self._watcher = DirectoryWatcher(self.store.directory)
+            self._watcher = DirectoryWatcher(self.directory)
             self._watcher.start()
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
@@ -263,10 +268,15 @@ class SearchIndex:
         self.store.require_directory()
         found: dict[str, tuple[int, int, int]] = {}
         reserved = self.store.reserved
+        folder = self.store.folder(self.archived)  # a symlinked archive/ is refused
         try:
-            entries = os.scandir(self.store.directory)
+            entries = os.scandir(folder)
+        except FileNotFoundError:
+            if self.archived:  # no archive/ yet: nothing archived
+                return found
+            raise IndexUnavailable(folder, "does not exist") from None
         except OSError as exc:
-            raise IndexUnavailable(self.store.directory, exc.strerror or str(exc)) from exc
+            raise IndexUnavailable(folder, exc.strerror or str(exc)) from exc
         with entries:  # the hot loop of every query: kept flat on purpose
             for entry in entries:
                 name = entry.name
@@ -325,10 +335,10 @@ class SearchIndex:
 
     def _add(self, name: str) -> None:
         """Index one file; one that cannot be read is remembered with its error, no tokens."""
-        path = self.store.directory / name
+        path = self.directory / name
         try:
             st = os.lstat(path)
-            memory = self.store.get(name)
+            memory = self.store.get(name, archived=self.archived)
         except FileNotFoundError:
             return
         except SagememError as exc:
@@ -529,10 +539,12 @@ def _bm25_args(avg_len: float) -> tuple[float, ...]:
     return (K1 + 1, K1, B, B, avg_len or 1.0)
 
 
-def index_path(store: MemoryStore) -> Path:
-    """One index per memory directory, even when two share a state directory."""
+def index_path(store: MemoryStore, *, archived: bool = False) -> Path:
+    """One index per memory directory, even when two share a state directory (and one
+    more for its archive)."""
     key = hashlib.sha256(str(store.directory.resolve()).encode("utf-8", "surrogateescape"))
-    return store.state_dir / INDEX_DIR / f"search-{key.hexdigest()[:12]}.sqlite3"
+    suffix = "-archive" if archived else ""
+    return store.state_dir / INDEX_DIR / f"search-{key.hexdigest()[:12]}{suffix}.sqlite3"
 
 
 def _utf8(name: str) -> bool:

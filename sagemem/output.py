@@ -222,6 +222,7 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
         if mark and result.superseded_by:
             mark += f"; see {result.superseded_by}"
         mark += ")" if mark else ""
+        mark += "  (archived)" if result.archived else ""
         lines.append(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
                      f"  {result.score:.2f}{mark}")
         lines.append("  " + fit(result.description, columns - 2).rstrip())

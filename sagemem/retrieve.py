@@ -87,6 +87,7 @@ class SearchResult:
     invalid_at: str | None
     superseded_by: str | None
     revision: str = ""  # the file's revision: pass it to read(..., revision=) to stay safe
+    archived: bool = False  # found in archive/ (only with include_archived)
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,12 @@ def idf(df: int, n: int) -> float:
 
 
 def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
-           cursor: str | None = None, today: date | None = None) -> SearchResponse:
-    """Rank the memories that answer ``query``; ``scope`` is a type or a tag."""
+           cursor: str | None = None, today: date | None = None, *,
+           include_archived: bool = False) -> SearchResponse:
+    """Rank the memories that answer ``query``; ``scope`` is a type or a tag. Archived
+    memories are searched only with ``include_archived`` (marked ``archived``)."""
+    if include_archived:
+        return _with_archive(index, query, scope, limit, cursor, today)
     offset = _offset(cursor, query, scope)
     for attempt in range(3):
         try:
@@ -378,7 +383,7 @@ def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], toda
             end_line=end, paragraph=text,
             invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
             invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
-            revision=indexed.revision or ""))
+            revision=indexed.revision or "", archived=index.archived))
     return results
 
 
@@ -387,7 +392,7 @@ def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int]
     """(start, end, text) of the chosen paragraph, read from the file as it is now. A
     memory with no body answers with its frontmatter lines and its description."""
     try:
-        read = safe_read(index.store.directory, indexed.name, max_bytes=index.store.max_bytes)
+        read = safe_read(index.directory, indexed.name, max_bytes=index.store.max_bytes)
     except SagememError:
         raise _Moved(indexed.name) from None
     if revision_of(read.data) != indexed.revision:
@@ -398,6 +403,33 @@ def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int]
         return 1, end + 1, str(indexed.info.get("description") or "")
     start, end = lines
     return start, end, "\n".join(all_lines[start - 1:end])
+
+
+def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
+                  cursor: str | None, today: date | None) -> SearchResponse:
+    """Search the memories and, in a second index, the archive; merge by score. Both
+    scores are on the same scale (divided by the query's own maximum), so the merged
+    list is cut and paged exactly like one search."""
+    paged_as = f"{scope or ''}\0archived"  # a cursor of a plain search never pages this one
+    offset = _offset(cursor, query, paged_as)
+    archive = SearchIndex(index.store, archived=True)
+    try:
+        live = search(index, query, scope, MAX_CANDIDATES, None, today)
+        old = search(archive, query, scope, MAX_CANDIDATES, None, today)
+    finally:
+        archive.close()
+    merged = sorted([*live.results, *old.results], key=lambda r: (-r.score, r.archived, r.file))
+    if merged:
+        merged = [r for r in merged if r.score >= merged[0].score * RELATIVE_FLOOR]
+    merged = merged[:MAX_CANDIDATES]
+    page = merged[offset:offset + max(limit, 1)]
+    more = offset + len(page) < len(merged)
+    coverage = Coverage(
+        live.coverage.files_scanned + old.coverage.files_scanned,
+        live.coverage.candidates + old.coverage.candidates,
+        live.coverage.paragraphs_filtered + old.coverage.paragraphs_filtered,
+        _cursor(offset + len(page), query, paged_as) if more else None)
+    return SearchResponse(query, tuple(page), coverage, live.notices + old.notices)
 
 
 def _fingerprint(query: str, scope: str | None) -> str:

@@ -152,11 +152,13 @@ class MemoryStore:
         return self._index
 
     def search(self, query: str, scope: str | None = None, limit: int = 10,
-               cursor: str | None = None) -> SearchResponse:
-        """The memories that answer ``query``, best first, each with its paragraph."""
+               cursor: str | None = None, include_archived: bool = False) -> SearchResponse:
+        """The memories that answer ``query``, best first, each with its paragraph;
+        archived ones only with ``include_archived`` (each result says ``archived``)."""
         from .retrieve import search
 
-        return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor)
+        return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor,
+                      include_archived=include_archived)
 
     def read(self, name: str, start_line: int | None = None, start_byte: int | None = None,
              max_bytes: int | None = None, revision: str | None = None) -> ReadResult:

@@ -21,7 +21,7 @@ from sagemem.text import file_lines
 
 SEARCH_KEYS = {"version", "query", "results", "coverage"}
 RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "end_line",
-               "paragraph", "invalid", "invalid_at", "superseded_by", "revision"}
+               "paragraph", "invalid", "invalid_at", "superseded_by", "revision", "archived"}
 COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor"}
 EVAL_KEYS = {"recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected",
              "by_kind", "worst_misses"}

@@ -407,9 +407,10 @@ def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int]
 
 def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
                   cursor: str | None, today: date | None) -> SearchResponse:
-    """Search the memories and, in a second index, the archive; merge by score. Both
-    scores are on the same scale (divided by the query's own maximum), so the merged
-    list is cut and paged exactly like one search."""
+    """Search the memories and, in a second index, the archive, and interleave them by
+    score. Each side keeps its own relevance cut and up to ten results: the two corpora
+    weigh words differently (a small archive's IDF is low), so a cut across both would
+    drop archived memories that answer the question."""
     paged_as = f"{scope or ''}\0archived"  # a cursor of a plain search never pages this one
     offset = _offset(cursor, query, paged_as)
     archive = SearchIndex(index.store, archived=True)
@@ -419,9 +420,6 @@ def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
     finally:
         archive.close()
     merged = sorted([*live.results, *old.results], key=lambda r: (-r.score, r.archived, r.file))
-    if merged:
-        merged = [r for r in merged if r.score >= merged[0].score * RELATIVE_FLOOR]
-    merged = merged[:MAX_CANDIDATES]
     page = merged[offset:offset + max(limit, 1)]
     more = offset + len(page) < len(merged)
     coverage = Coverage(

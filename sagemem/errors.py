@@ -124,10 +124,11 @@ class NotArchived(MemoryNotFound):
         self.directory = archive_dir
         self.archived = False
         self.live = live
-        hint = (f"it is not archived; archive it first (sagemem archive {name} --reason ...)"
-                if live else "`sagemem list` shows the archived ones")
-        SagememError.__init__(self, f"{name} is not in {archive_dir}: purge deletes only "
-                                    f"archived memories; {hint}")
+        what = (f"{name} is not archived" if live
+                else f"no memory named {name} in {archive_dir}")
+        hint = (f"archive it first (sagemem archive {name} --reason ...)" if live
+                else "`sagemem list` shows the archived ones")
+        SagememError.__init__(self, f"{what}: purge deletes only archived memories; {hint}")
 
 
 class UnsafeFile(SagememError):

@@ -318,7 +318,7 @@ def test_purge_of_an_unknown_memory_is_not_archived(indexed: MemoryStore) -> Non
 def test_purge_refuses_a_locked_memory(indexed: MemoryStore) -> None:
     archive_memory(indexed, "project_deploy", "x")
     lock_memory(indexed, "project_deploy")
-    with pytest.raises(MemoryLocked, match="^locked: .*purged"):
+    with pytest.raises(MemoryLocked, match=r"^locked: .*purged"):
         purge_memory(indexed, "project_deploy")
     assert files(indexed.archive_dir) == ["project_deploy.md"]
 

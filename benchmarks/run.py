@@ -11,6 +11,9 @@ Generates a deterministic synthetic memory directory with ``../shared/bench/gen_
 - ``ruamel parse``    the same listing if frontmatter were read with ruamel.yaml
                       (the alternative the read path does not use).
 
+The other benchmarks run on their own: ``bench_search.py``, ``bench_inject.py``,
+``bench_writes.py`` and ``bench_archive.py`` (archive, restore, locks, candidates).
+
 Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
 machine and are shown only for scale.
 """

@@ -184,6 +184,9 @@ def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: 
         _undo(store, record.file, into_archive, (old_text, revision) if index_written else None,
               exc)
         raise  # undone: the original error, whose message says nothing was changed
+    finally:
+        if store._index is not None:
+            store._index.notice_change()  # a watching index must not trust its silence now
 
 
 def _undo(store: MemoryStore, file: str, into_archive: bool,

@@ -32,6 +32,9 @@ from .errors import (
 
 MAX_FILE_BYTES = 512 * 1024
 INDEX_FILE = "MEMORY.md"
+# The index is a list of one line per memory (~150 bytes each): 10,000 memories pass the
+# per-memory limit, so it has its own, still bounded, gate.
+MAX_INDEX_BYTES = 16 * 1024 * 1024
 BUILTIN_RESERVED = (INDEX_FILE, "session-log.md")
 RESERVED_FILE = "reserved.json"
 MAX_NAME_BYTES = 255

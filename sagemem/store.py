@@ -44,6 +44,7 @@ from .memory import TYPES, Memory, decode, parse, revision_of
 from .paths import (
     INDEX_FILE,
     MAX_FILE_BYTES,
+    MAX_INDEX_BYTES,
     check_name,
     name_key,
     reserved_names,
@@ -453,7 +454,7 @@ class MemoryStore:
 
     def _read_index(self) -> tuple[str, str | None]:
         try:
-            read = safe_read(self.directory, INDEX_FILE, max_bytes=self.max_bytes)
+            read = safe_read(self.directory, INDEX_FILE, max_bytes=MAX_INDEX_BYTES)
         except MemoryNotFound:
             return indexfile.INDEX_HEADER, None
         return decode(read.data, INDEX_FILE), revision_of(read.data)

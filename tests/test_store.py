@@ -123,6 +123,16 @@ def test_new_creates_the_index_when_missing(store: MemoryStore) -> None:
     assert "- [bob](user_bob.md) — Bob" in (store.directory / "MEMORY.md").read_text()
 
 
+def test_new_accepts_an_index_larger_than_one_memory_may_be(store: MemoryStore) -> None:
+    index = store.directory / "MEMORY.md"
+    lines = "".join(f"- [m{i}](project_m{i}.md) — a memory of a large folder\n"
+                    for i in range(12_000))
+    index.write_text(lines, encoding="utf-8")
+    assert index.stat().st_size > store.max_bytes
+    store.new(type="user", name="bob", description="Bob", today=TODAY)
+    assert index.read_text(encoding="utf-8") == lines + "- [bob](user_bob.md) — Bob\n"
+
+
 def test_new_refuses_an_oversized_body(empty_store: MemoryStore) -> None:
     with pytest.raises(FileTooLarge):
         empty_store.new(type="user", name="huge", description="d", body="x" * 600_000)

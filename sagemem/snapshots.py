@@ -149,9 +149,9 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
                     "kind": kind, "label": label, "reason": reason, "run_id": run_id,
                     "git": _git_json(git_head(store.directory)),
                     "files": [vars(f) for f in files], "skipped": [vars(s) for s in skipped]}
-        _write_new(partial / MANIFEST_FILE, json.dumps(manifest, ensure_ascii=False,
-                                                       indent=1).encode("utf-8"))
-        _sync(partial)
+        _write_new(partial / MANIFEST_FILE, json.dumps(manifest, ensure_ascii=False)
+                   .encode("utf-8"))
+        _flush_to_disk(partial)
         os.rename(partial, folder / snapshot_id)
         _sync(folder)
     except OSError as exc:
@@ -204,9 +204,22 @@ def _write_new(path: Path, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if not hasattr(os, "sync"):
+            os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _flush_to_disk(partial: Path) -> None:
+    """Make the copies durable before the rename that makes the snapshot whole.
+
+    One ``os.sync()`` instead of a fsync per file: on ext4 each fsync is a journal
+    commit, and 10,000 of them took 8.6 s where one sync took 0.3 s (see
+    benchmarks/bench_snapshot.py). Without ``os.sync`` each file was fsync'd as written.
+    """
+    if hasattr(os, "sync"):
+        os.sync()
+    _sync(partial)
 
 
 def _sync(directory: Path) -> None:

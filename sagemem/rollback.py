@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -174,6 +175,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
     moved: list[str] = []
     skipped = list(plan.skips)
     with store.locked():
+        _check_history_file(store)
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
         for restore in plan.restores:
@@ -315,6 +317,12 @@ def _append_history(store: MemoryStore, report: RollbackReport) -> None:
             os.close(fd)
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
+
+
+def _check_history_file(store: MemoryStore) -> None:
+    """A symlinked or odd history file: refused before anything changes, not after."""
+    with suppress(MemoryNotFound):
+        lstat_regular(store.state_dir / HISTORY_FILE)
 
 
 def rollback_history(store: MemoryStore) -> list[dict[str, Any]]:

@@ -242,13 +242,19 @@ def _make_folder(folder: Path) -> None:
 
 
 def _remove_partials(folder: Path) -> None:
-    """What an interrupted create left behind (we hold the lock: none is in progress)."""
-    for entry in os.scandir(folder):
-        if entry.name.startswith(".") and entry.name.endswith(PARTIAL_SUFFIX):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                remove_quietly(Path(entry.path))
+    """What an interrupted create left behind (we hold the lock: none is in progress).
+    Best effort: a leftover that cannot be removed is still never listed."""
+    try:
+        with os.scandir(folder) as entries:
+            leftovers = [e for e in entries
+                         if e.name.startswith(".") and e.name.endswith(PARTIAL_SUFFIX)]
+    except OSError:
+        return
+    for entry in leftovers:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            remove_quietly(Path(entry.path))
 
 
 def _free_id(folder: Path, created: datetime) -> tuple[str, datetime]:

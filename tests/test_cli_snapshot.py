@@ -187,3 +187,12 @@ def test_snapshot_and_rollback_in_a_real_process(store: MemoryStore) -> None:
     rolled = sagemem("rollback", json.loads(created.stdout)["id"], "--json")
     assert rolled.returncode == 0, rolled.stderr
     assert json.loads(rolled.stdout)["restored"] == ["project_a.md"]
+
+
+def test_a_large_directory_gets_a_progress_bar_on_stderr(
+        run: Run, store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    for n in range(cli_snapshot.PROGRESS_MIN_FILES):
+        (store.directory / f"project_{n}.md").write_text(f"memory {n}\n")
+    result = run("snapshot", "create", "--json")
+    assert result.code == 0 and "snapshot" in result.err
+    assert json.loads(result.out)["file_count"] == cli_snapshot.PROGRESS_MIN_FILES + 2

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 
 from sagemem.archive import LOCKS_FILE
 from sagemem.conflicts import load
-from sagemem.errors import SnapshotDamaged, SnapshotNotFound
+from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.rollback import (
     HISTORY_FILE,
     apply_rollback,
@@ -23,7 +25,7 @@ from sagemem.rollback import (
     rollback_history,
 )
 from sagemem.snapshots import create_snapshot, list_snapshots
-from sagemem.store import MemoryStore
+from sagemem.store import MemoryStore, init_directory
 
 
 def make_store(root: Path) -> MemoryStore:
@@ -240,3 +242,61 @@ def test_rollback_all_is_exact_and_undoable_for_any_edit_sequence(
         rollback(store, report.protection_id, scope="all")
         assert {n: (store.directory / n).read_bytes() for n in top_level(store)} == edited
         shutil.rmtree(store.state_dir)
+
+
+# -- failure paths and the git working tree -------------------------------------------------
+
+def test_an_unwritable_state_directory_changes_nothing(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    edit(store)
+    edited = top_level(store)
+    shutil.rmtree(store.state_dir / "locks")
+    (store.state_dir / "locks").write_text("not a folder")
+    with pytest.raises(WriteFailed):
+        rollback(store, snapshot.id, scope="all")
+    assert top_level(store) == edited
+
+
+def test_a_symlinked_history_file_is_refused_before_anything_changes(
+        store: MemoryStore, tmp_path: Path) -> None:
+    snapshot = create_snapshot(store)
+    edit(store)
+    edited = top_level(store)
+    (tmp_path / "elsewhere").write_text("")
+    (store.state_dir / HISTORY_FILE).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeFile):
+        rollback(store, snapshot.id, scope="all")
+    assert top_level(store) == edited and (tmp_path / "elsewhere").read_text() == ""
+
+
+GIT = shutil.which("git")
+
+
+def git(folder: Path, *args: str) -> str:
+    """Only the test runs git, to check what sagemem left; sagemem itself never does."""
+    assert GIT is not None
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": os.environ.get("PATH", "")}
+    return subprocess.run([GIT, *args], cwd=folder, env=env, check=True, text=True,
+                          capture_output=True).stdout
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_in_a_git_tree_only_the_files_meant_to_change_show_as_changed(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    init_directory(memory, memory / ".sage-mem")
+    (memory / "project_a.md").write_text("a\n")
+    (memory / "user_b.md").write_text("b\n")
+    git(memory, "init", "-q")
+    git(memory, "add", "-A")
+    git(memory, "commit", "-qm", "start")
+    store = MemoryStore(memory, memory / ".sage-mem")
+    snapshot = create_snapshot(store)
+    assert snapshot.git is not None and snapshot.git.commit == git(memory, "rev-parse",
+                                                                   "HEAD").strip()
+    assert git(memory, "status", "--porcelain") == ""
+    (memory / "project_a.md").write_text("edited\n")
+    (memory / "project_new.md").write_text("new\n")
+    rollback(store, snapshot.id, scope="all")
+    assert git(memory, "status", "--porcelain", "-uall") == "?? archive/project_new.md\n"

@@ -33,11 +33,10 @@ from .errors import (
     WriteRefused,
 )
 from .paths import lstat_regular, name_key, read_regular
-from .snapshot_diff import CurrentFile, current_files
+from .snapshot_diff import CurrentFile, current_files, file_sha256
 from .snapshots import (
     Snapshot,
     SnapshotFile,
-    file_sha256,
     load_snapshot,
     read_copy,
     verify_snapshot,

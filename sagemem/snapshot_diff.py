@@ -9,18 +9,24 @@ symlink or a device is *unreadable*: neither compared nor ever replaced.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import os
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
-from .errors import MemoryNotFound, SagememError, SnapshotDamaged
-from .paths import name_key, read_regular, with_suffix
-from .snapshots import (
-    SkippedFile,
-    Snapshot,
-    file_sha256,
-    memory_file_names,
-    read_copy,
+from .errors import (
+    FileChangedDuringRead,
+    MemoryNotFound,
+    SagememError,
+    SnapshotDamaged,
+    UnreadableFile,
 )
+from .paths import lstat_regular, name_key, read_regular, with_suffix
+from .snapshots import SkippedFile, Snapshot, memory_file_names, read_copy
 from .store import MemoryStore
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,27 @@ class Comparison:
     @property
     def differs(self) -> tuple[str, ...]:
         return tuple(sorted((*self.changed, *self.added, *self.removed), key=name_key))
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a regular file of any size, read in chunks (bounded memory); a
+    symlink or device is UnsafeFile, a missing file MemoryNotFound."""
+    before = lstat_regular(path)
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    try:
+        if os.fstat(fd).st_ino != before.st_ino or not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileChangedDuringRead(path)
+        while chunk := os.read(fd, 1 << 16):
+            digest.update(chunk)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
 
 
 def current_files(store: MemoryStore) -> dict[str, CurrentFile]:

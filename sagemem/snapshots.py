@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -37,7 +36,7 @@ from .errors import (
     WriteFailed,
 )
 from .githead import GitHead, git_head
-from .paths import INDEX_FILE, lstat_regular, name_key, read_regular
+from .paths import INDEX_FILE, name_key, read_regular
 from .store import MemoryStore
 
 SNAPSHOTS_DIR = "snapshots"
@@ -49,7 +48,6 @@ KINDS = ("manual", "auto", "protection")
 ROTATED_KINDS = ("manual", "auto")
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 _ID = re.compile(r"\d{8}T\d{6}\.\d{6}Z")
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 Progress = Callable[[int, int], None]
 
@@ -366,27 +364,6 @@ def _damaged(folder: Path, files: list[SnapshotFile]) -> list[str]:
         if hashlib.sha256(data).hexdigest() != entry.sha256:
             bad.append(entry.name)
     return bad
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a regular file of any size, read in chunks (bounded memory); a
-    symlink or device is UnsafeFile, a missing file MemoryNotFound."""
-    before = lstat_regular(path)
-    digest = hashlib.sha256()
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
-    try:
-        if os.fstat(fd).st_ino != before.st_ino or not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileChangedDuringRead(path)
-        while chunk := os.read(fd, 1 << 16):
-            digest.update(chunk)
-    except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
-    finally:
-        os.close(fd)
-    return digest.hexdigest()
 
 
 # -- rotation ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """sagemem benchmarks: one command, one table of medians and ratios.
 
-    python benchmarks/run.py [--files N] [--repeat R]
+    python benchmarks/run.py [--files N] [--repeat R] [--all]
 
 Generates a deterministic synthetic memory directory with ``../shared/bench/gen_corpus.py``
 (beside the checkout) and measures, in the same run:
@@ -15,7 +15,8 @@ The other benchmarks run on their own: ``bench_search.py``, ``bench_inject.py``,
 ``bench_writes.py`` and ``bench_archive.py`` (archive, restore, locks, candidates).
 
 Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
-machine and are shown only for scale.
+machine and are shown only for scale. ``--all`` then runs each script of BENCHMARKS with
+the same ``--files`` and ``--repeat``, each printing its own table.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from ruamel.yaml import YAML
 
 from sagemem import MemoryStore
 from sagemem.memory import split
+
+BENCHMARKS = ("bench_snapshot.py",)
 
 
 def read_all(directory: Path) -> None:
@@ -50,6 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--all", action="store_true", help="Also run BENCHMARKS.")
     args = parser.parse_args()
     corpus_generator_or_exit()
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,6 +74,10 @@ def main() -> int:
     for label, seconds in rows:
         print(f"{label:<26} {seconds:>10.3f} {seconds / count * 1000:>12.3f} "
               f"{seconds / base:>11.1f}x")
+    for script in BENCHMARKS if args.all else ():
+        print()
+        subprocess.run([sys.executable, str(Path(__file__).with_name(script)),
+                        "--files", str(args.files), "--repeat", str(args.repeat)], check=True)
     return 0
 
 

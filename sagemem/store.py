@@ -47,6 +47,7 @@ from .paths import (
     MAX_INDEX_BYTES,
     check_name,
     name_key,
+    read_regular,
     reserved_names,
     safe_read,
     with_suffix,
@@ -513,9 +514,12 @@ def _looks_like_memory(name: str) -> bool:
 
 
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
-    """Create the memory directory, a starter MEMORY.md and the state directory.
+    """Create the memory directory, a starter MEMORY.md and the state directory (and,
+    when the state directory lies inside the memory directory, a .gitignore line that
+    keeps it out of git).
 
-    Never overwrites anything: what already exists is reported and left alone.
+    Never overwrites anything: what already exists is reported and left alone; an
+    existing .gitignore only gets the missing line appended (reported as created).
     """
     created: list[Path] = []
     existed: list[Path] = []
@@ -531,7 +535,36 @@ def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
             existed.append(index)
         else:
             created.append(index)
+    ignore = _ignore_state_dir(memory_dir, state_dir)
+    if ignore is not None:
+        (created if ignore[1] else existed).append(ignore[0])
     return InitReport(tuple(created), tuple(existed))
+
+
+GITIGNORE = ".gitignore"
+
+
+def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | None:
+    """Keep a state directory that lies inside the memory directory out of git: add
+    ``/<state>/`` to the memory directory's .gitignore — appended to an existing one,
+    never overwriting it. (.gitignore, True) if a line was written, False if it was there;
+    None when the state directory is elsewhere."""
+    memory, state = Path(os.path.abspath(memory_dir)), Path(os.path.abspath(state_dir))
+    if memory == state or memory not in state.parents:
+        return None
+    relative = state.relative_to(memory).as_posix()
+    path = memory / GITIGNORE
+    try:
+        old = read_regular(path).data
+    except MemoryNotFound:
+        old = b""
+    if any(line.strip().strip("/") == relative
+           for line in old.decode("utf-8", errors="replace").splitlines()):
+        return path, False
+    separator = b"\n" if old and not old.endswith(b"\n") else b""
+    data = old + separator + f"/{relative}/\n".encode()
+    atomic_write(path, data, create=not old and not os.path.lexists(path))
+    return path, True
 
 
 def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:

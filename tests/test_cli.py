@@ -23,10 +23,11 @@ from sagemem.cli import app, main
 from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
-            "index", "inject", "ledger", "use", "config",
+            "index", "inject", "ledger", "use", "config", "rollback",
             "archive", "restore", "purge", "lock", "unlock", "locks"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
-               "conflicts contradict"]
+               "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
+               "snapshot diff"]
 SUMMARY_KEYS = {
     "file", "name", "type", "description", "tags", "aliases", "baseline", "baselinePriority",
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",

@@ -1,0 +1,228 @@
+"""``snapshot create|list|show|diff`` and ``rollback``: copies of the memory directory
+to go back to, and going back without deleting anything. They register on the one
+``app`` of ``cli.py``, which imports this module at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+
+from .cli import JsonOption, app, echo_json, echo_lines
+from .rollback import (
+    SCOPES,
+    RollbackReport,
+    apply_rollback,
+    plan_rollback,
+    preview,
+    report_json,
+)
+from .snapshot_diff import Comparison, compare, snapshot_diff
+from .snapshots import (
+    Snapshot,
+    create_snapshot,
+    damaged_files,
+    list_snapshots,
+    load_snapshot,
+    memory_file_names,
+    rotation_victims,
+    snapshot_json,
+)
+
+PROGRESS_MIN_FILES = 500
+snapshot_app = typer.Typer(no_args_is_help=True,
+                           help="Snapshots of the memory directory, to roll back to.")
+app.add_typer(snapshot_app, name="snapshot")
+IdArgument = Annotated[str, typer.Argument(help="Snapshot id (a unique prefix is enough).")]
+
+
+@snapshot_app.command("create")
+def snapshot_create(
+    ctx: typer.Context,
+    label: Annotated[str | None, typer.Option("--label", help="A note to find it by.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Say what would be copied and rotated away; write nothing.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
+    the newest snapshot_keep manual snapshots (protection snapshots are not counted)."""
+    store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
+    if dry_run:
+        files, rotated = len(memory_file_names(store)), rotation_victims(store, keep - 1)
+        if as_json:
+            echo_json({"dry_run": True, "file_count": files, "rotated": list(rotated)})
+        else:
+            typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
+                       + "".join(f"\n  {i}" for i in rotated))
+        return
+    with _progress() as progress:
+        snapshot = create_snapshot(store, label=label, keep=keep, progress=progress)
+    if as_json:
+        echo_json(snapshot_json(snapshot))
+    else:
+        typer.echo(f"created  {snapshot.id}  ({len(snapshot.files)} files)")
+    _warn_skipped(snapshot)
+
+
+@snapshot_app.command("list")
+def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every snapshot, oldest first: id, kind, number of files, label."""
+    listing = list_snapshots(ctx.obj.store())
+    if as_json:
+        typer.echo(_dumps([snapshot_json(s) for s in listing.snapshots]))
+    else:
+        echo_lines([_line(s) for s in listing.snapshots] or ["no snapshots"])
+    for snapshot_id in listing.unreadable:
+        typer.echo(f"warning: snapshot {snapshot_id} has an unreadable manifest (damaged)",
+                   err=True)
+
+
+@snapshot_app.command("show")
+def snapshot_show(ctx: typer.Context, snapshot_id: IdArgument,
+                  as_json: JsonOption = False) -> None:
+    """A snapshot's files, whether they still match its manifest, and what differs now:
+    changed, added since, removed since."""
+    store = ctx.obj.store()
+    snapshot = load_snapshot(store, snapshot_id)
+    damaged, comparison = damaged_files(snapshot), compare(store, snapshot)
+    if as_json:
+        echo_json(show_json(snapshot, damaged, comparison))
+    else:
+        echo_lines(show_text(snapshot, damaged, comparison))
+
+
+@snapshot_app.command("diff")
+def snapshot_diff_(
+    ctx: typer.Context,
+    snapshot_id: IdArgument,
+    name: Annotated[str | None, typer.Argument(help="Only this file (.md may be left off).")
+                    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Unified diff from the snapshot to now, of every file that differs (or of NAME)."""
+    store = ctx.obj.store()
+    snapshot = load_snapshot(store, snapshot_id)
+    diff = snapshot_diff(store, snapshot, name)
+    if as_json:
+        echo_json({"id": snapshot.id, "name": name, "diff": diff})
+    else:
+        typer.echo(diff, nl=False)
+
+
+@app.command("rollback")
+def rollback_(
+    ctx: typer.Context,
+    snapshot_id: IdArgument,
+    scope: Annotated[str, typer.Option(
+        "--scope", help="touched: restore only files that differ (files added since are "
+                        "left alone); all: also move files added since into archive/.")
+    ] = "touched",
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the report; change nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Take the memory directory back to a snapshot. Nothing is deleted: files that
+    should not exist are moved into archive/. A protection snapshot of now is taken
+    first, so the rollback itself can be rolled back."""
+    if scope not in SCOPES:
+        raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
+    store = ctx.obj.store()
+    plan = plan_rollback(store, snapshot_id, scope)
+    if not (dry_run or yes) and on_terminal():
+        echo_lines(report_text(preview(plan)))
+        typer.confirm("roll back?", abort=True)
+    report = preview(plan) if dry_run else apply_rollback(store, plan)
+    if as_json:
+        echo_json(report_json(report))
+    else:
+        echo_lines(report_text(report))
+
+
+def on_terminal() -> bool:
+    """Ask only a person: a script or an agent passes --yes, or is not asked at all."""
+    return sys.stdin.isatty()
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+def show_json(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
+              ) -> dict[str, Any]:
+    return {**snapshot_json(snapshot, files=True), "damaged": list(damaged),
+            "changed": list(comparison.changed), "added": list(comparison.added),
+            "removed": list(comparison.removed), "unchanged": comparison.unchanged,
+            "unreadable": [vars(u) for u in comparison.unreadable]}
+
+
+def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
+              ) -> list[str]:
+    head = snapshot.git.commit[:12] if snapshot.git and snapshot.git.commit else "none"
+    lines = [_line(snapshot), f"created   {snapshot.created.isoformat()}",
+             f"git HEAD  {head}" + (f" ({snapshot.git.ref})" if snapshot.git and
+                                     snapshot.git.ref else "")]
+    lines += [f"reason    {snapshot.reason}"] if snapshot.reason else []
+    lines += [f"DAMAGED   {', '.join(damaged)} (never used to restore)"] if damaged else []
+    lines += [f"file      {f.name}  {f.size} bytes  {f.sha256[:12]}" for f in snapshot.files]
+    lines += [f"not copied {s.name}: {s.reason}" for s in snapshot.skipped]
+    lines += [f"changed   {n}" for n in comparison.changed]
+    lines += [f"added since   {n}" for n in comparison.added]
+    lines += [f"removed since {n}" for n in comparison.removed]
+    lines += [f"unreadable now {u.name}: {u.reason}" for u in comparison.unreadable]
+    return [*lines, f"{comparison.unchanged} unchanged"]
+
+
+def report_text(report: RollbackReport) -> list[str]:
+    verb = "would roll back" if report.dry_run else "rolled back"
+    lines = [f"{verb} to {report.snapshot_id} (scope {report.scope})"]
+    lines += [f"restore  {n}" if report.dry_run else f"restored {n}" for n in report.restored]
+    lines += [f"{'move ' if report.dry_run else 'moved'}    {n} -> archive/{n}"
+              for n in report.moved]
+    lines += [f"skipped  {s.file} ({s.code}: {s.reason})" for s in report.skipped]
+    lines += [f"left     {n} (added since; --scope all moves it to archive/)"
+              for n in report.left]
+    lines.append(f"{len(report.restored)} restored, {len(report.moved)} moved, "
+                 f"{len(report.skipped)} skipped, {report.unchanged} unchanged")
+    if report.protection_id:
+        lines.append(f"undo: sagemem rollback {report.protection_id} --scope all")
+    return lines
+
+
+def _line(snapshot: Snapshot) -> str:
+    label = f"  {snapshot.label}" if snapshot.label else ""
+    return f"{snapshot.id}  {snapshot.kind:<10} {len(snapshot.files):>6} files{label}"
+
+
+def _warn_skipped(snapshot: Snapshot) -> None:
+    for skipped in snapshot.skipped:
+        typer.echo(f"warning: not copied: {skipped.name}: {skipped.reason}", err=True)
+
+
+def _dumps(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+@contextmanager
+def _progress() -> Iterator[Any]:
+    """A progress callback that draws a bar on stderr only for large directories."""
+    bar: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if total < PROGRESS_MIN_FILES:
+            return
+        if bar is None:
+            bar = typer.progressbar(length=total, label="snapshot", file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+

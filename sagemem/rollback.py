@@ -1,0 +1,344 @@
+"""Rollback: take the memory directory back to a snapshot, without deleting anything.
+
+``touched`` restores the files of the snapshot that differ now (changed or removed
+since) and leaves files added since alone; ``all`` also moves those added files into
+``archive/`` (keeping their names; a name already taken there is skipped and counted,
+never overwritten). A locked memory is never moved; restoring its old bytes is allowed
+— the lock guards against losing a memory, and a restore loses nothing (the protection
+snapshot holds what it replaced).
+
+Before anything changes, a *protection* snapshot of now is taken, so a rollback can
+itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .archive import locked_names, move_file
+from .atomic import atomic_write
+from .conflicts import record_write_conflict
+from .errors import (
+    MemoryNotFound,
+    SagememError,
+    StaleRevision,
+    WriteFailed,
+    WriteRefused,
+)
+from .paths import lstat_regular, name_key, read_regular
+from .snapshot_diff import CurrentFile, current_files, file_sha256
+from .snapshots import (
+    Snapshot,
+    SnapshotFile,
+    load_snapshot,
+    read_copy,
+    verify_snapshot,
+    write_snapshot,
+)
+from .store import MemoryStore
+
+SCOPES = ("touched", "all")
+HISTORY_FILE = "rollbacks.jsonl"
+SKIP_CODES = ("locked", "collision", "conflict", "unreadable", "not_captured", "damaged",
+              "failed")
+
+
+@dataclass(frozen=True)
+class Restore:
+    """Put the snapshot's bytes of ``entry`` at ``file``, if it is still at ``seen``
+    (its sha256 when the plan was made; None: it did not exist)."""
+
+    file: str
+    entry: SnapshotFile
+    seen: str | None
+
+
+@dataclass(frozen=True)
+class Move:
+    """Move ``file`` (added since the snapshot) into ``archive/``, if still at ``seen``."""
+
+    file: str
+    seen: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A file the rollback leaves as it is, and why (``code`` is one of SKIP_CODES)."""
+
+    file: str
+    code: str
+    reason: str
+    conflict_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RollbackPlan:
+    """What a rollback would do, decided from the directory as it was when planned."""
+
+    snapshot: Snapshot
+    scope: str
+    restores: tuple[Restore, ...]
+    moves: tuple[Move, ...]
+    skips: tuple[Skip, ...]
+    unchanged: int
+    left: tuple[str, ...]  # added since, left alone under ``touched``
+
+
+@dataclass(frozen=True)
+class RollbackReport:
+    """What a rollback did (or, for a dry run, would do)."""
+
+    snapshot_id: str
+    scope: str
+    dry_run: bool
+    time: datetime
+    protection_id: str | None
+    restored: tuple[str, ...]
+    moved: tuple[str, ...]
+    skipped: tuple[Skip, ...]
+    unchanged: int
+    left: tuple[str, ...]
+
+
+def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
+                  ) -> RollbackPlan:
+    """Decide what a rollback to ``snapshot_id`` does; changes nothing. A damaged
+    snapshot is refused (SnapshotDamaged), an unknown id is SnapshotNotFound."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
+    store.require_directory()
+    snapshot = verify_snapshot(load_snapshot(store, snapshot_id))
+    now = current_files(store)
+    restores, skips, unchanged = _restores(snapshot, now)
+    moves, more_skips, left = _moves(store, snapshot, now, scope)
+    return RollbackPlan(snapshot, scope, tuple(restores), tuple(moves),
+                        tuple(skips + more_skips), unchanged, tuple(left))
+
+
+def _restores(snapshot: Snapshot, now: dict[str, CurrentFile]
+              ) -> tuple[list[Restore], list[Skip], int]:
+    restores: list[Restore] = []
+    skips: list[Skip] = []
+    unchanged = 0
+    for entry in snapshot.files:
+        current = now.get(name_key(entry.name))
+        if current is None:
+            restores.append(Restore(entry.name, entry, None))
+        elif current.problem is not None:
+            skips.append(Skip(current.name, "unreadable", current.problem))
+        elif current.sha256 != entry.sha256:
+            restores.append(Restore(current.name, entry, current.sha256))
+        else:
+            unchanged += 1
+    return restores, skips, unchanged
+
+
+def _moves(store: MemoryStore, snapshot: Snapshot, now: dict[str, CurrentFile], scope: str
+           ) -> tuple[list[Move], list[Skip], list[str]]:
+    in_snapshot = {name_key(f.name) for f in snapshot.files}
+    not_captured = {name_key(s.name): s.reason for s in snapshot.skipped}
+    added = [c for k, c in now.items() if k not in in_snapshot]
+    if scope == "touched":
+        return [], [], [c.name for c in added]
+    locked = locked_names(store)
+    moves: list[Move] = []
+    skips: list[Skip] = []
+    for current in added:
+        key = name_key(current.name)
+        if key in not_captured:
+            skips.append(Skip(current.name, "not_captured",
+                              f"the snapshot could not copy it ({not_captured[key]})"))
+        elif current.sha256 is None:
+            skips.append(Skip(current.name, "unreadable", current.problem or "unreadable"))
+        elif key in locked:
+            skips.append(Skip(current.name, "locked", "locked memories are never moved"))
+        else:
+            moves.append(Move(current.name, current.sha256))
+    return moves, skips, []
+
+
+def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | None = None
+                   ) -> RollbackReport:
+    """Carry out ``plan`` under the store lock: a protection snapshot of now first, then
+    each restore and move, each guarded against a change since the plan (refused and
+    reported as skipped, with a conflict record for a restore). Appends to the history."""
+    when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    restored: list[str] = []
+    moved: list[str] = []
+    skipped = list(plan.skips)
+    with store.locked():
+        _check_history_file(store)
+        protection = write_snapshot(store, kind="protection", now=when,
+                                    reason=f"before rollback to {plan.snapshot.id}")
+        for restore in plan.restores:
+            _record(_restore(store, plan.snapshot, restore), restore.file, restored, skipped)
+        for move in plan.moves:
+            _record(_move(store, move), move.file, moved, skipped)
+        report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
+                                tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
+                                plan.left)
+        _append_history(store, report)
+    index = store._index  # an open search index must not trust its silence now
+    if index is not None:
+        index.notice_change()
+    return report
+
+
+def preview(plan: RollbackPlan, *, now: datetime | None = None) -> RollbackReport:
+    """The report a dry run prints: what ``apply_rollback`` would do."""
+    return RollbackReport(plan.snapshot.id, plan.scope, True, now or datetime.now(timezone.utc),
+                          None, tuple(r.file for r in plan.restores),
+                          tuple(m.file for m in plan.moves), plan.skips, plan.unchanged,
+                          plan.left)
+
+
+def rollback(store: MemoryStore, snapshot_id: str, *, scope: str = "touched",
+             dry_run: bool = False, now: datetime | None = None) -> RollbackReport:
+    """Plan and apply (or, with ``dry_run``, only plan) a rollback to ``snapshot_id``."""
+    plan = plan_rollback(store, snapshot_id, scope)
+    return preview(plan, now=now) if dry_run else apply_rollback(store, plan, now=now)
+
+
+def _record(outcome: Skip | None, file: str, done: list[str], skipped: list[Skip]) -> None:
+    if outcome is None:
+        done.append(file)
+    else:
+        skipped.append(outcome)
+
+
+def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip | None:
+    """Write the snapshot's exact bytes back, guarded by the revision seen at plan time.
+
+    This bypasses ``store.write`` on purpose: restoring the exact bytes is the point of
+    a rollback, and those bytes may hold merge markers, exceed today's size limit, or be
+    MEMORY.md (reserved) — all of which ``store.write`` refuses. The guard is the same:
+    the caller holds the store lock, and ``before_replace`` re-checks the sha256 right
+    before the rename, so an edit made since the plan is refused, recorded as a conflict
+    and reported, never overwritten. Creation never overwrites (a hard link).
+    """
+    data = read_copy(snapshot, restore.entry)
+    if data is None:
+        return Skip(restore.file, "damaged", "the snapshot's copy no longer matches its "
+                                             "manifest")
+    target = store.directory / restore.file
+
+    def still_as_planned() -> None:
+        actual = _sha_or_none(target)
+        if actual != restore.seen:
+            raise StaleRevision(restore.file, restore.seen, actual,
+                                _conflict(store, snapshot, restore, data, actual))
+
+    try:
+        atomic_write(target, data, create=restore.seen is None, before_replace=still_as_planned)
+    except WriteRefused as exc:
+        return Skip(restore.file, "conflict", f"changed since the plan ({exc})",
+                    exc.conflict_id)
+    except SagememError as exc:
+        return Skip(restore.file, "failed", str(exc))
+    return None
+
+
+def _conflict(store: MemoryStore, snapshot: Snapshot, restore: Restore, data: bytes,
+              actual: str | None) -> str | None:
+    """Keep both sides, as a refused ``store.write`` does; the record is best effort."""
+    disk_text = None
+    if actual is not None:
+        try:
+            disk_text = read_regular(store.directory / restore.file, store.max_bytes).data \
+                .decode("utf-8", errors="replace")
+        except SagememError:
+            disk_text = None
+    mine = {"based_on": restore.seen, "text": data.decode("utf-8", errors="replace")}
+    try:
+        return record_write_conflict(store, "stale_version", restore.file, writer="library",
+                                     reason=f"rollback to snapshot {snapshot.id}",
+                                     disk=(actual, disk_text), mine=mine)
+    except SagememError:
+        return None
+
+
+def _move(store: MemoryStore, move: Move) -> Skip | None:
+    if _sha_or_none(store.directory / move.file) != move.seen:
+        return Skip(move.file, "conflict", "changed since the plan; left in place")
+    try:
+        if not move_file(store, move.file, into_archive=True):
+            return Skip(move.file, "collision", "archive/ already holds this name; left "
+                                                "in place, nothing overwritten")
+    except SagememError as exc:
+        return Skip(move.file, "failed", str(exc))
+    return None
+
+
+def _sha_or_none(path: Path) -> str | None:
+    try:
+        return file_sha256(path)
+    except MemoryNotFound:
+        return None
+    except SagememError:
+        return "unreadable"  # never equal to a sha256: the guard refuses
+
+
+# -- the report and the history ------------------------------------------------------------
+
+def report_json(report: RollbackReport) -> dict[str, Any]:
+    """The stable JSON shape of a report; also the line ``rollbacks.jsonl`` holds."""
+    collisions = sum(1 for s in report.skipped if s.code == "collision")
+    return {
+        "time": report.time.isoformat(), "snapshot": report.snapshot_id, "scope": report.scope,
+        "dry_run": report.dry_run, "protection": report.protection_id,
+        "counts": {"restored": len(report.restored), "moved": len(report.moved),
+                   "skipped": len(report.skipped), "collisions": collisions,
+                   "unchanged": report.unchanged, "left": len(report.left)},
+        "restored": list(report.restored), "moved": list(report.moved),
+        "skipped": [{"file": s.file, "code": s.code, "reason": s.reason,
+                     "conflict": s.conflict_id} for s in report.skipped],
+        "left": list(report.left)}
+
+
+def _append_history(store: MemoryStore, report: RollbackReport) -> None:
+    """One JSON line per rollback; the caller holds the lock, so lines never interleave."""
+    path = store.state_dir / HISTORY_FILE
+    line = json.dumps(report_json(report), ensure_ascii=False).encode("utf-8") + b"\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                     | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise WriteFailed(path, exc.strerror or str(exc)) from exc
+
+
+def _check_history_file(store: MemoryStore) -> None:
+    """A symlinked or odd history file: refused before anything changes, not after."""
+    with suppress(MemoryNotFound):
+        lstat_regular(store.state_dir / HISTORY_FILE)
+
+
+def rollback_history(store: MemoryStore) -> list[dict[str, Any]]:
+    """Every rollback recorded, oldest first; a line that is not a JSON object is skipped."""
+    path = store.state_dir / HISTORY_FILE
+    try:
+        lstat_regular(path)
+    except MemoryNotFound:
+        return []
+    return [entry for entry in _json_lines(path) if isinstance(entry, dict)]
+
+
+def _json_lines(path: Path) -> Iterator[Any]:
+    with open(path, "rb") as handle:
+        for raw in handle:
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                continue
+

@@ -1,0 +1,158 @@
+"""What differs between a snapshot and the memory directory now: changed, added since,
+removed since — and the unified diff of each.
+
+Current files are compared by sha256, hashed in chunks, so a file grown past the size
+limit since is still compared (and restored) rather than refused. A file that is now a
+symlink or a device is *unreadable*: neither compared nor ever replaced.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import (
+    FileChangedDuringRead,
+    MemoryNotFound,
+    SagememError,
+    SnapshotDamaged,
+    UnreadableFile,
+)
+from .paths import lstat_regular, name_key, read_regular, with_suffix
+from .snapshots import SkippedFile, Snapshot, memory_file_names, read_copy
+from .store import MemoryStore
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+@dataclass(frozen=True)
+class CurrentFile:
+    """A file of the memory directory now: its sha256, or the problem that hides it."""
+
+    name: str
+    sha256: str | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Names as spelt on disk now (or in the snapshot, for removed files)."""
+
+    changed: tuple[str, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: int
+    unreadable: tuple[SkippedFile, ...]
+
+    @property
+    def differs(self) -> tuple[str, ...]:
+        return tuple(sorted((*self.changed, *self.added, *self.removed), key=name_key))
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a regular file of any size, read in chunks (bounded memory); a
+    symlink or device is UnsafeFile, a missing file MemoryNotFound."""
+    before = lstat_regular(path)
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    try:
+        if os.fstat(fd).st_ino != before.st_ino or not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileChangedDuringRead(path)
+        while chunk := os.read(fd, 1 << 16):
+            digest.update(chunk)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
+
+
+def current_files(store: MemoryStore) -> dict[str, CurrentFile]:
+    """Every file a snapshot would hold, now, keyed by ``name_key``."""
+    found: dict[str, CurrentFile] = {}
+    for name in memory_file_names(store):
+        try:
+            found[name_key(name)] = CurrentFile(name, file_sha256(store.directory / name))
+        except MemoryNotFound:
+            continue  # removed while we listed: it is not part of "now"
+        except SagememError as exc:
+            found[name_key(name)] = CurrentFile(name, None, str(exc))
+    return found
+
+
+def compare(store: MemoryStore, snapshot: Snapshot,
+            now: dict[str, CurrentFile] | None = None) -> Comparison:
+    """What differs between ``snapshot`` and the directory now."""
+    now = current_files(store) if now is None else now
+    in_snapshot = {name_key(f.name): f for f in snapshot.files}
+    changed, removed, unchanged = [], [], 0
+    for key, entry in in_snapshot.items():
+        current = now.get(key)
+        if current is None:
+            removed.append(entry.name)
+        elif current.sha256 is not None and current.sha256 != entry.sha256:
+            changed.append(current.name)
+        elif current.sha256 is not None:
+            unchanged += 1
+    added = [c.name for k, c in now.items() if k not in in_snapshot and c.problem is None]
+    unreadable = [SkippedFile(c.name, c.problem) for c in now.values() if c.problem]
+    return Comparison(tuple(sorted(changed, key=name_key)), tuple(sorted(added, key=name_key)),
+                      tuple(sorted(removed, key=name_key)), unchanged, tuple(unreadable))
+
+
+def snapshot_diff(store: MemoryStore, snapshot: Snapshot, name: str | None = None) -> str:
+    """A unified diff from the snapshot to now, of every file that differs or of ``name``
+    alone (empty when it is the same); bytes that are not UTF-8 are shown replaced."""
+    comparison = compare(store, snapshot)
+    names = comparison.differs if name is None else (_one_name(store, snapshot, name),)
+    return "".join(_file_diff(store, snapshot, n) for n in names)
+
+
+def _one_name(store: MemoryStore, snapshot: Snapshot, name: str) -> str:
+    name = with_suffix(name)
+    entry = snapshot.file(name)
+    if entry is not None:
+        return entry.name
+    on_disk = store.existing_name(name)
+    if on_disk is None:
+        raise MemoryNotFound(name, store.directory)
+    return on_disk
+
+
+def _file_diff(store: MemoryStore, snapshot: Snapshot, name: str) -> str:
+    entry = snapshot.file(name)
+    old = b""
+    if entry is not None:
+        copy = read_copy(snapshot, entry)
+        if copy is None:
+            raise SnapshotDamaged(snapshot.id, [entry.name])
+        old = copy
+    new = _current_bytes(store, entry.name if entry else name)
+    return "".join(difflib.unified_diff(
+        _lines(old), _lines(new),
+        fromfile=f"snapshot/{snapshot.id}/{name}" if entry else "/dev/null",
+        tofile=f"now/{name}" if new or store.existing_name(name) else "/dev/null"))
+
+
+def _current_bytes(store: MemoryStore, name: str) -> bytes:
+    on_disk = store.existing_name(name)
+    if on_disk is None:
+        return b""
+    try:
+        return read_regular(store.directory / on_disk, store.max_bytes).data
+    except SagememError as exc:
+        return f"[cannot show the current file: {exc}]\n".encode()
+
+
+def _lines(data: bytes) -> list[str]:
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines

@@ -1,0 +1,198 @@
+"""``snapshot create|list|show|diff`` and ``rollback`` from the shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sagemem import cli_snapshot
+from sagemem.cli import main
+from sagemem.store import MemoryStore
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text("# Memory index\n\n")
+    (memory / "project_a.md").write_text("---\nname: A\n---\nbody a\n")
+    return MemoryStore(memory, tmp_path / "state")
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
+    def run(*args: str) -> Result:
+        code = main(["--dir", str(store.directory), "--state-dir", str(store.state_dir), *args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def one_line_error(result: Result, code: int = 1) -> str:
+    assert result.code == code, result
+    assert result.out == "" and result.err.startswith("error: ")
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    return result.err
+
+
+def created_id(run: Run, *args: str) -> str:
+    result = run("snapshot", "create", "--json", *args)
+    assert result.code == 0, result
+    return str(json.loads(result.out)["id"])
+
+
+def test_create_json_prints_the_id_and_list_json_the_documented_fields(run: Run) -> None:
+    snapshot_id = created_id(run, "--label", "before")
+    listed = json.loads(run("snapshot", "list", "--json").out)
+    assert [(s["id"], s["label"], s["kind"]) for s in listed] == [(snapshot_id, "before",
+                                                                   "manual")]
+    assert {"id", "created", "label", "kind", "file_count"} <= set(listed[0])
+
+
+def test_create_dry_run_writes_nothing(run: Run, store: MemoryStore) -> None:
+    result = run("snapshot", "create", "--dry-run", "--json")
+    assert json.loads(result.out) == {"dry_run": True, "file_count": 2, "rotated": []}
+    assert not (store.state_dir / "snapshots").exists()
+
+
+def test_create_rotates_by_the_snapshot_keep_setting(run: Run, store: MemoryStore) -> None:
+    store.state_dir.mkdir()
+    (store.state_dir / "settings.json").write_text('{"snapshot_keep": 2}')
+    ids = [created_id(run) for _ in range(3)]
+    assert [s["id"] for s in json.loads(run("snapshot", "list", "--json").out)] == ids[1:]
+    dry = json.loads(run("snapshot", "create", "--dry-run", "--json").out)
+    assert dry["rotated"] == [ids[1]]
+
+
+def test_show_lists_files_and_what_differs_now(run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+    (store.directory / "project_new.md").write_text("new\n")
+    shown = json.loads(run("snapshot", "show", snapshot_id[:12], "--json").out)
+    assert (shown["changed"], shown["added"], shown["removed"], shown["damaged"]) == (
+        ["project_a.md"], ["project_new.md"], [], [])
+    assert {f["name"] for f in shown["files"]} == {"MEMORY.md", "project_a.md"}
+    text = run("snapshot", "show", snapshot_id).out
+    assert "changed   project_a.md" in text and "added since   project_new.md" in text
+
+
+def test_diff_prints_a_unified_diff(run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("---\nname: A\n---\nbody b\n")
+    result = run("snapshot", "diff", snapshot_id, "project_a")
+    assert result.code == 0 and "-body a\n+body b\n" in result.out
+    assert json.loads(run("snapshot", "diff", snapshot_id, "--json").out)["diff"] == result.out
+
+
+def test_rollback_json_reports_and_undo_is_possible(run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+    (store.directory / "project_new.md").write_text("new\n")
+    dry = json.loads(run("rollback", snapshot_id, "--scope", "all", "--dry-run", "--json").out)
+    assert dry["dry_run"] and dry["protection"] is None
+    assert (store.directory / "project_a.md").read_text() == "changed\n"
+    report = json.loads(run("rollback", snapshot_id, "--scope", "all", "--json").out)
+    assert (report["restored"], report["moved"]) == (["project_a.md"], ["project_new.md"])
+    assert (dry["restored"], dry["moved"]) == (report["restored"], report["moved"])
+    assert (store.archive_dir / "project_new.md").read_text() == "new\n"
+    undo = run("rollback", report["protection"], "--scope", "all")
+    assert undo.code == 0 and "restored project_a.md" in undo.out
+    assert (store.directory / "project_a.md").read_text() == "changed\n"
+
+
+def test_rollback_text_says_how_to_undo(run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_new.md").write_text("new\n")
+    result = run("rollback", snapshot_id)
+    assert "left     project_new.md (added since" in result.out
+    assert "undo: sagemem rollback " in result.out
+
+
+def test_rollback_asks_on_a_terminal_and_yes_skips_it(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+    monkeypatch.setattr(cli_snapshot, "on_terminal", lambda: True)
+    monkeypatch.setattr("sys.stdin", _Answer("n\n"))
+    refused = run("rollback", snapshot_id)
+    assert refused.code == 1 and "error: aborted" in refused.err
+    assert (store.directory / "project_a.md").read_text() == "changed\n"
+    assert run("rollback", snapshot_id, "--yes").code == 0
+    assert (store.directory / "project_a.md").read_text() == "---\nname: A\n---\nbody a\n"
+
+
+class _Answer:
+    def __init__(self, text: str) -> None:
+        self.lines = iter(text.splitlines(keepends=True))
+
+    def readline(self) -> str:
+        return next(self.lines, "")
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_unknown_id_and_bad_scope_are_one_line_errors(run: Run) -> None:
+    assert "no snapshot nope" in one_line_error(run("snapshot", "show", "nope"))
+    assert "no snapshot nope" in one_line_error(run("rollback", "nope"))
+    created_id(run)
+    one_line_error(run("rollback", "2", "--scope", "some"), code=2)
+
+
+def test_a_damaged_snapshot_is_a_one_line_error_and_shown_as_damaged(
+        run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run)
+    (store.state_dir / "snapshots" / snapshot_id / "project_a.md").write_text("rot\n")
+    assert "is damaged" in one_line_error(run("rollback", snapshot_id, "--yes"))
+    assert json.loads(run("snapshot", "show", snapshot_id, "--json").out)["damaged"] == [
+        "project_a.md"]
+
+
+def test_every_command_has_help(run: Run) -> None:
+    for command in (["snapshot", "create"], ["snapshot", "list"], ["snapshot", "show"],
+                    ["snapshot", "diff"], ["rollback"]):
+        result = run(*command, "--help")
+        assert result.code == 0 and "--json" in result.out
+
+
+def test_snapshot_and_rollback_in_a_real_process(store: MemoryStore) -> None:
+    env = {**os.environ, "SAGE_MEM_DIR": str(store.directory),
+           "SAGE_MEM_STATE_DIR": str(store.state_dir)}
+
+    def sagemem(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sagemem", *args], env=env, text=True,
+                              capture_output=True, stdin=subprocess.DEVNULL, check=False)
+
+    created = sagemem("snapshot", "create", "--json")
+    assert created.returncode == 0, created.stderr
+    (store.directory / "project_a.md").write_text("changed\n")
+    rolled = sagemem("rollback", json.loads(created.stdout)["id"], "--json")
+    assert rolled.returncode == 0, rolled.stderr
+    assert json.loads(rolled.stdout)["restored"] == ["project_a.md"]
+
+
+def test_a_large_directory_gets_a_progress_bar_on_stderr(
+        run: Run, store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    for n in range(cli_snapshot.PROGRESS_MIN_FILES):
+        (store.directory / f"project_{n}.md").write_text(f"memory {n}\n")
+    result = run("snapshot", "create", "--json")
+    assert result.code == 0 and "snapshot" in result.err
+    assert json.loads(result.out)["file_count"] == cli_snapshot.PROGRESS_MIN_FILES + 2

@@ -1,0 +1,297 @@
+"""Snapshots: verified copies that sort by time, rotation, damage detection, git HEAD."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
+from sagemem.githead import GitHead, git_head
+from sagemem.snapshot_diff import compare, snapshot_diff
+from sagemem.snapshots import (
+    MANIFEST_FILE,
+    create_snapshot,
+    damaged_files,
+    list_snapshots,
+    load_snapshot,
+    snapshots_folder,
+    verify_snapshot,
+)
+from sagemem.store import MemoryStore, init_directory
+
+T0 = datetime(2026, 11, 30, 3, 35, 12, 123456, tzinfo=timezone.utc)
+INDEX = b"# Memory index\n\n- [A](project_a.md) \xe2\x80\x94 a\n"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_bytes(INDEX)
+    (memory / "project_a.md").write_text("---\nname: A\n---\nbody a\n")
+    (memory / "user_b.md").write_text("---\nname: B\n---\nbody b\n")
+    return MemoryStore(memory, tmp_path / "state")
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_create_copies_every_memory_and_the_index_with_a_manifest(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store, label="before cleanup", now=T0)
+    assert snapshot.id == "20261130T033512.123456Z"
+    copied = tree(snapshot.path)
+    assert copied.pop(MANIFEST_FILE) and copied == tree(store.directory)
+    manifest = json.loads((snapshot.path / MANIFEST_FILE).read_text())
+    assert manifest["label"] == "before cleanup" and manifest["kind"] == "manual"
+    by_name = {f["name"]: f for f in manifest["files"]}
+    assert set(by_name) == {"MEMORY.md", "project_a.md", "user_b.md"}
+    assert by_name["MEMORY.md"] == {"name": "MEMORY.md", "size": len(INDEX),
+                                    "sha256": hashlib.sha256(INDEX).hexdigest()}
+
+
+def test_create_records_reason_and_run_id_of_another_operation(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store, kind="auto", reason="audit --fix", run_id="run-7")
+    loaded = load_snapshot(store, snapshot.id)
+    assert (loaded.kind, loaded.reason, loaded.run_id) == ("auto", "audit --fix", "run-7")
+    assert loaded == snapshot
+
+
+def test_create_refuses_an_unknown_kind(store: MemoryStore) -> None:
+    with pytest.raises(ValueError):
+        create_snapshot(store, kind="weekly")
+
+
+def test_ids_sort_by_time_and_stay_unique_within_one_instant(store: MemoryStore) -> None:
+    ids = [create_snapshot(store, now=T0).id for _ in range(3)]
+    ids.append(create_snapshot(store, now=T0 + timedelta(seconds=1)).id)
+    assert len(set(ids)) == 4 and ids == sorted(ids)
+    assert [s.id for s in list_snapshots(store).snapshots] == ids
+
+
+def test_creating_changes_nothing_in_the_memory_directory(store: MemoryStore) -> None:
+    before = sorted(os.listdir(store.directory)), tree(store.directory)
+    create_snapshot(store)
+    assert (sorted(os.listdir(store.directory)), tree(store.directory)) == before
+
+
+def test_a_symlink_or_an_oversized_file_is_not_copied_but_named(store: MemoryStore,
+                                                                tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("outside\n")
+    (store.directory / "link.md").symlink_to(tmp_path / "secret.md")
+    (store.directory / "huge.md").write_bytes(b"x" * (store.max_bytes + 1))
+    snapshot = create_snapshot(store)
+    assert {s.name for s in snapshot.skipped} == {"link.md", "huge.md"}
+    assert not (snapshot.path / "link.md").exists() and not (snapshot.path / "huge.md").exists()
+
+
+def test_progress_reports_each_file(store: MemoryStore) -> None:
+    calls: list[tuple[int, int]] = []
+    create_snapshot(store, progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (3, 3)
+
+
+def test_a_leftover_partial_is_not_listed_and_is_cleaned_by_the_next_create(
+        store: MemoryStore) -> None:
+    partial = snapshots_folder(store) / ".20261130T000000.000000Z.partial"
+    partial.mkdir(parents=True)
+    (partial / "project_a.md").write_text("half")
+    assert list_snapshots(store).snapshots == ()
+    create_snapshot(store)
+    assert not partial.exists()
+
+
+def test_rotation_keeps_the_newest_and_never_counts_protection_snapshots(
+        store: MemoryStore) -> None:
+    protection = create_snapshot(store, kind="protection", now=T0)
+    made = [create_snapshot(store, keep=2, now=T0 + timedelta(seconds=n)).id
+            for n in range(1, 5)]
+    kept = [s.id for s in list_snapshots(store).snapshots]
+    assert kept == [protection.id, *made[-2:]]
+
+
+def test_rotation_never_removes_the_snapshot_just_made(store: MemoryStore) -> None:
+    newer = create_snapshot(store, now=T0 + timedelta(hours=1))
+    older = create_snapshot(store, keep=1, now=T0)  # a clock set back
+    assert {s.id for s in list_snapshots(store).snapshots} == {newer.id, older.id}
+
+
+def test_a_file_changed_inside_a_snapshot_makes_it_damaged(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    (snapshot.path / "user_b.md").write_text("tampered\n")
+    (snapshot.path / "MEMORY.md").unlink()
+    assert set(damaged_files(snapshot)) == {"MEMORY.md", "user_b.md"}
+    with pytest.raises(SnapshotDamaged) as caught:
+        verify_snapshot(snapshot)
+    assert set(caught.value.files) == {"MEMORY.md", "user_b.md"}
+
+
+def test_an_unreadable_manifest_is_listed_as_damaged(store: MemoryStore) -> None:
+    good = create_snapshot(store, now=T0)
+    bad = create_snapshot(store, now=T0 + timedelta(seconds=1))
+    (bad.path / MANIFEST_FILE).write_text("{not json")
+    listing = list_snapshots(store)
+    assert [s.id for s in listing.snapshots] == [good.id] and listing.unreadable == (bad.id,)
+    with pytest.raises(SnapshotDamaged):
+        load_snapshot(store, bad.id)
+
+
+def test_load_accepts_a_unique_prefix_only(store: MemoryStore) -> None:
+    first = create_snapshot(store, now=T0)
+    create_snapshot(store, now=T0 + timedelta(days=1))
+    assert load_snapshot(store, "20261130T").id == first.id
+    with pytest.raises(SnapshotNotFound, match="give more"):
+        load_snapshot(store, "2026")
+    with pytest.raises(SnapshotNotFound):
+        load_snapshot(store, "nope")
+    with pytest.raises(SnapshotNotFound):
+        load_snapshot(store, "")
+
+
+def test_unknown_id_without_any_snapshot(store: MemoryStore) -> None:
+    with pytest.raises(SnapshotNotFound):
+        load_snapshot(store, "20261130T033512.123456Z")
+
+
+def test_an_unwritable_state_directory_is_a_clear_error(store: MemoryStore) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    create_snapshot(store)  # the lock and snapshots folders exist
+    snapshots_folder(store).chmod(0o500)
+    try:
+        with pytest.raises(WriteFailed):
+            create_snapshot(store)
+    finally:
+        snapshots_folder(store).chmod(0o700)
+
+
+def test_a_symlinked_snapshots_folder_is_refused(store: MemoryStore, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    store.state_dir.mkdir()
+    (store.state_dir / "snapshots").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeFile):
+        create_snapshot(store)
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+# -- what differs ---------------------------------------------------------------------------
+
+def test_compare_names_changed_added_and_removed_files(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    (store.directory / "project_a.md").write_text("changed\n")
+    (store.directory / "user_b.md").unlink()
+    (store.directory / "project_new.md").write_text("new\n")
+    result = compare(store, snapshot)
+    assert (result.changed, result.added, result.removed, result.unchanged) == (
+        ("project_a.md",), ("project_new.md",), ("user_b.md",), 1)
+
+
+def test_diff_is_unified_from_the_snapshot_to_now(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    (store.directory / "project_a.md").write_text("---\nname: A\n---\nbody A2\n")
+    diff = snapshot_diff(store, snapshot)
+    assert f"--- snapshot/{snapshot.id}/project_a.md" in diff
+    assert "-body a\n+body A2\n" in diff
+    assert snapshot_diff(store, snapshot, "user_b") == ""
+    assert snapshot_diff(store, snapshot, "project_a") == diff
+
+
+def test_diff_of_an_unknown_name_is_an_error(store: MemoryStore) -> None:
+    from sagemem.errors import MemoryNotFound
+
+    snapshot = create_snapshot(store)
+    with pytest.raises(MemoryNotFound):
+        snapshot_diff(store, snapshot, "nothing_here")
+
+
+# -- git --------------------------------------------------------------------------------------
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_manifest_records_head_of_a_git_working_tree(store: MemoryStore) -> None:
+    git = store.directory / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text(SHA + "\n")
+    snapshot = create_snapshot(store)
+    assert snapshot.git == GitHead(SHA, "refs/heads/main")
+    assert json.loads((snapshot.path / MANIFEST_FILE).read_text())["git"] == {
+        "head": SHA, "ref": "refs/heads/main"}
+
+
+def test_git_head_reads_packed_refs_and_detached_heads(tmp_path: Path) -> None:
+    git = tmp_path / "repo" / ".git"
+    git.mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "packed-refs").write_text(f"# pack-refs with: peeled\n{SHA} refs/heads/main\n")
+    assert git_head(tmp_path / "repo" / "memory") == GitHead(SHA, "refs/heads/main")
+    (git / "HEAD").write_text(SHA + "\n")
+    assert git_head(tmp_path / "repo") == GitHead(SHA, None)
+
+
+def test_git_head_follows_a_worktree_git_file_to_the_common_dir(tmp_path: Path) -> None:
+    main_git = tmp_path / "main" / ".git"
+    worktree_git = main_git / "worktrees" / "wt"
+    worktree_git.mkdir(parents=True)
+    (worktree_git / "HEAD").write_text("ref: refs/heads/feature\n")
+    (worktree_git / "commondir").write_text("../..\n")
+    (main_git / "refs" / "heads").mkdir(parents=True)
+    (main_git / "refs" / "heads" / "feature").write_text(SHA)
+    checkout = tmp_path / "wt"
+    checkout.mkdir()
+    (checkout / ".git").write_text(f"gitdir: {worktree_git}\n")
+    assert git_head(checkout) == GitHead(SHA, "refs/heads/feature")
+
+
+def test_git_head_is_null_when_unreadable_and_none_outside_git(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    assert git_head(tmp_path / "plain") is None
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / ".git").write_text("gitdir: /no/such/place\n")
+    assert git_head(tmp_path / "broken") == GitHead(None, None)
+    unborn = tmp_path / "unborn" / ".git"
+    unborn.mkdir(parents=True)
+    (unborn / "HEAD").write_text("ref: refs/heads/main\n")
+    assert git_head(tmp_path / "unborn") == GitHead(None, "refs/heads/main")
+
+
+def test_init_ignores_a_state_directory_inside_the_memory_directory(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    report = init_directory(memory, memory / ".sage-mem")
+    assert (memory / ".gitignore").read_text() == "/.sage-mem/\n"
+    assert memory / ".gitignore" in report.created
+    again = init_directory(memory, memory / ".sage-mem")
+    assert memory / ".gitignore" in again.existed
+    assert (memory / ".gitignore").read_text() == "/.sage-mem/\n"
+
+
+def test_init_appends_to_an_existing_gitignore_never_overwriting(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / ".gitignore").write_text("*.swp")
+    init_directory(memory, memory / "state")
+    assert (memory / ".gitignore").read_text() == "*.swp\n/state/\n"
+    (memory / ".gitignore").write_text("state/\n")
+    init_directory(memory, memory / "state")
+    assert (memory / ".gitignore").read_text() == "state/\n"
+
+
+def test_init_writes_no_gitignore_for_a_state_directory_outside(tmp_path: Path) -> None:
+    init_directory(tmp_path / "memory", tmp_path / ".sage-mem")
+    assert not (tmp_path / "memory" / ".gitignore").exists()
+
+
+def test_init_refuses_a_symlinked_gitignore(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (tmp_path / "elsewhere").write_text("mine\n")
+    (memory / ".gitignore").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeFile):
+        init_directory(memory, memory / "state")
+    assert (tmp_path / "elsewhere").read_text() == "mine\n"

@@ -18,11 +18,17 @@ from .errors import (
     FileTooLarge,
     InvalidName,
     MemoryExists,
+    MemoryLocked,
     MemoryNotFound,
+    MoveIncomplete,
+    NameCollision,
+    NotArchived,
     ReservedName,
     ResolutionRefused,
     SagememError,
     SettingsError,
+    SnapshotDamaged,
+    SnapshotNotFound,
     StaleRevision,
     UneditableFrontmatter,
     UnreadableFile,
@@ -35,14 +41,65 @@ from .memory import TYPES, Memory, Problem, parse, revision_of
 from .store import InitReport, ListError, Listing, MemoryStore, init_directory
 
 if TYPE_CHECKING:
+    from .archive import ArchiveResult, archive_memory, purge_memory, restore_memory
+    from .archive_log import ArchiveEvent, read_log
+    from .candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
     from .edit import render_new, set_fields
+    from .locks import Lock, LockChange, list_locks, lock_memory, unlock_memory
+    from .rollback import (
+        RollbackPlan,
+        RollbackReport,
+        apply_rollback,
+        plan_rollback,
+        rollback,
+        rollback_history,
+    )
+    from .snapshot_diff import snapshot_diff
+    from .snapshots import (
+        Snapshot,
+        create_snapshot,
+        list_snapshots,
+        load_snapshot,
+        verify_snapshot,
+    )
 
 __version__ = "0.1.0"
-_LAZY = {"render_new": "edit", "set_fields": "edit"}
+_LAZY = {
+    "ArchiveEvent": "archive_log",
+    "ArchiveResult": "archive",
+    "Candidate": "candidates",
+    "CandidateReport": "candidates",
+    "Lock": "locks",
+    "LockChange": "locks",
+    "RollbackPlan": "rollback",
+    "RollbackReport": "rollback",
+    "Snapshot": "snapshots",
+    "apply_rollback": "rollback",
+    "archive_candidates": "candidates",
+    "archive_memory": "archive",
+    "create_snapshot": "snapshots",
+    "idle_thresholds": "candidates",
+    "list_locks": "locks",
+    "list_snapshots": "snapshots",
+    "load_snapshot": "snapshots",
+    "lock_memory": "locks",
+    "plan_rollback": "rollback",
+    "purge_memory": "archive",
+    "read_log": "archive_log",
+    "render_new": "edit",
+    "restore_memory": "archive",
+    "rollback": "rollback",
+    "rollback_history": "rollback",
+    "set_fields": "edit",
+    "snapshot_diff": "snapshot_diff",
+    "unlock_memory": "locks",
+    "verify_snapshot": "snapshots",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """The editor pulls in ruamel.yaml; only code that edits should pay for importing it."""
+    """Imported on first use: the editor pulls in ruamel.yaml, and snapshots, rollback
+    and the archive are not needed by the hook and inject, which run on every prompt."""
     if name in _LAZY:
         from importlib import import_module
 
@@ -51,6 +108,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "TYPES",
+    "ArchiveEvent",
+    "ArchiveResult",
+    "Candidate",
+    "CandidateReport",
     "ConflictNotFound",
     "DirectoryMissing",
     "FileChangedDuringRead",
@@ -59,16 +120,27 @@ __all__ = [
     "InvalidName",
     "ListError",
     "Listing",
+    "Lock",
+    "LockChange",
     "Memory",
     "MemoryExists",
+    "MemoryLocked",
     "MemoryNotFound",
     "MemoryStore",
+    "MoveIncomplete",
+    "NameCollision",
+    "NotArchived",
     "Problem",
     "ReservedName",
     "ResolutionRefused",
+    "RollbackPlan",
+    "RollbackReport",
     "SagememError",
     "Settings",
     "SettingsError",
+    "Snapshot",
+    "SnapshotDamaged",
+    "SnapshotNotFound",
     "StaleRevision",
     "UneditableFrontmatter",
     "UnreadableFile",
@@ -76,10 +148,28 @@ __all__ = [
     "UnsafeFile",
     "WriteFailed",
     "WriteRefused",
+    "apply_rollback",
+    "archive_candidates",
+    "archive_memory",
+    "create_snapshot",
+    "idle_thresholds",
     "init_directory",
+    "list_locks",
+    "list_snapshots",
     "load_settings",
+    "load_snapshot",
+    "lock_memory",
     "parse",
+    "plan_rollback",
+    "purge_memory",
+    "read_log",
     "render_new",
+    "restore_memory",
     "revision_of",
+    "rollback",
+    "rollback_history",
     "set_fields",
+    "snapshot_diff",
+    "unlock_memory",
+    "verify_snapshot",
 ]

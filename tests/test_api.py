@@ -11,13 +11,21 @@ import sagemem
 def test_public_names_are_exactly_these() -> None:
     assert sagemem.__all__ == sorted(sagemem.__all__, key=lambda n: (not n.isupper(), n))
     assert set(sagemem.__all__) == {
-        "TYPES", "ConflictNotFound", "DirectoryMissing", "FileChangedDuringRead",
-        "FileTooLarge", "InitReport", "InvalidName", "ListError", "Listing", "Memory",
-        "MemoryExists", "MemoryNotFound", "MemoryStore", "Problem", "ReservedName",
-        "ResolutionRefused", "SagememError", "Settings", "SettingsError", "StaleRevision",
-        "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge", "UnsafeFile",
-        "WriteFailed", "WriteRefused", "init_directory", "load_settings", "parse",
-        "render_new", "revision_of", "set_fields",
+        "TYPES", "ArchiveEvent", "ArchiveResult", "Candidate", "CandidateReport",
+        "ConflictNotFound", "DirectoryMissing", "FileChangedDuringRead", "FileTooLarge",
+        "InitReport", "InvalidName", "ListError", "Listing", "Lock", "LockChange",
+        "Memory", "MemoryExists", "MemoryLocked", "MemoryNotFound", "MemoryStore",
+        "MoveIncomplete", "NameCollision", "NotArchived", "Problem", "ReservedName",
+        "ResolutionRefused", "RollbackPlan", "RollbackReport", "SagememError",
+        "Settings", "SettingsError", "Snapshot", "SnapshotDamaged", "SnapshotNotFound",
+        "StaleRevision", "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge",
+        "UnsafeFile", "WriteFailed", "WriteRefused", "apply_rollback",
+        "archive_candidates", "archive_memory", "create_snapshot", "idle_thresholds",
+        "init_directory", "list_locks", "list_snapshots", "load_settings",
+        "load_snapshot", "lock_memory", "parse", "plan_rollback", "purge_memory",
+        "read_log", "render_new", "restore_memory", "revision_of", "rollback",
+        "rollback_history", "set_fields", "snapshot_diff", "unlock_memory",
+        "verify_snapshot",
     }
 
 
@@ -32,3 +40,8 @@ def test_importing_the_library_does_not_import_typer() -> None:
     code = "import sys, sagemem; print('typer' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_public_name_resolves_including_the_lazy_ones() -> None:
+    missing = [name for name in sagemem.__all__ if getattr(sagemem, name, None) is None]
+    assert missing == []

@@ -11,12 +11,12 @@ Generates a deterministic synthetic memory directory with ``../shared/bench/gen_
 - ``ruamel parse``    the same listing if frontmatter were read with ruamel.yaml
                       (the alternative the read path does not use).
 
-The other benchmarks run on their own: ``bench_search.py``, ``bench_inject.py``,
-``bench_writes.py`` and ``bench_archive.py`` (archive, restore, locks, candidates).
+The other benchmarks also run on their own: ``bench_search.py``, ``bench_inject.py``,
+``bench_writes.py``, ``bench_snapshot.py`` and ``bench_archive.py``.
 
 Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
-machine and are shown only for scale. ``--all`` then runs each script of BENCHMARKS with
-the same ``--files`` and ``--repeat``, each printing its own table.
+machine and are shown only for scale. ``--all`` then runs every script of BENCHMARKS
+(with the same ``--repeat``), each printing its own table.
 """
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ from ruamel.yaml import YAML
 from sagemem import MemoryStore
 from sagemem.memory import split
 
-BENCHMARKS = ("bench_snapshot.py",)
+# Each runs with its own defaults (their sizes differ: search 1,000 and 10,000, inject
+# 1,000 as processes, snapshot 10,000); `--all` only passes --repeat along.
+BENCHMARKS = ("bench_search.py", "bench_inject.py", "bench_writes.py", "bench_snapshot.py",
+              "bench_archive.py")
 
 
 def read_all(directory: Path) -> None:
@@ -76,8 +79,9 @@ def main() -> int:
               f"{seconds / base:>11.1f}x")
     for script in BENCHMARKS if args.all else ():
         print()
-        subprocess.run([sys.executable, str(Path(__file__).with_name(script)),
-                        "--files", str(args.files), "--repeat", str(args.repeat)], check=True)
+        repeat = [] if script == "bench_writes.py" else ["--repeat", str(args.repeat)]
+        subprocess.run([sys.executable, str(Path(__file__).with_name(script)), *repeat],
+                       check=True)
     return 0
 
 

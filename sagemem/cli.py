@@ -253,4 +253,4 @@ def run() -> None:
 
 
 # registering their commands on ``app``: the agent-facing ones, the writing/conflict ones
-from . import cli_agent, cli_write  # noqa: E402,F401
+from . import cli_agent, cli_audit, cli_write  # noqa: E402,F401

@@ -291,8 +291,8 @@ def _frontmatter_findings(m: Memory) -> list[Finding]:
 
 def _field_finding(m: Memory, p: Problem) -> Finding:
     if p.field in ("valid_at", "invalid_at") and getattr(m, p.field) is None:
-        return problem("invalid_date", m.file, p.line, f"{p.field} {p.message}", field=p.field)
-    return problem("field_problem", m.file, p.line, f"{p.field} {p.message}", field=p.field)
+        return problem("invalid_date", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
+    return problem("field_problem", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
 
 
 def check_type_prefix(s: Scan) -> Iterable[Finding]:
@@ -406,7 +406,7 @@ def check_bodies(s: Scan) -> Iterable[Finding]:
 
 def check_tags(s: Scan) -> Iterable[Finding]:
     """Tags over the format's limits (memory.MAX_TAGS, MAX_TAG_CHARS): kept, but noisy."""
-    return [hint("tags_over_limit", m.file, p.line, f"tags {p.message}", count=len(m.tags))
+    return [hint("tags_over_limit", m.file, p.line, f"tags: {p.message}", count=len(m.tags))
             for m in s.memories for p in m.problems if p.kind == "limit"]
 
 

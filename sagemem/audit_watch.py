@@ -65,7 +65,7 @@ class LiveAudit:
             sync = self.store.search_index().refresh()
         except SagememError as exc:  # a busy or broken index must not end the watch
             return 0, 0, str(exc)
-        return len(sync.changed), len(sync.removed), None
+        return len(sync.updated), len(sync.removed), None
 
 
 def follow(store: MemoryStore, on_change: Callable[[AuditDiff], None], *,

@@ -23,7 +23,7 @@ from sagemem.cli import app, main
 from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
-            "index", "inject", "ledger", "use", "config"]
+            "index", "inject", "ledger", "use", "config", "audit", "watch"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict"]
 SUMMARY_KEYS = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.audit import CHECKS, HINT, PROBLEM, audit, swallowed_values
-from sagemem.duplicates import BLOCK_TOKENS, MAX_BLOCK, candidate_pairs, near_duplicates
+from sagemem.duplicates import BANDS, BLOCK_TOKENS, MAX_BLOCK, candidate_pairs, near_duplicates
 from sagemem.links import memory_links
 from sagemem.memory import parse
 from sagemem.store import MemoryStore
@@ -208,7 +208,7 @@ def test_near_duplicate_candidates_grow_linearly_not_quadratically() -> None:
     common = "deploy staging production database migration cache"
     texts = [f"{common} note {n} id{n:05d}" for n in range(3000)]
     pairs = candidate_pairs(texts)
-    assert len(pairs) <= len(texts) * (BLOCK_TOKENS + 1) * MAX_BLOCK // 2
+    assert len(pairs) <= len(texts) * (BLOCK_TOKENS + BANDS) * MAX_BLOCK // 2
     assert len(pairs) < len(texts) * 10
 
 

@@ -12,7 +12,9 @@ Generates a deterministic synthetic memory directory with ``../shared/bench/gen_
                       (the alternative the read path does not use).
 
 Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
-machine and are shown only for scale.
+machine and are shown only for scale. The other benchmarks run on their own:
+``bench_search.py``, ``bench_inject.py``, ``bench_writes.py`` and ``bench_audit.py``
+(the audit of 10,000 memories against this listing).
 """
 
 from __future__ import annotations

@@ -1,67 +1,49 @@
 """The structural audit: what drifted in a hand-edited memory folder, reported, never fixed.
 
-One pass reads every file once (through the safe read path: symlinks refused, the size
-gate before reading), then runs ``CHECKS`` — a plain tuple of small functions, each
-taking the ``Scan`` and returning findings. A finding is a ``problem`` (something is
-wrong: ``audit --strict`` fails on it) or a ``hint`` (worth a look, not wrong).
+One pass reads every file once (``audit_scan.scan``: the safe read path, symlinks
+refused, the size gate before reading), then runs ``CHECKS`` — a plain tuple of small
+functions, each taking the ``Scan`` and returning findings. A finding is a ``problem``
+(something is wrong: ``audit --strict`` fails on it) or a ``hint`` (worth a look).
 Fixing the deterministic ones is ``audit_fix.py``; following changes is ``audit_watch.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import conflicts, indexfile
-from .atomic import TMP_SUFFIX
-from .duplicates import near_duplicates
-from .errors import (
-    FileChangedDuringRead,
-    FileTooLarge,
-    MemoryNotFound,
-    SagememError,
-    UnreadableFile,
-    UnsafeFile,
+from . import conflicts
+from .audit_scan import (
+    HINT,
+    PROBLEM,
+    Finding,
+    IndexRead,
+    ReadCache,
+    Scan,
+    hint,
+    problem,
+    scan,
 )
+from .duplicates import near_duplicates
 from .links import Link, memory_links
 from .memory import TYPES, Memory, Problem, line_of, split
 from .paths import INDEX_FILE, name_key
-from .store import ARCHIVE_DIR, MemoryStore, merge_marker_line
+from .store import MemoryStore, merge_marker_line
+
+__all__ = [
+    "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",
+    "Scan", "audit", "hint", "key_line", "problem", "scan", "swallowed_values",
+]
 
 JSON_VERSION = 1
-PROBLEM = "problem"
-HINT = "hint"
 _TEXT_KEYS = ("name", "description")
 """Free-text fields checked for a `` #`` the YAML reader took for a comment (in typed
 fields such as ``type: user  # …`` a comment is deliberate)."""
 _SWALLOW = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)[ \t]*:[ \t]+(?P<value>[^\s'\"|>\[{&*!#%@`].*)$")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing the audit found: where, what, and category-specific ``data``."""
-
-    category: str
-    severity: str
-    file: str
-    line: int | None
-    message: str
-    data: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, str, int, str]:
-        """The deterministic sort (and diff) key: category, file, line, message."""
-        return (self.category, self.file, self.line or 0, self.message)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"category": self.category, "severity": self.severity, "file": self.file,
-                "line": self.line, "message": self.message, "data": dict(self.data)}
 
 
 @dataclass(frozen=True)
@@ -91,136 +73,7 @@ class AuditReport:
         return json.dumps(self.to_json(), ensure_ascii=False, indent=2)
 
 
-@dataclass(frozen=True)
-class IndexRead:
-    """MEMORY.md as the audit read it (``revision`` None: there is no MEMORY.md)."""
-
-    text: str
-    revision: str | None
-    entries: tuple[indexfile.IndexEntry, ...]
-
-
-@dataclass(frozen=True)
-class Scan:
-    """What one pass over the folder read; every check works from it, none reads again."""
-
-    store: MemoryStore
-    memories: tuple[Memory, ...]
-    failed: tuple[Finding, ...]
-    live: frozenset[str]
-    archived: frozenset[str]
-    index: IndexRead | None
-    temporary: tuple[str, ...]
-
-
 Check = Callable[[Scan], Iterable[Finding]]
-ReadCache = dict[str, tuple[tuple[int, int, int, int], "Memory | Finding"]]
-"""file → (lstat identity, what reading it gave): lets ``watch`` re-read only what changed."""
-
-
-def problem(category: str, file: str, line: int | None, message: str, **data: Any) -> Finding:
-    return Finding(category, PROBLEM, file, line, message, data)
-
-
-def hint(category: str, file: str, line: int | None, message: str, **data: Any) -> Finding:
-    return Finding(category, HINT, file, line, message, data)
-
-
-# -- reading ------------------------------------------------------------------------------
-
-def scan(store: MemoryStore, cache: ReadCache | None = None) -> Scan:
-    """Read the folder once: live memories (or why a file could not be read), the
-    archive's names, MEMORY.md and leftover temporary files."""
-    store.require_directory()
-    names = store.files()
-    results = [_read_cached(store, name, cache) for name in names]
-    if cache is not None:
-        for gone in cache.keys() - set(names):
-            del cache[gone]
-    index, index_failure = _read_index(store)
-    archived_names, archive_failure = _archived_names(store)
-    failed = [r for r in results if isinstance(r, Finding)]
-    failed += [f for f in (index_failure, archive_failure) if f is not None]
-    return Scan(store, tuple(r for r in results if isinstance(r, Memory)), tuple(failed),
-                frozenset(name_key(n) for n in names), archived_names, index,
-                tuple(_temporary_files(store)))
-
-
-def _read_cached(store: MemoryStore, name: str, cache: ReadCache | None) -> Memory | Finding:
-    try:
-        st = os.lstat(store.directory / name)
-    except OSError as exc:
-        return problem("unreadable", name, None, f"cannot be read: {exc.strerror or exc}",
-                       reason=exc.strerror or str(exc))
-    identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
-    if cache is not None and name in cache and cache[name][0] == identity:
-        return cache[name][1]
-    result = _read_one(store, name, st)
-    if cache is not None:
-        cache[name] = (identity, result)
-    return result
-
-
-def _read_one(store: MemoryStore, name: str, st: os.stat_result) -> Memory | Finding:
-    """A memory, or the finding that says why it is not one: too large (never read in),
-    unreadable (permissions, not UTF-8, a symlink or device)."""
-    if stat.S_ISREG(st.st_mode) and st.st_size > store.max_bytes:
-        return _too_large(name, st.st_size, store.max_bytes)
-    for attempt in range(2):  # a file caught mid-save is read once more
-        try:
-            return store._read(name, archived=False)
-        except FileTooLarge as exc:
-            return _too_large(name, exc.size, exc.limit)
-        except FileChangedDuringRead:
-            if attempt:
-                return _unreadable(name, "it kept changing while being read")
-        except (UnreadableFile, UnsafeFile) as exc:
-            return _unreadable(name, exc.reason)
-        except MemoryNotFound:
-            return _unreadable(name, "it vanished while being read")
-    raise AssertionError("not reached")
-
-
-def _too_large(name: str, size: int, limit: int) -> Finding:
-    return problem("file_too_large", name, None,
-                   f"{size} bytes, over the {limit}-byte limit (not read)", size=size, limit=limit)
-
-
-def _unreadable(name: str, reason: str) -> Finding:
-    return problem("unreadable", name, None, f"cannot be read: {reason}", reason=reason)
-
-
-def _read_index(store: MemoryStore) -> tuple[IndexRead | None, Finding | None]:
-    try:
-        text, revision = store._read_index()
-    except FileTooLarge as exc:
-        return None, _too_large(INDEX_FILE, exc.size, exc.limit)
-    except (UnreadableFile, UnsafeFile) as exc:
-        return None, _unreadable(INDEX_FILE, exc.reason)
-    except SagememError as exc:
-        return None, _unreadable(INDEX_FILE, str(exc))
-    return IndexRead(text, revision, indexfile.entries(text)), None
-
-
-def _archived_names(store: MemoryStore) -> tuple[frozenset[str], Finding | None]:
-    try:
-        return frozenset(name_key(n) for n in store.files(archived=True)), None
-    except (UnreadableFile, UnsafeFile) as exc:
-        return frozenset(), _unreadable(f"{ARCHIVE_DIR}/", exc.reason)
-
-
-def _temporary_files(store: MemoryStore) -> list[str]:
-    found = []
-    for folder, prefix in ((store.directory, ""), (store.archive_dir, f"{ARCHIVE_DIR}/")):
-        if prefix and os.path.islink(folder):
-            continue
-        try:
-            with os.scandir(folder) as entries:
-                found += [prefix + e.name for e in entries
-                          if e.name.startswith(".") and e.name.endswith(TMP_SUFFIX)]
-        except OSError:
-            continue
-    return sorted(found)
 
 
 # -- the checks ---------------------------------------------------------------------------

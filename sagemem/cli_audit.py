@@ -103,9 +103,9 @@ def _fix(store: Any, report: AuditReport, *, dry_run: bool, yes: bool, as_json: 
     """Preview, ask on a terminal (unless --yes), repair; returns the audit afterwards."""
     result = fix(store, report, dry_run=True)
     if not dry_run and result.changes:
-        if not yes and not as_json and sys.stdin.isatty():
-            echo_lines(fix_text(result))
-            typer.confirm(f"make these {len(result.changes)} changes?", abort=True)
+        if not yes and sys.stdin.isatty():  # the preview goes to stderr: stdout stays data
+            typer.echo("\n".join(fix_text(result)), err=True)
+            typer.confirm(f"make these {len(result.changes)} changes?", abort=True, err=True)
         result = fix(store, report)
     if as_json:
         echo_json(fix_json(result, report))

@@ -118,6 +118,35 @@ def test_a_file_without_read_permission_is_unreadable(tmp_path: Path) -> None:
     assert categories(store) == ["unreadable"]
 
 
+def test_permission_denied_is_unreadable_and_the_rest_still_audited(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sagemem.paths
+
+    store = clean_store(tmp_path)
+    (store.directory / "user_locked.md").write_text("---\ndescription: d\n---\nbody\n")
+    real_open = os.open
+
+    def refusing_open(path: object, *args: object, **kwargs: object) -> int:
+        if str(path).endswith("user_locked.md"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sagemem.paths.os, "open", refusing_open)
+    found = {(f.category, f.file): f for f in audit(store).findings}
+    assert found[("unreadable", "user_locked.md")].data == {"reason": "Permission denied"}
+    assert set(found) == {("unreadable", "user_locked.md"), ("not_in_index", "user_locked.md")}
+
+
+def test_a_symlinked_archive_is_reported_not_followed(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".x.md.0000.sagemem-tmp").write_text("")
+    os.symlink(elsewhere, store.directory / "archive")
+    found = [(f.category, f.file) for f in audit(store).findings]
+    assert found == [("unreadable", "archive/")]
+
+
 def test_an_oversized_file_is_reported_and_never_read(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     store = MemoryStore(clean_store(tmp_path).directory, tmp_path / "state", max_bytes=100)

@@ -6,9 +6,11 @@ import difflib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemem.audit import audit
-from sagemem.audit_fix import FIXABLE, fix
+from sagemem.audit import audit, swallowed_values
+from sagemem.audit_fix import FIXABLE, fix, quote_value, to_lf
 from sagemem.memory import parse
 from sagemem.store import MemoryStore
 from tests.test_audit import fixture_store
@@ -160,3 +162,25 @@ def test_a_missing_index_is_created_with_the_missing_lines(tmp_path: Path) -> No
     fix(store)
     assert (store.directory / "MEMORY.md").read_text().endswith(
         "- [alice](user_alice.md) — about alice\n")
+
+
+_VALUE = st.text(alphabet=st.sampled_from(list("ab Z9#:'\"\\-_.,!?é中\t")), min_size=1,
+                 max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(head=st.text(alphabet="abcXYZ é中", min_size=1, max_size=10).map(str.strip)
+       .filter(bool), tail=_VALUE, crlf=st.booleans())
+def test_quoting_any_swallowed_value_restores_exactly_the_raw_text(head: str, tail: str,
+                                                                    crlf: bool) -> None:
+    newline = "\r\n" if crlf else "\n"
+    value = f"{head} #{tail}".rstrip()
+    text = newline.join(["---", f"description: {value}", "type: user", "---", "body", ""])
+    found = swallowed_values(parse(text.encode(), "user_x.md"))
+    if not found:  # YAML refused the line or kept the text: nothing to fix
+        return
+    fixed = quote_value(text, found[0])
+    assert parse(fixed.encode(), "user_x.md").description == found[0].data["raw"]
+    before, after = text.splitlines(keepends=True), fixed.splitlines(keepends=True)
+    assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [1]
+    assert to_lf(fixed) == fixed.replace("\r\n", "\n") and "\r" not in to_lf(fixed)

@@ -17,6 +17,7 @@ from .audit import HINT, PROBLEM, AuditReport, Finding, audit
 from .audit_fix import FixReport, fix
 from .audit_watch import AuditDiff, follow
 from .cli import JsonOption, app, echo_json, echo_lines
+from .store import MemoryStore
 
 STRICT_FAILURE = 1
 
@@ -98,7 +99,7 @@ def audit_command(
         raise typer.Exit(STRICT_FAILURE)
 
 
-def _fix(store: Any, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool
+def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool
          ) -> AuditReport:
     """Preview, ask on a terminal (unless --yes), repair; returns the audit afterwards."""
     result = fix(store, report, dry_run=True)

@@ -12,7 +12,7 @@ Generates a deterministic synthetic memory directory with ``../shared/bench/gen_
                       (the alternative the read path does not use).
 
 The other benchmarks also run on their own: ``bench_search.py``, ``bench_inject.py``,
-``bench_writes.py``, ``bench_snapshot.py`` and ``bench_archive.py``.
+``bench_writes.py``, ``bench_snapshot.py``, ``bench_archive.py`` and ``bench_audit.py``.
 
 Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
 machine and are shown only for scale. ``--all`` then runs every script of BENCHMARKS
@@ -36,7 +36,7 @@ from sagemem.memory import split
 # Each runs with its own defaults (their sizes differ: search 1,000 and 10,000, inject
 # 1,000 as processes, snapshot 10,000); `--all` only passes --repeat along.
 BENCHMARKS = ("bench_search.py", "bench_inject.py", "bench_writes.py", "bench_snapshot.py",
-              "bench_archive.py")
+              "bench_archive.py", "bench_audit.py")
 
 
 def read_all(directory: Path) -> None:

@@ -252,6 +252,6 @@ def run() -> None:
     sys.exit(main())
 
 
-# registering their commands on ``app``: the agent-facing ones, archive and locks,
-# snapshots and rollback, the writing/conflict ones
-from . import cli_agent, cli_archive, cli_snapshot, cli_write  # noqa: E402,F401
+# registering their commands on ``app``: the agent-facing ones, archive and locks, the
+# audit, snapshots and rollback, the writing/conflict ones
+from . import cli_agent, cli_archive, cli_audit, cli_snapshot, cli_write  # noqa: E402,F401

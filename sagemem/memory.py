@@ -40,11 +40,17 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 
 @dataclass(frozen=True)
 class Problem:
-    """Something wrong found while parsing: the field, what, and the file line if known."""
+    """Something wrong found while parsing: the field, what, and the file line if known.
+
+    ``kind`` lets the audit sort problems without reading messages: ``unparsable`` (the
+    frontmatter block as a whole was not read: fields fell back), ``limit`` (over a
+    format limit, the value still kept) or ``field`` (one field's own trouble).
+    """
 
     field: str
     message: str
     line: int | None = None
+    kind: str = "field"
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,8 @@ def split(text: str) -> Split:
         return Split(None, start, start, start)
     closing = _CLOSE.search(text, opening.end())
     if not closing:
-        problem = Problem("frontmatter", "frontmatter is never closed with '---'", 1)
+        problem = Problem("frontmatter", "frontmatter is never closed with '---'", 1,
+                          "unparsable")
         return Split(None, 0, 0, len(opening.group(1)), problem)
     return Split(text[opening.end():closing.start()], opening.end(), closing.start(),
                  closing.end())
@@ -175,7 +182,7 @@ def _with_lines(problems: list[Problem], block: str, first_line: int) -> list[Pr
         pattern = re.compile(rf"^\s*{re.escape(key)}\s*:")
         found = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
         line = problem.line if problem.line is not None or found is None else first_line + found
-        located.append(Problem(problem.field, problem.message, line))
+        located.append(Problem(problem.field, problem.message, line, problem.kind))
     return located
 
 
@@ -189,14 +196,15 @@ def load_frontmatter(block: str, first_line: int, problems: list[Problem]) -> di
         loaded, found = _load_whole(block, first_line)
     except Exception as exc:  # any YAML or recursion error: fall back to key-by-key parsing
         problems.append(Problem("frontmatter", f"does not parse as a whole ({_reason(exc)}); "
-                                "each field was read on its own", first_line + _error_line(exc)))
+                                "each field was read on its own", first_line + _error_line(exc),
+                                "unparsable"))
         return _load_by_key(block, first_line, problems)
     problems.extend(found)
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
         problems.append(Problem("frontmatter", "frontmatter is not a mapping of fields",
-                                first_line))
+                                first_line, "unparsable"))
         return {}
     return {str(k): v for k, v in loaded.items()}
 
@@ -404,11 +412,12 @@ def _tags(raw: dict[str, Any], problems: list[Problem]) -> tuple[str, ...]:
     """Tags, kept even over the format's limits: the audit reports them, reading never drops."""
     tags = _words(raw, "tags", problems)
     if len(tags) > MAX_TAGS:
-        problems.append(Problem("tags", f"{len(tags)} tags, more than the {MAX_TAGS} allowed"))
+        problems.append(Problem("tags", f"{len(tags)} tags, more than the {MAX_TAGS} allowed",
+                                kind="limit"))
     long = [tag for tag in tags if len(tag) > MAX_TAG_CHARS]
     if long:
         problems.append(Problem("tags", f"tags longer than {MAX_TAG_CHARS} characters: "
-                                f"{len(long)}, the first {_show(long[0])}"))
+                                f"{len(long)}, the first {_show(long[0])}", kind="limit"))
     return tags
 
 

@@ -1,0 +1,311 @@
+"""The structural audit: what drifted in a hand-edited memory folder, reported, never fixed.
+
+One pass reads every file once (``audit_scan.scan``: the safe read path, symlinks
+refused, the size gate before reading), then runs ``CHECKS`` — a plain tuple of small
+functions, each taking the ``Scan`` and returning findings. A finding is a ``problem``
+(something is wrong: ``audit --strict`` fails on it) or a ``hint`` (worth a look).
+Fixing the deterministic ones is ``audit_fix.py``; following changes is ``audit_watch.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import conflicts
+from .audit_scan import (
+    HINT,
+    PROBLEM,
+    Finding,
+    IndexRead,
+    ReadCache,
+    Scan,
+    hint,
+    problem,
+    scan,
+)
+from .duplicates import near_duplicates
+from .links import Link, memory_links
+from .memory import TYPES, Memory, Problem, line_of, split
+from .paths import INDEX_FILE, name_key
+from .store import MemoryStore, merge_marker_line
+
+__all__ = [
+    "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",
+    "Scan", "audit", "hint", "key_line", "problem", "scan", "swallowed_values",
+]
+
+JSON_VERSION = 1
+_TEXT_KEYS = ("name", "description")
+"""Free-text fields checked for a `` #`` the YAML reader took for a comment (in typed
+fields such as ``type: user  # …`` a comment is deliberate)."""
+_SWALLOW = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)[ \t]*:[ \t]+(?P<value>[^\s'\"|>\[{&*!#%@`].*)$")
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Every finding, sorted; ``revisions`` are the file revisions the audit read (the
+    guard of ``--fix``: a file changed since is skipped, never overwritten)."""
+
+    directory: Path
+    memories: int
+    findings: tuple[Finding, ...]
+    revisions: Mapping[str, str | None] = field(default_factory=dict, compare=False)
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == PROBLEM)
+
+    @property
+    def hints(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == HINT)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": JSON_VERSION, "directory": str(self.directory),
+                "memories": self.memories, "problems": len(self.problems),
+                "hints": len(self.hints), "findings": [f.to_json() for f in self.findings]}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=2)
+
+
+Check = Callable[[Scan], Iterable[Finding]]
+
+
+# -- the checks ---------------------------------------------------------------------------
+
+def check_unreadable(s: Scan) -> Iterable[Finding]:
+    """Files that are not memories because they could not be read (their own categories)."""
+    return s.failed
+
+
+def check_index(s: Scan) -> Iterable[Finding]:
+    """Index lines pointing at nothing; memories with no index line."""
+    if s.index is None:
+        return []
+    found = []
+    for entry in s.index.entries:
+        target = _local_target(entry.target)
+        if target is not None and name_key(target) not in s.live:
+            where = " (it is in archive/)" if name_key(target) in s.archived else ""
+            found.append(problem("dangling_index_entry", INDEX_FILE, entry.line,
+                                 f"index line points at missing {target}{where}",
+                                 target=entry.target))
+    indexed = {name_key(_local_target(e.target) or "") for e in s.index.entries}
+    found += [problem("not_in_index", m.file, None, f"{m.file} has no line in {INDEX_FILE}",
+                      title=m.title, description=m.description)
+              for m in s.memories if name_key(m.file) not in indexed]
+    found += [problem("not_in_index", f.file, None, f"{f.file} has no line in {INDEX_FILE}")
+              for f in s.failed if f.file != INDEX_FILE and not f.file.endswith("/")
+              and name_key(f.file) not in indexed]
+    return found
+
+
+def _local_target(target: str) -> str | None:
+    """A top-level ``*.md`` an index line points at; None for URLs, folders, other files."""
+    target = target.removeprefix("./")
+    if "/" in target or ":" in target or not name_key(target).endswith(".md"):
+        return None
+    return target
+
+
+def check_frontmatter(s: Scan) -> Iterable[Finding]:
+    """Missing or unparsable frontmatter, defaulted fields, bad dates, empty description."""
+    found: list[Finding] = []
+    for memory in s.memories:
+        found += _frontmatter_findings(memory)
+    return found
+
+
+def _frontmatter_findings(m: Memory) -> list[Finding]:
+    unparsable = next((p for p in m.problems if p.kind == "unparsable"), None)
+    fielded = [p for p in m.problems if p.kind == "field"]
+    if unparsable is not None:
+        fallback = sorted({p.field for p in fielded})
+        return [problem("frontmatter_unparsable", m.file, unparsable.line,
+                        unparsable.message, fallback_fields=fallback)]
+    if not m.has_frontmatter:
+        return [problem("missing_frontmatter", m.file, 1,
+                        "no frontmatter: every field reads as its default")]
+    found = [_field_finding(m, p) for p in fielded]
+    if not m.description.strip():
+        found.append(problem("missing_description", m.file, key_line(m, "description") or 1,
+                             "description is missing or empty"))
+    if m.valid_at and m.invalid_at and m.invalid_at < m.valid_at:
+        found.append(problem("invalid_before_valid", m.file, key_line(m, "invalid_at"),
+                             f"invalid_at {m.invalid_at} is before valid_at {m.valid_at}",
+                             valid_at=m.valid_at.isoformat(), invalid_at=m.invalid_at.isoformat()))
+    return found
+
+
+def _field_finding(m: Memory, p: Problem) -> Finding:
+    if p.field in ("valid_at", "invalid_at") and getattr(m, p.field) is None:
+        return problem("invalid_date", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
+    return problem("field_problem", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
+
+
+def check_type_prefix(s: Scan) -> Iterable[Finding]:
+    """``user_x.md`` whose type is not ``user`` (MEMORY.md is a list: never checked)."""
+    found = []
+    for m in s.memories:
+        prefix = m.file.split("_", 1)[0].lower() if "_" in m.file else ""
+        if m.has_frontmatter and prefix in TYPES and m.type != prefix:
+            line = key_line(m, "type")
+            found.append(problem("type_prefix_mismatch", m.file, line,
+                                 f"type is {m.type!r} but the file name says {prefix!r}",
+                                 type=m.type, prefix=prefix))
+    return found
+
+
+def check_comment_swallowed(s: Scan) -> Iterable[Finding]:
+    """`` #`` in an unquoted text value: YAML read the rest of the line as a comment."""
+    found = []
+    for m in s.memories:
+        block = split(m.text).frontmatter
+        if block is not None and " #" in block:
+            found += swallowed_values(m)
+    return found
+
+
+def swallowed_values(m: Memory) -> list[Finding]:
+    """Compare each raw text line with what YAML made of it (one line loaded at a time)."""
+    from frontmatter.default_handlers import YAMLHandler
+
+    parts = split(m.text)
+    first = line_of(m.text, parts.fm_start)
+    found = []
+    for offset, raw_line in enumerate((parts.frontmatter or "").splitlines()):
+        match = _SWALLOW.match(raw_line.rstrip("\r"))
+        if not match or match["key"] not in _TEXT_KEYS or " #" not in match["value"]:
+            continue
+        raw = match["value"].rstrip()
+        try:
+            parsed = YAMLHandler().load(raw_line).get(match["key"])
+        except Exception:  # a line YAML refuses is frontmatter_unparsable's business
+            continue
+        if isinstance(parsed, str) and parsed != raw and raw.startswith(parsed):
+            found.append(problem("comment_swallowed", m.file, first + offset,
+                                 f"{match['key']}: ' #' started a YAML comment; the value "
+                                 f"read is {parsed!r}", field=match["key"], raw=raw,
+                                 parsed=parsed))
+    return found
+
+
+def check_text(s: Scan) -> Iterable[Finding]:
+    """CRLF line endings and git merge markers, in memories and in MEMORY.md."""
+    texts = [(m.file, m.text) for m in s.memories]
+    if s.index is not None and s.index.revision is not None:
+        texts.append((INDEX_FILE, s.index.text))
+    found = []
+    for file, text in texts:
+        if "\r\n" in text:
+            found.append(problem("crlf_line_endings", file, line_of(text, text.index("\r\n")),
+                                 "CRLF line endings (Windows); sagemem writes LF"))
+        marker = merge_marker_line(text)
+        if marker is not None:
+            found.append(problem("merge_markers", file, marker,
+                                 "unresolved git merge markers (<<<<<<< / >>>>>>>)"))
+    return found
+
+
+def check_temporary(s: Scan) -> Iterable[Finding]:
+    """Temporary files an interrupted write or archive move left behind."""
+    return [problem("temporary_file", name, None,
+                    "leftover temporary file of an interrupted write; safe to delete")
+            for name in s.temporary]
+
+
+def check_links(s: Scan) -> Iterable[Finding]:
+    """Wikilinks and Markdown links to ``.md`` files; ``superseded_by`` targets."""
+    found: list[Finding] = []
+    for m in s.memories:
+        found += [_link_finding(s, m, link) for link in memory_links(m)
+                  if name_key(link.target) not in s.live]
+        if m.superseded_by:
+            found += _superseded_finding(s, m)
+    return found
+
+
+def _link_finding(s: Scan, m: Memory, link: Link) -> Finding:
+    if name_key(link.target) in s.archived:
+        return hint("link_to_archived", m.file, link.line,
+                    f"link to {link.target}, which is archived", target=link.target)
+    return problem("broken_link", m.file, link.line, f"link to missing {link.target}",
+                   target=link.target, text=link.text)
+
+
+def _superseded_finding(s: Scan, m: Memory) -> list[Finding]:
+    target = m.superseded_by or ""
+    key = name_key(target if name_key(target).endswith(".md") else target + ".md")
+    line = key_line(m, "superseded_by")
+    if key in s.live:
+        return []
+    if key in s.archived:
+        return [hint("superseded_by_archived", m.file, line,
+                     f"superseded_by {target}, which is archived", target=target)]
+    return [problem("superseded_by_missing", m.file, line,
+                    f"superseded_by names {target}, which does not exist", target=target)]
+
+
+def check_bodies(s: Scan) -> Iterable[Finding]:
+    """Memories with nothing under their frontmatter."""
+    return [hint("empty_body", m.file, m.body_line, "the memory has no body")
+            for m in s.memories if not m.body.strip()]
+
+
+def check_tags(s: Scan) -> Iterable[Finding]:
+    """Tags over the format's limits (memory.MAX_TAGS, MAX_TAG_CHARS): kept, but noisy."""
+    return [hint("tags_over_limit", m.file, p.line, f"tags: {p.message}", count=len(m.tags))
+            for m in s.memories for p in m.problems if p.kind == "limit"]
+
+
+def check_duplicates(s: Scan) -> Iterable[Finding]:
+    """Near-duplicate memories (blocked first, never all pairs), each pair once."""
+    return [hint("near_duplicate", pair.file, None,
+                 f"near-duplicate of {pair.other} (score {pair.score:.0f})",
+                 other=pair.other, score=round(pair.score, 1))
+            for pair in near_duplicates(s.memories)]
+
+
+def check_conflicts(s: Scan) -> Iterable[Finding]:
+    """Open conflict records waiting for a decision (``sagemem conflicts``)."""
+    found = []
+    for record in conflicts.list_conflicts(s.store.state_dir, "open"):
+        file = record.file or (record.memories[0] if record.memories else "")
+        found.append(hint("open_conflict", file, None,
+                          f"open {record.kind} conflict {record.id}",
+                          conflict_id=record.id, kind=record.kind,
+                          memories=list(record.memories)))
+    return found
+
+
+CHECKS: tuple[Check, ...] = (
+    check_unreadable, check_index, check_frontmatter, check_type_prefix,
+    check_comment_swallowed, check_text, check_temporary, check_links, check_bodies,
+    check_tags, check_duplicates, check_conflicts,
+)
+
+
+def audit(store: MemoryStore, *, checks: tuple[Check, ...] = CHECKS,
+          cache: ReadCache | None = None) -> AuditReport:
+    """Audit the memory folder; reports only, changes nothing."""
+    s = scan(store, cache)
+    findings = sorted((f for check in checks for f in check(s)), key=lambda f: f.key)
+    revisions: dict[str, str | None] = {m.file: m.revision for m in s.memories}
+    if s.index is not None:
+        revisions[INDEX_FILE] = s.index.revision
+    return AuditReport(store.directory, len(s.memories), tuple(findings), revisions)
+
+
+def key_line(m: Memory, key: str) -> int | None:
+    """The file line of a frontmatter key (at any depth, e.g. ``metadata.type``)."""
+    parts = split(m.text)
+    if parts.frontmatter is None:
+        return None
+    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*:", re.MULTILINE)
+    found = pattern.search(parts.frontmatter)
+    return None if found is None else line_of(m.text, parts.fm_start + found.start())

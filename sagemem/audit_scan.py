@@ -1,0 +1,183 @@
+"""Reading a memory folder once for the audit, and the Finding value the checks return.
+
+``scan`` reads every file through the safe read path (symlinks refused, the size gate
+before reading): a live memory, or the finding that says why a file is not one. With a
+``ReadCache`` (``watch``), a file whose ``lstat`` did not change is not read again.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import indexfile
+from .atomic import TMP_SUFFIX
+from .errors import (
+    FileChangedDuringRead,
+    FileTooLarge,
+    MemoryNotFound,
+    SagememError,
+    UnreadableFile,
+    UnsafeFile,
+)
+from .memory import Memory
+from .paths import INDEX_FILE, name_key
+from .store import ARCHIVE_DIR, MemoryStore
+
+PROBLEM = "problem"
+HINT = "hint"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the audit found: where, what, and category-specific ``data``."""
+
+    category: str
+    severity: str
+    file: str
+    line: int | None
+    message: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """The deterministic sort (and diff) key: category, file, line, message."""
+        return (self.category, self.file, self.line or 0, self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category, "severity": self.severity, "file": self.file,
+                "line": self.line, "message": self.message, "data": dict(self.data)}
+
+
+@dataclass(frozen=True)
+class IndexRead:
+    """MEMORY.md as the audit read it (``revision`` None: there is no MEMORY.md)."""
+
+    text: str
+    revision: str | None
+    entries: tuple[indexfile.IndexEntry, ...]
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one pass over the folder read; every check works from it, none reads again."""
+
+    store: MemoryStore
+    memories: tuple[Memory, ...]
+    failed: tuple[Finding, ...]
+    live: frozenset[str]
+    archived: frozenset[str]
+    index: IndexRead | None
+    temporary: tuple[str, ...]
+
+
+ReadCache = dict[str, tuple[tuple[int, int, int, int], "Memory | Finding"]]
+"""file → (lstat identity, what reading it gave): lets ``watch`` re-read only what changed."""
+
+
+def problem(category: str, file: str, line: int | None, message: str, **data: Any) -> Finding:
+    return Finding(category, PROBLEM, file, line, message, data)
+
+
+def hint(category: str, file: str, line: int | None, message: str, **data: Any) -> Finding:
+    return Finding(category, HINT, file, line, message, data)
+
+
+# -- reading ------------------------------------------------------------------------------
+
+def scan(store: MemoryStore, cache: ReadCache | None = None) -> Scan:
+    """Read the folder once: live memories (or why a file could not be read), the
+    archive's names, MEMORY.md and leftover temporary files."""
+    store.require_directory()
+    names = store.files()
+    results = [_read_cached(store, name, cache) for name in names]
+    if cache is not None:
+        for gone in cache.keys() - set(names):
+            del cache[gone]
+    index, index_failure = _read_index(store)
+    archived_names, archive_failure = _archived_names(store)
+    failed = [r for r in results if isinstance(r, Finding)]
+    failed += [f for f in (index_failure, archive_failure) if f is not None]
+    return Scan(store, tuple(r for r in results if isinstance(r, Memory)), tuple(failed),
+                frozenset(name_key(n) for n in names), archived_names, index,
+                tuple(_temporary_files(store)))
+
+
+def _read_cached(store: MemoryStore, name: str, cache: ReadCache | None) -> Memory | Finding:
+    try:
+        st = os.lstat(store.directory / name)
+    except OSError as exc:
+        return problem("unreadable", name, None, f"cannot be read: {exc.strerror or exc}",
+                       reason=exc.strerror or str(exc))
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+    if cache is not None and name in cache and cache[name][0] == identity:
+        return cache[name][1]
+    result = _read_one(store, name, st)
+    if cache is not None:
+        cache[name] = (identity, result)
+    return result
+
+
+def _read_one(store: MemoryStore, name: str, st: os.stat_result) -> Memory | Finding:
+    """A memory, or the finding that says why it is not one: too large (never read in),
+    unreadable (permissions, not UTF-8, a symlink or device)."""
+    if stat.S_ISREG(st.st_mode) and st.st_size > store.max_bytes:
+        return _too_large(name, st.st_size, store.max_bytes)
+    for attempt in range(2):  # a file caught mid-save is read once more
+        try:
+            return store._read(name, archived=False)
+        except FileTooLarge as exc:
+            return _too_large(name, exc.size, exc.limit)
+        except FileChangedDuringRead:
+            if attempt:
+                return _unreadable(name, "it kept changing while being read")
+        except (UnreadableFile, UnsafeFile) as exc:
+            return _unreadable(name, exc.reason)
+        except MemoryNotFound:
+            return _unreadable(name, "it vanished while being read")
+    raise AssertionError("not reached")
+
+
+def _too_large(name: str, size: int, limit: int) -> Finding:
+    return problem("file_too_large", name, None,
+                   f"{size} bytes, over the {limit}-byte limit (not read)", size=size, limit=limit)
+
+
+def _unreadable(name: str, reason: str) -> Finding:
+    return problem("unreadable", name, None, f"cannot be read: {reason}", reason=reason)
+
+
+def _read_index(store: MemoryStore) -> tuple[IndexRead | None, Finding | None]:
+    try:
+        text, revision = store._read_index()
+    except FileTooLarge as exc:
+        return None, _too_large(INDEX_FILE, exc.size, exc.limit)
+    except (UnreadableFile, UnsafeFile) as exc:
+        return None, _unreadable(INDEX_FILE, exc.reason)
+    except SagememError as exc:
+        return None, _unreadable(INDEX_FILE, str(exc))
+    return IndexRead(text, revision, indexfile.entries(text)), None
+
+
+def _archived_names(store: MemoryStore) -> tuple[frozenset[str], Finding | None]:
+    try:
+        return frozenset(name_key(n) for n in store.files(archived=True)), None
+    except (UnreadableFile, UnsafeFile) as exc:
+        return frozenset(), _unreadable(f"{ARCHIVE_DIR}/", exc.reason)
+
+
+def _temporary_files(store: MemoryStore) -> list[str]:
+    found = []
+    for folder, prefix in ((store.directory, ""), (store.archive_dir, f"{ARCHIVE_DIR}/")):
+        if prefix and os.path.islink(folder):
+            continue
+        try:
+            with os.scandir(folder) as entries:
+                found += [prefix + e.name for e in entries
+                          if e.name.startswith(".") and e.name.endswith(TMP_SUFFIX)]
+        except OSError:
+            continue
+    return sorted(found)

@@ -1,0 +1,154 @@
+"""``sagemem audit`` (report, ``--strict`` for CI, ``--fix`` for the safe repairs) and
+``sagemem watch`` (follow the folder, print what the audit says differently).
+
+They register on the one ``app`` of ``cli.py``, which imports this module at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from typing import Annotated, Any
+
+import typer
+
+from .audit import HINT, PROBLEM, AuditReport, Finding, audit
+from .audit_fix import FixReport, fix
+from .audit_watch import AuditDiff, follow
+from .cli import JsonOption, app, echo_json, echo_lines
+from .store import MemoryStore
+
+STRICT_FAILURE = 1
+
+
+def where(f: Finding) -> str:
+    return f"{f.file}:{f.line}" if f.line else f.file
+
+
+def report_text(report: AuditReport) -> list[str]:
+    """Findings grouped by severity, then category, each with file:line and message."""
+    lines: list[str] = []
+    for severity, title in ((PROBLEM, "problems"), (HINT, "hints")):
+        groups: defaultdict[str, list[Finding]] = defaultdict(list)
+        for f in report.findings:
+            if f.severity == severity:
+                groups[f.category].append(f)
+        if groups:
+            lines.append(title)
+        for category, found in groups.items():
+            lines.append(f"  {category} ({len(found)})")
+            lines += [f"    {where(f)}  {f.message}" for f in found]
+    lines.append(f"{_count(len(report.problems), 'problem')}, "
+                 f"{_count(len(report.hints), 'hint')} in {_count(report.memories, 'memory')}")
+    return lines
+
+
+def _count(n: int, noun: str) -> str:
+    plural = "memories" if noun == "memory" else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"
+
+
+def fix_json(result: FixReport, report: AuditReport) -> dict[str, Any]:
+    return {"version": 1, "dry_run": result.dry_run, "snapshot": result.snapshot,
+            "changes": [{"category": c.category, "file": c.file, "line": c.line,
+                         "detail": c.detail} for c in result.changes],
+            "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
+            "audit": (result.after or report).to_json()}
+
+
+def fix_text(result: FixReport) -> list[str]:
+    verb = "would" if result.dry_run else "fixed"
+    lines = [f"{verb}  {c.file}{f':{c.line}' if c.line else ''}  {c.detail}"
+             for c in result.changes] or ["nothing to fix safely"]
+    lines += [f"skipped  {s.file}  {s.reason}" for s in result.skipped]
+    if result.snapshot:
+        lines.append(f"snapshot {result.snapshot} taken first")
+    return lines
+
+
+@app.command("audit")
+def audit_command(
+    ctx: typer.Context,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Exit 1 when any problem (not hint) exists: for CI and git hooks.")
+    ] = False,
+    apply_fixes: Annotated[bool, typer.Option(
+        "--fix", help="Make the safe repairs (index lines, CRLF, ' #' quoting), then re-audit.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --fix: show the repairs, change nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check the memory folder: index vs files, frontmatter, links, leftovers, duplicates.
+
+    Reports only (exit 0) unless --fix; --strict exits 1 on any problem.
+    """
+    if dry_run and not apply_fixes:
+        raise typer.BadParameter("goes with --fix", param_hint="--dry-run")
+    store = ctx.obj.store()
+    report = audit(store)
+    if apply_fixes:
+        keep = ctx.obj.settings().snapshot_keep
+        report = _fix(store, report, dry_run=dry_run, yes=yes, as_json=as_json, keep=keep)
+    elif as_json:
+        typer.echo(report.dumps())
+    else:
+        echo_lines(report_text(report))
+    if strict and report.problems:
+        raise typer.Exit(STRICT_FAILURE)
+
+
+def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool,
+         keep: int) -> AuditReport:
+    """Preview, ask on a terminal (unless --yes), repair; returns the audit afterwards."""
+    result = fix(store, report, dry_run=True)
+    if not dry_run and result.changes:
+        if not yes and sys.stdin.isatty():  # the preview goes to stderr: stdout stays data
+            typer.echo("\n".join(fix_text(result)), err=True)
+            typer.confirm(f"make these {len(result.changes)} changes?", abort=True, err=True)
+        result = fix(store, report, keep=keep)
+    if as_json:
+        echo_json(fix_json(result, report))
+    else:
+        heading = "now:" if dry_run else "after fixing:"
+        echo_lines([*fix_text(result), "", heading, *report_text(result.after or report)])
+    return result.after or report
+
+
+def diff_line(sign: str, f: Finding) -> str:
+    label = f.severity if sign == "+" else "fixed"
+    return f"{sign} {label:<8} {f.category}  {where(f)}  {f.message}"
+
+
+def diff_json(diff: AuditDiff) -> dict[str, Any]:
+    return {"version": 1, "added": [f.to_json() for f in diff.added],
+            "fixed": [f.to_json() for f in diff.fixed],
+            "problems": len(diff.report.problems), "hints": len(diff.report.hints),
+            "index": {"reindexed": diff.reindexed, "removed": diff.removed,
+                      "error": diff.index_error}}
+
+
+@app.command()
+def watch(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Follow the memory folder: refresh the search index on each change and print what
+    the audit now says differently (+ new, - fixed). Ctrl-C stops it (exit 0)."""
+
+    store = ctx.obj.store()
+
+    def changed(diff: AuditDiff) -> None:
+        if as_json:
+            typer.echo(json.dumps(diff_json(diff), ensure_ascii=False))
+        elif diff.added or diff.fixed:
+            echo_lines([diff_line("+", f) for f in diff.added]
+                       + [diff_line("-", f) for f in diff.fixed])
+        if diff.index_error:
+            typer.echo(f"warning: index not refreshed: {diff.index_error}", err=True)
+        sys.stdout.flush()
+
+    def ready(report: AuditReport) -> None:
+        typer.echo(f"watching {store.directory}: {len(report.problems)} problems, "
+                   f"{len(report.hints)} hints; Ctrl-C to stop", err=True)
+
+    follow(store, changed, on_ready=ready)

@@ -1,0 +1,182 @@
+"""``sagemem audit`` and ``sagemem watch`` from the shell: exit codes, JSON, --fix, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sagemem.cli import main
+from sagemem.store import MemoryStore
+from tests.test_audit import FIXTURE, clean_store, fixture_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+Run = Callable[..., Result]
+
+
+def runner(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
+    def run(*args: str) -> Result:
+        code = main(["--dir", str(store.directory), "--state-dir", str(store.state_dir), *args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def fixture_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Run:
+    """The fixture folder at the default size limit: its too-large file is then fine."""
+    store = fixture_store(tmp_path)
+    return runner(capsys, MemoryStore(store.directory, store.state_dir))
+
+
+@pytest.fixture
+def clean_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Run:
+    return runner(capsys, clean_store(tmp_path))
+
+
+def test_audit_reports_grouped_by_category_and_exits_0(fixture_run: Run) -> None:
+    result = fixture_run("audit")
+    assert result.code == 0 and result.err == ""
+    lines = result.out.splitlines()
+    assert lines[0] == "problems" and "hints" in lines
+    assert "  dangling_index_entry (1)" in lines
+    assert "    MEMORY.md:15  index line points at missing reference_gone.md" in lines
+    assert lines[-1] == "17 problems, 6 hints in 21 memories"
+
+
+def test_audit_json_is_the_documented_shape(fixture_run: Run) -> None:
+    data = json.loads(fixture_run("audit", "--json").out)
+    assert list(data) == ["version", "directory", "memories", "problems", "hints", "findings"]
+    assert data["version"] == 1 and data["problems"] == 17 and data["hints"] == 6
+    assert set(data["findings"][0]) == {"category", "severity", "file", "line", "message",
+                                         "data"}
+
+
+def test_strict_exits_1_on_problems(fixture_run: Run) -> None:
+    assert fixture_run("audit", "--strict").code == 1
+    assert fixture_run("audit", "--strict", "--json").code == 1
+
+
+def test_strict_exits_0_on_a_clean_folder(clean_run: Run) -> None:
+    result = clean_run("audit", "--strict")
+    assert (result.code, result.out) == (0, "0 problems, 0 hints in 1 memory\n")
+
+
+def test_strict_passes_when_only_hints_remain(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "user_alice.md").write_text(
+        "---\nname: alice\ndescription: about alice\nmetadata:\n  type: user\n---\n")
+    result = runner(capsys, store)("audit", "--strict")
+    assert result.code == 0 and "empty_body" in result.out
+
+
+def test_dry_run_without_fix_is_a_usage_error(clean_run: Run) -> None:
+    result = clean_run("audit", "--dry-run")
+    assert result.code == 2 and result.err.startswith("error: ") and result.out == ""
+
+
+def test_a_missing_directory_is_a_one_line_error(capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    result = runner(capsys, MemoryStore(tmp_path / "nowhere", tmp_path / "s"))("audit")
+    assert result.code == 1 and result.err.startswith("error: ") and result.err.count("\n") == 1
+
+
+def test_fix_dry_run_prints_every_change_and_writes_nothing(fixture_run: Run,
+                                                            tmp_path: Path) -> None:
+    before = (tmp_path / "memory" / "MEMORY.md").read_bytes()
+    result = fixture_run("audit", "--fix", "--dry-run")
+    assert result.code == 0
+    assert "would  MEMORY.md:15  drop index line 15 (points at missing reference_gone.md)" \
+        in result.out.splitlines()
+    assert (tmp_path / "memory" / "MEMORY.md").read_bytes() == before
+
+
+def test_fix_applies_then_reaudits(fixture_run: Run) -> None:
+    result = fixture_run("audit", "--fix", "--yes")
+    lines = result.out.splitlines()
+    assert result.code == 0 and "fixed  reference_crlf.md:1  convert CRLF line endings to LF" \
+        in lines
+    assert "after fixing:" in lines and lines[-1] == "13 problems, 6 hints in 21 memories"
+
+
+def test_fix_json_holds_changes_and_the_audit_after(fixture_run: Run) -> None:
+    data = json.loads(fixture_run("audit", "--fix", "--json").out)
+    assert list(data) == ["version", "dry_run", "snapshot", "changes", "skipped", "audit"]
+    assert len(data["changes"]) == 4 and data["audit"]["problems"] == 13
+    assert fixture_run("audit", "--fix", "--json").out.count('"detail"') == 0
+
+
+def test_both_commands_have_help(clean_run: Run) -> None:
+    for command in ("audit", "watch"):
+        result = clean_run(command, "--help")
+        assert result.code == 0 and "Usage" in result.out
+
+
+def test_pre_commit_hook_runs_audit_strict() -> None:
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert "id: sagemem-audit" in text and "audit --strict" in text
+
+
+def test_fixture_is_present() -> None:
+    assert (FIXTURE / "expected.json").is_file()
+
+
+def _read_line(stream: object, timeout: float) -> str:
+    found: list[str] = []
+    reader = threading.Thread(target=lambda: found.append(stream.readline()))  # type: ignore[attr-defined]
+    reader.daemon = True
+    reader.start()
+    reader.join(timeout)
+    return found[0] if found else ""
+
+
+def test_watch_prints_json_lines_and_exits_0_on_ctrl_c(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(
+            [sys.executable, "-m", "sagemem", "--dir", str(store.directory), "--state-dir",
+             str(store.state_dir), "watch", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            assert "watching" in _read_line(process.stderr, 20)
+            (store.directory / "user_alice.md").unlink()
+            batch = json.loads(_read_line(process.stdout, 20) or "{}")
+            assert [f["category"] for f in batch["added"]] == ["dangling_index_entry"]
+            assert batch["index"]["removed"] == 1
+            time.sleep(0.2)
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=20) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+def test_watch_text_lines_say_new_and_fixed() -> None:
+    from sagemem.audit import problem
+    from sagemem.cli_audit import diff_line
+
+    finding = problem("dangling_index_entry", "MEMORY.md", 12, "index line points at x.md")
+    assert diff_line("+", finding) == \
+        "+ problem  dangling_index_entry  MEMORY.md:12  index line points at x.md"
+    assert diff_line("-", finding) == \
+        "- fixed    dangling_index_entry  MEMORY.md:12  index line points at x.md"

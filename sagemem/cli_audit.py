@@ -9,15 +9,18 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .audit import HINT, PROBLEM, AuditReport, Finding, audit
-from .audit_fix import FixReport, fix
-from .audit_watch import AuditDiff, follow
 from .cli import JsonOption, app, echo_json, echo_lines
-from .store import MemoryStore
+
+if TYPE_CHECKING:  # the audit is imported by its commands only: every command, the hook
+    # included, would otherwise pay for loading it
+    from .audit import AuditReport, Finding
+    from .audit_fix import FixReport
+    from .audit_watch import AuditDiff
+    from .store import MemoryStore
 
 STRICT_FAILURE = 1
 
@@ -29,7 +32,7 @@ def where(f: Finding) -> str:
 def report_text(report: AuditReport) -> list[str]:
     """Findings grouped by severity, then category, each with file:line and message."""
     lines: list[str] = []
-    for severity, title in ((PROBLEM, "problems"), (HINT, "hints")):
+    for severity, title in (("problem", "problems"), ("hint", "hints")):  # Finding.severity
         groups: defaultdict[str, list[Finding]] = defaultdict(list)
         for f in report.findings:
             if f.severity == severity:
@@ -87,6 +90,8 @@ def audit_command(
     """
     if dry_run and not apply_fixes:
         raise typer.BadParameter("goes with --fix", param_hint="--dry-run")
+    from .audit import audit
+
     store = ctx.obj.store()
     report = audit(store)
     if apply_fixes:
@@ -103,6 +108,8 @@ def audit_command(
 def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool,
          keep: int) -> AuditReport:
     """Preview, ask on a terminal (unless --yes), repair; returns the audit afterwards."""
+    from .audit_fix import fix
+
     result = fix(store, report, dry_run=True)
     if not dry_run and result.changes:
         if not yes and sys.stdin.isatty():  # the preview goes to stderr: stdout stays data
@@ -134,6 +141,7 @@ def diff_json(diff: AuditDiff) -> dict[str, Any]:
 def watch(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Follow the memory folder: refresh the search index on each change and print what
     the audit now says differently (+ new, - fixed). Ctrl-C stops it (exit 0)."""
+    from .audit_watch import follow
 
     store = ctx.obj.store()
 

@@ -43,6 +43,13 @@ from .store import InitReport, ListError, Listing, MemoryStore, init_directory
 if TYPE_CHECKING:
     from .archive import ArchiveResult, archive_memory, purge_memory, restore_memory
     from .archive_log import ArchiveEvent, read_log
+    from .audit import AuditReport
+    from .audit import audit as run_audit
+    from .audit_fix import FixReport
+    from .audit_fix import fix as fix_audit
+    from .audit_scan import Finding
+    from .audit_watch import AuditDiff, LiveAudit
+    from .audit_watch import follow as follow_audit
     from .candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
     from .edit import render_new, set_fields
     from .locks import Lock, LockChange, list_locks, lock_memory, unlock_memory
@@ -51,10 +58,12 @@ if TYPE_CHECKING:
         RollbackReport,
         apply_rollback,
         plan_rollback,
-        rollback,
         rollback_history,
     )
-    from .snapshot_diff import snapshot_diff
+    from .rollback import (
+        rollback as roll_back,
+    )
+    from .snapshot_diff import snapshot_diff as diff_snapshot
     from .snapshots import (
         Snapshot,
         create_snapshot,
@@ -64,11 +73,16 @@ if TYPE_CHECKING:
     )
 
 __version__ = "0.1.0"
-_LAZY = {
+_LAZY = {  # public name: module, or module:attribute where the name differs
     "ArchiveEvent": "archive_log",
     "ArchiveResult": "archive",
+    "AuditDiff": "audit_watch",
+    "AuditReport": "audit",
     "Candidate": "candidates",
     "CandidateReport": "candidates",
+    "Finding": "audit_scan",
+    "FixReport": "audit_fix",
+    "LiveAudit": "audit_watch",
     "Lock": "locks",
     "LockChange": "locks",
     "RollbackPlan": "rollback",
@@ -78,6 +92,9 @@ _LAZY = {
     "archive_candidates": "candidates",
     "archive_memory": "archive",
     "create_snapshot": "snapshots",
+    "diff_snapshot": "snapshot_diff:snapshot_diff",
+    "fix_audit": "audit_fix:fix",
+    "follow_audit": "audit_watch:follow",
     "idle_thresholds": "candidates",
     "list_locks": "locks",
     "list_snapshots": "snapshots",
@@ -88,10 +105,10 @@ _LAZY = {
     "read_log": "archive_log",
     "render_new": "edit",
     "restore_memory": "archive",
-    "rollback": "rollback",
+    "roll_back": "rollback:rollback",
     "rollback_history": "rollback",
+    "run_audit": "audit:audit",
     "set_fields": "edit",
-    "snapshot_diff": "snapshot_diff",
     "unlock_memory": "locks",
     "verify_snapshot": "snapshots",
 }
@@ -103,23 +120,29 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         from importlib import import_module
 
-        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+        module, _, attribute = _LAZY[name].partition(":")
+        return getattr(import_module(f"{__name__}.{module}"), attribute or name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "TYPES",
     "ArchiveEvent",
     "ArchiveResult",
+    "AuditDiff",
+    "AuditReport",
     "Candidate",
     "CandidateReport",
     "ConflictNotFound",
     "DirectoryMissing",
     "FileChangedDuringRead",
     "FileTooLarge",
+    "Finding",
+    "FixReport",
     "InitReport",
     "InvalidName",
     "ListError",
     "Listing",
+    "LiveAudit",
     "Lock",
     "LockChange",
     "Memory",
@@ -152,6 +175,9 @@ __all__ = [
     "archive_candidates",
     "archive_memory",
     "create_snapshot",
+    "diff_snapshot",
+    "fix_audit",
+    "follow_audit",
     "idle_thresholds",
     "init_directory",
     "list_locks",
@@ -166,10 +192,10 @@ __all__ = [
     "render_new",
     "restore_memory",
     "revision_of",
-    "rollback",
+    "roll_back",
     "rollback_history",
+    "run_audit",
     "set_fields",
-    "snapshot_diff",
     "unlock_memory",
     "verify_snapshot",
 ]

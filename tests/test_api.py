@@ -11,21 +11,22 @@ import sagemem
 def test_public_names_are_exactly_these() -> None:
     assert sagemem.__all__ == sorted(sagemem.__all__, key=lambda n: (not n.isupper(), n))
     assert set(sagemem.__all__) == {
-        "TYPES", "ArchiveEvent", "ArchiveResult", "Candidate", "CandidateReport",
-        "ConflictNotFound", "DirectoryMissing", "FileChangedDuringRead", "FileTooLarge",
-        "InitReport", "InvalidName", "ListError", "Listing", "Lock", "LockChange",
+        "TYPES", "ArchiveEvent", "ArchiveResult", "AuditDiff", "AuditReport",
+        "Candidate", "CandidateReport", "ConflictNotFound", "DirectoryMissing",
+        "FileChangedDuringRead", "FileTooLarge", "Finding", "FixReport", "InitReport",
+        "InvalidName", "ListError", "Listing", "LiveAudit", "Lock", "LockChange",
         "Memory", "MemoryExists", "MemoryLocked", "MemoryNotFound", "MemoryStore",
         "MoveIncomplete", "NameCollision", "NotArchived", "Problem", "ReservedName",
         "ResolutionRefused", "RollbackPlan", "RollbackReport", "SagememError",
         "Settings", "SettingsError", "Snapshot", "SnapshotDamaged", "SnapshotNotFound",
         "StaleRevision", "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge",
         "UnsafeFile", "WriteFailed", "WriteRefused", "apply_rollback",
-        "archive_candidates", "archive_memory", "create_snapshot", "idle_thresholds",
-        "init_directory", "list_locks", "list_snapshots", "load_settings",
-        "load_snapshot", "lock_memory", "parse", "plan_rollback", "purge_memory",
-        "read_log", "render_new", "restore_memory", "revision_of", "rollback",
-        "rollback_history", "set_fields", "snapshot_diff", "unlock_memory",
-        "verify_snapshot",
+        "archive_candidates", "archive_memory", "create_snapshot", "diff_snapshot",
+        "fix_audit", "follow_audit", "idle_thresholds", "init_directory", "list_locks",
+        "list_snapshots", "load_settings", "load_snapshot", "lock_memory", "parse",
+        "plan_rollback", "purge_memory", "read_log", "render_new", "restore_memory",
+        "revision_of", "roll_back", "rollback_history", "run_audit", "set_fields",
+        "unlock_memory", "verify_snapshot",
     }
 
 
@@ -45,3 +46,15 @@ def test_importing_the_library_does_not_import_typer() -> None:
 def test_every_public_name_resolves_including_the_lazy_ones() -> None:
     missing = [name for name in sagemem.__all__ if getattr(sagemem, name, None) is None]
     assert missing == []
+
+
+def test_no_public_name_is_shadowed_by_a_submodule_of_the_same_name() -> None:
+    import importlib
+    import pkgutil
+    import types
+
+    for module in pkgutil.iter_modules(sagemem.__path__):
+        if not module.name.startswith("cli") and module.name != "__main__":
+            importlib.import_module(f"sagemem.{module.name}")
+    modules = [n for n in sagemem.__all__ if isinstance(getattr(sagemem, n), types.ModuleType)]
+    assert modules == []

@@ -47,7 +47,7 @@ from .store import MemoryStore
 SCOPES = ("touched", "all")
 HISTORY_FILE = "rollbacks.jsonl"
 SKIP_CODES = ("locked", "collision", "conflict", "unreadable", "not_captured", "damaged",
-              "failed")
+              "not_protected", "ambiguous", "failed")
 
 
 @dataclass(frozen=True)
@@ -177,10 +177,14 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
         _check_history_file(store)
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
+        held = frozenset(f.name for f in protection.files)
         for restore in plan.restores:
-            _record(_restore(store, plan.snapshot, restore), restore.file, restored, skipped)
+            outcome = _unprotected(held, restore.file, restore.seen) or \
+                _restore(store, plan.snapshot, restore)
+            _record(outcome, restore.file, restored, skipped)
         for move in plan.moves:
-            _record(_move(store, move), move.file, moved, skipped)
+            outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
+            _record(outcome, move.file, moved, skipped)
         report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
                                 tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
                                 plan.left)
@@ -211,6 +215,16 @@ def _record(outcome: Skip | None, file: str, done: list[str], skipped: list[Skip
         done.append(file)
     else:
         skipped.append(outcome)
+
+
+def _unprotected(held: frozenset[str], file: str, seen: str | None) -> Skip | None:
+    """The second guard: a file is replaced or moved only if the protection snapshot holds
+    it (by exact name), so the rollback's own undo can bring it back. Creating a file
+    that did not exist replaces nothing and needs no copy."""
+    if seen is None or file in held:
+        return None
+    return Skip(file, "not_protected", "the protection snapshot could not copy it; left "
+                                       "as it is")
 
 
 def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip | None:

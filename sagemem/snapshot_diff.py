@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import (
-    FileChangedDuringRead,
     MemoryNotFound,
     SagememError,
     SnapshotDamaged,
-    UnreadableFile,
 )
-from .paths import lstat_regular, name_key, read_regular, with_suffix
+from .paths import name_key, read_chunks, read_regular, with_suffix
 from .snapshots import SkippedFile, Snapshot, memory_file_names, read_copy
 from .store import MemoryStore
-
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True)
@@ -56,21 +50,9 @@ class Comparison:
 def file_sha256(path: Path) -> str:
     """The sha256 of a regular file of any size, read in chunks (bounded memory); a
     symlink or device is UnsafeFile, a missing file MemoryNotFound."""
-    before = lstat_regular(path)
     digest = hashlib.sha256()
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
-    try:
-        if os.fstat(fd).st_ino != before.st_ino or not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileChangedDuringRead(path)
-        while chunk := os.read(fd, 1 << 16):
-            digest.update(chunk)
-    except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
-    finally:
-        os.close(fd)
+    for chunk in read_chunks(path):
+        digest.update(chunk)
     return digest.hexdigest()
 
 

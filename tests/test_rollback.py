@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -9,11 +10,13 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sagemem import rollback as rollback_mod
 from sagemem.archive import LOCKS_FILE
 from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
@@ -24,7 +27,7 @@ from sagemem.rollback import (
     rollback,
     rollback_history,
 )
-from sagemem.snapshots import create_snapshot, list_snapshots
+from sagemem.snapshots import Snapshot, create_snapshot, list_snapshots
 from sagemem.store import MemoryStore, init_directory
 
 
@@ -204,11 +207,35 @@ def test_a_symlink_is_neither_replaced_nor_moved(store: MemoryStore, tmp_path: P
 
 def test_a_file_the_snapshot_could_not_copy_is_left_alone(store: MemoryStore,
                                                           tmp_path: Path) -> None:
-    (store.directory / "huge.md").write_bytes(b"x" * (store.max_bytes + 1))
+    (tmp_path / "outside.md").write_text("not ours\n")
+    (store.directory / "odd.md").symlink_to(tmp_path / "outside.md")
     snapshot = create_snapshot(store)
+    (store.directory / "odd.md").unlink()
+    (store.directory / "odd.md").write_text("a real file now\n")
     report = rollback(store, snapshot.id, scope="all")
-    assert [(s.file, s.code) for s in report.skipped] == [("huge.md", "not_captured")]
-    assert (store.directory / "huge.md").exists()
+    assert [(s.file, s.code) for s in report.skipped] == [("odd.md", "not_captured")]
+    assert (store.directory / "odd.md").read_text() == "a real file now\n"
+
+
+def test_a_file_the_protection_snapshot_lacks_is_neither_replaced_nor_moved(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = create_snapshot(store)
+    edit(store)
+    real = rollback_mod.write_snapshot
+
+    def losing_two(store: MemoryStore, **kwargs: Any) -> Snapshot:
+        made = real(store, **kwargs)
+        lost = ("project_a.md", "project_new.md")
+        return dataclasses.replace(made, files=tuple(f for f in made.files
+                                                     if f.name not in lost))
+
+    monkeypatch.setattr(rollback_mod, "write_snapshot", losing_two)
+    report = rollback(store, snapshot.id, scope="all")
+    assert {s.file: s.code for s in report.skipped} == {"project_a.md": "not_protected",
+                                                       "project_new.md": "not_protected"}
+    assert report.restored == ("user_b.md",)
+    assert (store.directory / "project_a.md").read_text() == "---\nname: A\n---\nbody a, edited\n"
+    assert (store.directory / "project_new.md").read_text() == "a new memory\n"
 
 
 # -- the proof: random edits, rollback all, byte-identical; then undo, byte-identical -------
@@ -300,3 +327,16 @@ def test_in_a_git_tree_only_the_files_meant_to_change_show_as_changed(tmp_path: 
     (memory / "project_new.md").write_text("new\n")
     rollback(store, snapshot.id, scope="all")
     assert git(memory, "status", "--porcelain", "-uall") == "?? archive/project_new.md\n"
+
+
+# -- review findings -------------------------------------------------------------------------
+
+def test_an_oversized_current_file_is_protected_and_the_undo_brings_it_back(
+        store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    big = os.urandom(4 * 1024 * 1024)
+    (store.directory / "project_a.md").write_bytes(big)
+    report = rollback(store, snapshot.id, scope="all")
+    assert report.restored == ("project_a.md",) and report.protection_id is not None
+    rollback(store, report.protection_id, scope="all")
+    assert (store.directory / "project_a.md").read_bytes() == big

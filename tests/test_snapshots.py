@@ -80,14 +80,21 @@ def test_creating_changes_nothing_in_the_memory_directory(store: MemoryStore) ->
     assert (sorted(os.listdir(store.directory)), tree(store.directory)) == before
 
 
-def test_a_symlink_or_an_oversized_file_is_not_copied_but_named(store: MemoryStore,
-                                                                tmp_path: Path) -> None:
+def test_a_symlink_is_not_copied_but_named(store: MemoryStore, tmp_path: Path) -> None:
     (tmp_path / "secret.md").write_text("outside\n")
     (store.directory / "link.md").symlink_to(tmp_path / "secret.md")
-    (store.directory / "huge.md").write_bytes(b"x" * (store.max_bytes + 1))
     snapshot = create_snapshot(store)
-    assert {s.name for s in snapshot.skipped} == {"link.md", "huge.md"}
-    assert not (snapshot.path / "link.md").exists() and not (snapshot.path / "huge.md").exists()
+    assert {s.name for s in snapshot.skipped} == {"link.md"}
+    assert not (snapshot.path / "link.md").exists()
+
+
+def test_a_file_over_the_size_limit_is_copied_whole(store: MemoryStore) -> None:
+    """A snapshot's purpose is exact bytes: the size gate is for reading memories."""
+    huge = os.urandom(store.max_bytes * 3)
+    (store.directory / "huge.md").write_bytes(huge)
+    snapshot = create_snapshot(store)
+    assert snapshot.skipped == () and (snapshot.path / "huge.md").read_bytes() == huge
+    assert verify_snapshot(load_snapshot(store, snapshot.id)) == snapshot
 
 
 def test_progress_reports_each_file(store: MemoryStore) -> None:

@@ -38,7 +38,7 @@ from .errors import (
     WriteFailed,
 )
 from .githead import GitHead, git_head
-from .paths import INDEX_FILE, name_key, read_chunks, read_regular
+from .paths import INDEX_FILE, check_name, name_key, read_chunks, read_regular
 from .store import MemoryStore
 
 SNAPSHOTS_DIR = "snapshots"
@@ -297,6 +297,7 @@ def _load(path: Path, snapshot_id: str) -> Snapshot:
         manifest = json.loads(raw.decode("utf-8"))
         snapshot = _from_manifest(manifest, path)
     except (SagememError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        # InvalidName (a SagememError) too: a manifest naming ../x.md is never used
         raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE]) from exc
     if snapshot.id != snapshot_id:
         raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE])
@@ -305,16 +306,27 @@ def _load(path: Path, snapshot_id: str) -> Snapshot:
 
 def _from_manifest(manifest: dict[str, Any], path: Path) -> Snapshot:
     git = manifest.get("git")
+    files = tuple(SnapshotFile(_plain_name(f["name"]), int(f["size"]), str(f["sha256"]))
+                  for f in manifest["files"])
+    if len({f.name for f in files}) != len(files):
+        raise ValueError("a file is named twice")
     return Snapshot(
         id=str(manifest["id"]), created=datetime.fromisoformat(manifest["created"]),
         kind=str(manifest["kind"]), label=manifest.get("label"), reason=manifest.get("reason"),
         run_id=manifest.get("run_id"),
         git=GitHead(git.get("head"), git.get("ref")) if isinstance(git, dict) else None,
-        files=tuple(SnapshotFile(str(f["name"]), int(f["size"]), str(f["sha256"]))
-                    for f in manifest["files"]),
-        skipped=tuple(SkippedFile(str(s["name"]), str(s["reason"]))
+        files=files,
+        skipped=tuple(SkippedFile(_plain_name(s["name"]), str(s["reason"]))
                       for s in manifest.get("skipped", [])),
         path=path)
+
+
+def _plain_name(name: object) -> str:
+    """A manifest name must be what a snapshot can hold — a top-level ``.md`` file or
+    MEMORY.md — never ``../x.md`` or an absolute path: a rollback writes to it."""
+    if not isinstance(name, str):
+        raise TypeError("a file name must be a string")
+    return check_name(name)
 
 
 def read_copy(snapshot: Snapshot, entry: SnapshotFile) -> bytes | None:

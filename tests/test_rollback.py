@@ -340,3 +340,29 @@ def test_an_oversized_current_file_is_protected_and_the_undo_brings_it_back(
     assert report.restored == ("project_a.md",) and report.protection_id is not None
     rollback(store, report.protection_id, scope="all")
     assert (store.directory / "project_a.md").read_bytes() == big
+
+
+@pytest.mark.parametrize("bad", ["../evil.md", "/tmp/sagemem-evil.md", "sub/evil.md",
+                                 ".hidden.md", "evil.txt"])
+def test_a_manifest_naming_a_file_outside_the_directory_is_damaged_and_never_used(
+        store: MemoryStore, bad: str) -> None:
+    snapshot = create_snapshot(store)
+    manifest = json.loads((snapshot.path / "manifest.json").read_text())
+    data = b"escaped\n"
+    manifest["files"].append({"name": bad, "size": len(data),
+                              "sha256": hashlib.sha256(data).hexdigest()})
+    (snapshot.path / "manifest.json").write_text(json.dumps(manifest))
+    outside = (store.directory / bad).resolve()
+    with pytest.raises(SnapshotDamaged):
+        rollback(store, snapshot.id, scope="all")
+    assert not outside.exists()
+    assert list_snapshots(store).unreadable == (snapshot.id,)
+
+
+def test_a_manifest_naming_one_file_twice_is_damaged(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    manifest = json.loads((snapshot.path / "manifest.json").read_text())
+    manifest["files"].append(manifest["files"][0])
+    (snapshot.path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SnapshotDamaged):
+        rollback(store, snapshot.id, scope="all")

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
 from .rollback import (
     SCOPES,
@@ -134,19 +135,15 @@ def rollback_(
         raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
     store = ctx.obj.store()
     plan = plan_rollback(store, snapshot_id, scope)
-    if not (dry_run or yes) and on_terminal():
-        echo_lines(report_text(preview(plan)))
-        typer.confirm("roll back?", abort=True)
+    if not (dry_run or yes) and cli.interactive():
+        # on stderr, like the archive commands' questions: --json keeps stdout JSON alone
+        typer.echo("\n".join(report_text(preview(plan))), err=True)
+        typer.confirm("roll back?", abort=True, err=True)
     report = preview(plan) if dry_run else apply_rollback(store, plan)
     if as_json:
         echo_json(report_json(report))
     else:
         echo_lines(report_text(report))
-
-
-def on_terminal() -> bool:
-    """Ask only a person: a script or an agent passes --yes, or is not asked at all."""
-    return sys.stdin.isatty()
 
 
 # -- rendering -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli_snapshot
+from sagemem import cli, cli_snapshot
 from sagemem.cli import main
 from sagemem.store import MemoryStore
 
@@ -130,13 +130,25 @@ def test_rollback_asks_on_a_terminal_and_yes_skips_it(
         run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_a.md").write_text("changed\n")
-    monkeypatch.setattr(cli_snapshot, "on_terminal", lambda: True)
+    monkeypatch.setattr(cli, "interactive", lambda: True)
     monkeypatch.setattr("sys.stdin", _Answer("n\n"))
     refused = run("rollback", snapshot_id)
     assert refused.code == 1 and "error: aborted" in refused.err
     assert (store.directory / "project_a.md").read_text() == "changed\n"
     assert run("rollback", snapshot_id, "--yes").code == 0
     assert (store.directory / "project_a.md").read_text() == "---\nname: A\n---\nbody a\n"
+
+
+def test_rollback_json_on_a_terminal_keeps_the_preview_and_question_off_stdout(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+    monkeypatch.setattr(cli, "interactive", lambda: True)
+    monkeypatch.setattr("sys.stdin", _Answer("y\n"))
+    result = run("rollback", snapshot_id, "--json")
+    assert result.code == 0, result
+    assert json.loads(result.out)["restored"] == ["project_a.md"]
+    assert "would roll back" in result.err and "roll back?" in result.err
 
 
 class _Answer:

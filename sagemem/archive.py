@@ -255,7 +255,7 @@ def move_file(store: MemoryStore, file: str, *, into_archive: bool) -> bool:
         return False
     target = target_dir / file
     try:
-        _move_without_overwrite(source, target)
+        move_without_overwrite(source, target)
     except FileExistsError:
         return False
     except OSError as exc:
@@ -285,9 +285,10 @@ def _ensure_folder(folder: Path) -> None:
         raise WriteFailed(folder, exc.strerror or str(exc)) from exc
 
 
-def _move_without_overwrite(source: Path, target: Path) -> None:
-    """A hard link then an unlink: the link fails if the name exists, where a rename
-    would silently replace it. Without hard links, the store lock serialises us."""
+def move_without_overwrite(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target`` unless that exists (FileExistsError): a hard link
+    then an unlink, as the link fails if the name exists, where a rename would silently
+    replace it. Without hard links, the store lock serialises us."""
     try:
         os.link(source, target, follow_symlinks=False)
     except FileExistsError:

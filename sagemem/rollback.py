@@ -3,9 +3,20 @@
 ``touched`` restores the files of the snapshot that differ now (changed or removed
 since) and leaves files added since alone; ``all`` also moves those added files into
 ``archive/`` (keeping their names; a name already taken there is skipped and counted,
-never overwritten). A locked memory is never moved; restoring its old bytes is allowed
-— the lock guards against losing a memory, and a restore loses nothing (the protection
-snapshot holds what it replaced).
+never overwritten).
+
+``archive/`` is part of the picture, so that a rollback and its undo are exact for the
+top-level files and leave no duplicates: a file removed since the snapshot whose exact
+name ``archive/`` holds with the snapshot's bytes is moved back out (it was archived),
+not copied; a file to be moved into ``archive/`` that ``archive/`` already holds with
+identical bytes is only taken off the top level — renamed aside, its sha256 and the
+archived copy's checked again under the lock, then unlinked (its bytes stay in
+``archive/`` and in the protection snapshot; any mismatch puts it back). Leaving it
+(as ``already_archived``) would be safer still, but the rollback would not be exact.
+
+A locked memory is never moved; restoring its old bytes is allowed — the lock guards
+against losing a memory, and a restore loses nothing (the protection snapshot holds
+what it replaced).
 
 Before anything changes, a *protection* snapshot of now is taken, so a rollback can
 itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``.
@@ -15,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -22,8 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .archive import locked_names, move_file
-from .atomic import atomic_write
+from .archive import move_file, move_without_overwrite
+from .atomic import TMP_SUFFIX, atomic_write, remove_quietly
 from .conflicts import record_write_conflict
 from .errors import (
     MemoryNotFound,
@@ -32,6 +44,7 @@ from .errors import (
     WriteFailed,
     WriteRefused,
 )
+from .locks import locked_names
 from .paths import lstat_regular, name_key, read_regular
 from .snapshot_diff import CurrentFile, current_files, file_sha256
 from .snapshots import (
@@ -237,6 +250,9 @@ def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip |
     before the rename, so an edit made since the plan is refused, recorded as a conflict
     and reported, never overwritten. Creation never overwrites (a hard link).
     """
+    archived = _archived_sha(store, restore.entry.name) if restore.seen is None else None
+    if archived is not None and archived == restore.entry.sha256:
+        return _move_back_out(store, restore)
     data = read_copy(snapshot, restore.entry)
     if data is None:
         return Skip(restore.file, "damaged", "the snapshot's copy no longer matches its "
@@ -257,6 +273,28 @@ def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip |
     except SagememError as exc:
         return Skip(restore.file, "failed", str(exc))
     return None
+
+
+def _move_back_out(store: MemoryStore, restore: Restore) -> Skip | None:
+    """``archive/`` holds the snapshot's exact bytes under the exact name: the file was
+    archived since, so it moves back out rather than leaving a duplicate behind."""
+    try:
+        if move_file(store, restore.entry.name, into_archive=False):
+            return None
+    except SagememError as exc:
+        return Skip(restore.file, "failed", str(exc))
+    return Skip(restore.file, "conflict", "created since the plan; left in place")
+
+
+def _archived_sha(store: MemoryStore, name: str) -> str | None:
+    """The sha256 of ``archive/<name>`` by exact name; None when there is none or
+    ``archive/`` cannot be used (a symlink): then nothing is taken from or left to it."""
+    try:
+        if store.existing_name(name, archived=True) != name:
+            return None
+    except SagememError:
+        return None
+    return _sha_or_none(store.archive_dir / name)
 
 
 def _conflict(store: MemoryStore, snapshot: Snapshot, restore: Restore, data: bytes,
@@ -281,6 +319,8 @@ def _conflict(store: MemoryStore, snapshot: Snapshot, restore: Restore, data: by
 def _move(store: MemoryStore, move: Move) -> Skip | None:
     if _sha_or_none(store.directory / move.file) != move.seen:
         return Skip(move.file, "conflict", "changed since the plan; left in place")
+    if _archived_sha(store, move.file) == move.seen:
+        return _drop_archived_duplicate(store, move)
     try:
         if not move_file(store, move.file, into_archive=True):
             return Skip(move.file, "collision", "archive/ already holds this name; left "
@@ -288,6 +328,26 @@ def _move(store: MemoryStore, move: Move) -> Skip | None:
     except SagememError as exc:
         return Skip(move.file, "failed", str(exc))
     return None
+
+
+def _drop_archived_duplicate(store: MemoryStore, move: Move) -> Skip | None:
+    """``archive/`` already holds these exact bytes: take the top-level copy away, but
+    only after checking, once it is renamed aside (no editor can change it there), that
+    both it and the archived copy still are those bytes. A mismatch puts it back."""
+    source = store.directory / move.file
+    aside = source.with_name(f".{move.file}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    try:
+        os.rename(source, aside)
+    except OSError as exc:
+        return Skip(move.file, "failed", exc.strerror or str(exc))
+    if _sha_or_none(aside) == move.seen == _archived_sha(store, move.file):
+        remove_quietly(aside)
+        return None
+    try:
+        move_without_overwrite(aside, source)
+    except OSError:
+        return Skip(move.file, "failed", f"changed while it was moved; its bytes are in {aside}")
+    return Skip(move.file, "conflict", "changed since the plan; left in place")
 
 
 def _sha_or_none(path: Path) -> str | None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemem import rollback as rollback_mod
-from sagemem.archive import LOCKS_FILE
+from sagemem.archive import LOCKS_FILE, archive_memory
 from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.rollback import (
@@ -245,13 +245,26 @@ NAMES = st.sampled_from(["project_a.md", "user_b.md", "feedback_c.md", "referenc
 EDIT = st.tuples(st.sampled_from(["write", "delete"]), NAMES, st.binary(max_size=64))
 
 
+def start_archive(store: MemoryStore) -> dict[str, bytes]:
+    """A non-empty archive/: one memory archived long ago, and a byte-identical duplicate
+    of a live one (what a rollback used to leave behind)."""
+    store.archive_dir.mkdir()
+    files = {"project_old.md": b"archived long ago\n",
+             "user_b.md": (store.directory / "user_b.md").read_bytes()}
+    for name, data in files.items():
+        (store.archive_dir / name).write_bytes(data)
+    return files
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits=st.lists(EDIT, max_size=12))
 def test_rollback_all_is_exact_and_undoable_for_any_edit_sequence(
         edits: list[tuple[str, str, bytes]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = make_store(Path(tmp))
+        at_start = start_archive(store)
         at_snapshot = top_level(store)
+        snapshot_bytes = {n: (store.directory / n).read_bytes() for n in at_snapshot}
         snapshot = create_snapshot(store)
         for action, name, data in edits:
             path = store.directory / name
@@ -260,14 +273,22 @@ def test_rollback_all_is_exact_and_undoable_for_any_edit_sequence(
             elif path.exists():
                 path.unlink()
         edited = {n: (store.directory / n).read_bytes() for n in top_level(store)}
-        report = rollback(store, snapshot.id, scope="all")
-        assert top_level(store) == at_snapshot
-        extra = set(edited) - set(at_snapshot)
-        assert {n: edited[n] for n in extra} == archived(store)
-        assert report.skipped == ()
-        assert report.protection_id is not None
-        rollback(store, report.protection_id, scope="all")
-        assert {n: (store.directory / n).read_bytes() for n in top_level(store)} == edited
+        extra = {n: edited[n] for n in set(edited) - set(at_snapshot)}
+        # a removed user_b.md comes back out of archive/, not as a second copy
+        rolled_back = {**{n: d for n, d in at_start.items()
+                          if n != "user_b.md" or "user_b.md" in edited}, **extra}
+        # the undo moves a file the rollback had to create into archive/ (nothing is
+        # deleted); the second rollback then takes it back out of there, not a copy
+        recreated = {n: d for n, d in snapshot_bytes.items() if n not in edited}
+        undone = {**at_start, **recreated}
+        for _ in range(2):  # roll back, undo; then the same again from where the undo left
+            report = rollback(store, snapshot.id, scope="all")
+            assert top_level(store) == at_snapshot and archived(store) == rolled_back
+            assert report.skipped == () and report.protection_id is not None
+            undo = rollback(store, report.protection_id, scope="all")
+            assert undo.skipped == ()
+            assert {n: (store.directory / n).read_bytes() for n in top_level(store)} == edited
+            assert archived(store) == undone
         shutil.rmtree(store.state_dir)
 
 
@@ -366,3 +387,34 @@ def test_a_manifest_naming_one_file_twice_is_damaged(store: MemoryStore) -> None
     (snapshot.path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(SnapshotDamaged):
         rollback(store, snapshot.id, scope="all")
+
+
+def test_rolling_back_an_archive_moves_the_file_back_out_and_the_undo_is_exact(
+        store: MemoryStore) -> None:
+    at_snapshot = top_level(store)
+    snapshot = create_snapshot(store)
+    archive_memory(store, "project_a", "x")
+    after_archive, in_archive = top_level(store), archived(store)
+    report = rollback(store, snapshot.id, scope="all")
+    assert top_level(store) == at_snapshot and archived(store) == {}
+    assert report.skipped == () and report.protection_id is not None
+    undo = rollback(store, report.protection_id, scope="all")
+    assert undo.skipped == ()
+    assert top_level(store) == after_archive and archived(store) == in_archive
+
+
+def test_a_file_archive_already_holds_byte_for_byte_is_not_archived_twice(
+        store: MemoryStore) -> None:
+    at_snapshot = top_level(store)
+    snapshot = create_snapshot(store)
+    (store.directory / "project_new.md").write_text("same bytes\n")
+    store.archive_dir.mkdir()
+    (store.archive_dir / "project_new.md").write_text("same bytes\n")
+    edited = top_level(store)
+    report = rollback(store, snapshot.id, scope="all")
+    assert report.moved == ("project_new.md",) and report.skipped == ()
+    assert top_level(store) == at_snapshot
+    assert archived(store) == {"project_new.md": b"same bytes\n"}
+    assert report.protection_id is not None
+    rollback(store, report.protection_id, scope="all")
+    assert top_level(store) == edited

@@ -153,7 +153,8 @@ def show_json(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparis
     return {**snapshot_json(snapshot, files=True), "damaged": list(damaged),
             "changed": list(comparison.changed), "added": list(comparison.added),
             "removed": list(comparison.removed), "unchanged": comparison.unchanged,
-            "unreadable": [vars(u) for u in comparison.unreadable]}
+            "unreadable": [vars(u) for u in comparison.unreadable],
+            "ambiguous": list(comparison.ambiguous)}
 
 
 def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
@@ -170,6 +171,7 @@ def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparis
     lines += [f"added since   {n}" for n in comparison.added]
     lines += [f"removed since {n}" for n in comparison.removed]
     lines += [f"unreadable now {u.name}: {u.reason}" for u in comparison.unreadable]
+    lines += [f"ambiguous {n} (another name differs only in case)" for n in comparison.ambiguous]
     return [*lines, f"{comparison.unchanged} unchanged"]
 
 

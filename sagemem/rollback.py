@@ -46,7 +46,7 @@ from .errors import (
 )
 from .locks import locked_names
 from .paths import lstat_regular, name_key, read_regular
-from .snapshot_diff import CurrentFile, current_files, file_sha256
+from .snapshot_diff import CurrentFile, Pairing, current_files, file_sha256, pair
 from .snapshots import (
     Snapshot,
     SnapshotFile,
@@ -128,20 +128,21 @@ def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     store.require_directory()
     snapshot = verify_snapshot(load_snapshot(store, snapshot_id))
-    now = current_files(store)
-    restores, skips, unchanged = _restores(snapshot, now)
-    moves, more_skips, left = _moves(store, snapshot, now, scope)
+    paired = pair(snapshot, current_files(store))
+    restores, skips, unchanged = _restores(paired)
+    skips += [Skip(name, "ambiguous", "another file's name differs from it only in case or "
+                                      "Unicode form; left alone, sort them out by hand")
+              for name in paired.ambiguous]
+    moves, more_skips, left = _moves(store, snapshot, paired.added, scope)
     return RollbackPlan(snapshot, scope, tuple(restores), tuple(moves),
                         tuple(skips + more_skips), unchanged, tuple(left))
 
 
-def _restores(snapshot: Snapshot, now: dict[str, CurrentFile]
-              ) -> tuple[list[Restore], list[Skip], int]:
+def _restores(paired: Pairing) -> tuple[list[Restore], list[Skip], int]:
     restores: list[Restore] = []
     skips: list[Skip] = []
     unchanged = 0
-    for entry in snapshot.files:
-        current = now.get(name_key(entry.name))
+    for entry, current in paired.pairs:
         if current is None:
             restores.append(Restore(entry.name, entry, None))
         elif current.problem is not None:
@@ -153,11 +154,9 @@ def _restores(snapshot: Snapshot, now: dict[str, CurrentFile]
     return restores, skips, unchanged
 
 
-def _moves(store: MemoryStore, snapshot: Snapshot, now: dict[str, CurrentFile], scope: str
+def _moves(store: MemoryStore, snapshot: Snapshot, added: tuple[CurrentFile, ...], scope: str
            ) -> tuple[list[Move], list[Skip], list[str]]:
-    in_snapshot = {name_key(f.name) for f in snapshot.files}
     not_captured = {name_key(s.name): s.reason for s in snapshot.skipped}
-    added = [c for k, c in now.items() if k not in in_snapshot]
     if scope == "touched":
         return [], [], [c.name for c in added]
     locked = locked_names(store)

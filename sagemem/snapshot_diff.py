@@ -4,6 +4,11 @@ removed since — and the unified diff of each.
 Current files are compared by sha256, hashed in chunks, so a file grown past the size
 limit since is still compared (and restored) rather than refused. A file that is now a
 symlink or a device is *unreadable*: neither compared nor ever replaced.
+
+Files are paired by their exact name. A snapshot file and a current file whose names
+differ only in case or Unicode form (``Project_A.md``, ``project_a.md``) are
+*ambiguous*: the same file renamed, or two files? A rollback never guesses — it would
+overwrite one file with another's bytes — and leaves both alone.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from .errors import (
     SnapshotDamaged,
 )
 from .paths import name_key, read_chunks, read_regular, with_suffix
-from .snapshots import SkippedFile, Snapshot, memory_file_names, read_copy
+from .snapshots import SkippedFile, Snapshot, SnapshotFile, memory_file_names, read_copy
 from .store import MemoryStore
 
 
@@ -41,6 +46,7 @@ class Comparison:
     removed: tuple[str, ...]
     unchanged: int
     unreadable: tuple[SkippedFile, ...]
+    ambiguous: tuple[str, ...] = ()
 
     @property
     def differs(self) -> tuple[str, ...]:
@@ -56,37 +62,61 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Pairing:
+    """The snapshot's files matched with the current files by exact name."""
+
+    pairs: tuple[tuple[SnapshotFile, CurrentFile | None], ...]  # None: removed since
+    added: tuple[CurrentFile, ...]
+    ambiguous: tuple[str, ...]  # snapshot or current names with a different-spelling twin
+
+
 def current_files(store: MemoryStore) -> dict[str, CurrentFile]:
-    """Every file a snapshot would hold, now, keyed by ``name_key``."""
+    """Every file a snapshot would hold, now, keyed by its exact name."""
     found: dict[str, CurrentFile] = {}
     for name in memory_file_names(store):
         try:
-            found[name_key(name)] = CurrentFile(name, file_sha256(store.directory / name))
+            found[name] = CurrentFile(name, file_sha256(store.directory / name))
         except MemoryNotFound:
             continue  # removed while we listed: it is not part of "now"
         except SagememError as exc:
-            found[name_key(name)] = CurrentFile(name, None, str(exc))
+            found[name] = CurrentFile(name, None, str(exc))
     return found
+
+
+def pair(snapshot: Snapshot, now: dict[str, CurrentFile]) -> Pairing:
+    """Match by exact name. What is left unmatched on both sides under one ``name_key``
+    (a case or Unicode-form spelling of each other) is ambiguous, never matched."""
+    in_snapshot = {f.name for f in snapshot.files}
+    lost = [f for f in snapshot.files if f.name not in now]
+    new = [c for n, c in now.items() if n not in in_snapshot]
+    twins = {name_key(f.name) for f in lost} & {name_key(c.name) for c in new}
+    pairs = [(f, now.get(f.name)) for f in snapshot.files if name_key(f.name) not in twins
+             or f.name in now]
+    ambiguous = [f.name for f in lost if name_key(f.name) in twins]
+    ambiguous += [c.name for c in new if name_key(c.name) in twins]
+    added = tuple(c for c in new if name_key(c.name) not in twins)
+    return Pairing(tuple(pairs), added, tuple(sorted(ambiguous, key=name_key)))
 
 
 def compare(store: MemoryStore, snapshot: Snapshot,
             now: dict[str, CurrentFile] | None = None) -> Comparison:
     """What differs between ``snapshot`` and the directory now."""
-    now = current_files(store) if now is None else now
-    in_snapshot = {name_key(f.name): f for f in snapshot.files}
+    paired = pair(snapshot, current_files(store) if now is None else now)
     changed, removed, unchanged = [], [], 0
-    for key, entry in in_snapshot.items():
-        current = now.get(key)
+    for entry, current in paired.pairs:
         if current is None:
             removed.append(entry.name)
         elif current.sha256 is not None and current.sha256 != entry.sha256:
             changed.append(current.name)
         elif current.sha256 is not None:
             unchanged += 1
-    added = [c.name for k, c in now.items() if k not in in_snapshot and c.problem is None]
-    unreadable = [SkippedFile(c.name, c.problem) for c in now.values() if c.problem]
+    added = [c.name for c in paired.added if c.problem is None]
+    unreadable = [SkippedFile(c.name, c.problem) for c in (*(c for _, c in paired.pairs if c),
+                                                           *paired.added) if c.problem]
     return Comparison(tuple(sorted(changed, key=name_key)), tuple(sorted(added, key=name_key)),
-                      tuple(sorted(removed, key=name_key)), unchanged, tuple(unreadable))
+                      tuple(sorted(removed, key=name_key)), unchanged, tuple(unreadable),
+                      paired.ambiguous)
 
 
 def snapshot_diff(store: MemoryStore, snapshot: Snapshot, name: str | None = None) -> str:

@@ -418,3 +418,26 @@ def test_a_file_archive_already_holds_byte_for_byte_is_not_archived_twice(
     assert report.protection_id is not None
     rollback(store, report.protection_id, scope="all")
     assert top_level(store) == edited
+
+
+def test_a_new_file_differing_only_in_case_is_never_overwritten(store: MemoryStore) -> None:
+    (store.directory / "Project_X.md").write_text("the old one\n")
+    snapshot = create_snapshot(store)
+    (store.directory / "project_x.md").write_text("a separate new one\n")
+    report = rollback(store, snapshot.id, scope="all")
+    assert (store.directory / "Project_X.md").read_text() == "the old one\n"
+    assert archived(store) == {"project_x.md": b"a separate new one\n"}
+    assert report.moved == ("project_x.md",) and report.restored == ()
+
+
+def test_a_snapshot_file_whose_name_now_has_another_spelling_is_ambiguous(
+        store: MemoryStore) -> None:
+    (store.directory / "Project_X.md").write_text("the old one\n")
+    snapshot = create_snapshot(store)
+    (store.directory / "Project_X.md").unlink()
+    (store.directory / "project_x.md").write_text("a different file\n")
+    report = rollback(store, snapshot.id, scope="all")
+    assert {s.file: s.code for s in report.skipped} == {"Project_X.md": "ambiguous",
+                                                       "project_x.md": "ambiguous"}
+    assert (store.directory / "project_x.md").read_text() == "a different file\n"
+    assert not (store.directory / "Project_X.md").exists() and archived(store) == {}

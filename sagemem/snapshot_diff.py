@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from .errors import (
     SagememError,
     SnapshotDamaged,
 )
-from .paths import name_key, read_chunks, read_regular, with_suffix
+from .paths import INDEX_FILE, check_name, name_key, read_chunks, read_regular, with_suffix
 from .snapshots import SkippedFile, Snapshot, SnapshotFile, memory_file_names, read_copy
 from .store import MemoryStore
 
@@ -120,45 +121,51 @@ def compare(store: MemoryStore, snapshot: Snapshot,
 
 
 def snapshot_diff(store: MemoryStore, snapshot: Snapshot, name: str | None = None) -> str:
-    """A unified diff from the snapshot to now, of every file that differs or of ``name``
-    alone (empty when it is the same); bytes that are not UTF-8 are shown replaced."""
-    comparison = compare(store, snapshot)
-    names = comparison.differs if name is None else (_one_name(store, snapshot, name),)
-    return "".join(_file_diff(store, snapshot, n) for n in names)
+    """A unified diff from the snapshot to now, of every file that differs (ambiguous ones
+    too) or of ``name`` alone (empty when it is the same); bytes that are not UTF-8 are
+    shown replaced. ``name`` must be a memory's file name or MEMORY.md (InvalidName)."""
+    by_name = {f.name: f for f in snapshot.files}  # one dict, not a scan per name
+    if name is None:
+        comparison = compare(store, snapshot)
+        names = sorted((*comparison.differs, *comparison.ambiguous), key=name_key)
+    else:
+        names = [_one_name(store, by_name, name)]
+    return "".join(_file_diff(store, snapshot, n, by_name.get(n)) for n in names)
 
 
-def _one_name(store: MemoryStore, snapshot: Snapshot, name: str) -> str:
-    name = with_suffix(name)
-    entry = snapshot.file(name)
-    if entry is not None:
-        return entry.name
-    on_disk = store.existing_name(name)
+def _one_name(store: MemoryStore, by_name: dict[str, SnapshotFile], name: str) -> str:
+    """The exact name ``name`` denotes in the snapshot or on disk. It is checked first:
+    ``../outside`` must not read a file outside the memory directory."""
+    name = check_name(with_suffix(name), store.reserved - {name_key(INDEX_FILE)})
+    if name in by_name or os.path.lexists(store.directory / name):
+        return name
+    key = name_key(name)
+    in_snapshot = next((n for n in by_name if name_key(n) == key), None)
+    on_disk = in_snapshot or store.existing_name(name)
     if on_disk is None:
         raise MemoryNotFound(name, store.directory)
     return on_disk
 
 
-def _file_diff(store: MemoryStore, snapshot: Snapshot, name: str) -> str:
-    entry = snapshot.file(name)
+def _file_diff(store: MemoryStore, snapshot: Snapshot, name: str,
+               entry: SnapshotFile | None) -> str:
     old = b""
     if entry is not None:
         copy = read_copy(snapshot, entry)
         if copy is None:
             raise SnapshotDamaged(snapshot.id, [entry.name])
         old = copy
-    new = _current_bytes(store, entry.name if entry else name)
+    exists = os.path.lexists(store.directory / name)
+    new = _current_bytes(store, name) if exists else b""
     return "".join(difflib.unified_diff(
         _lines(old), _lines(new),
         fromfile=f"snapshot/{snapshot.id}/{name}" if entry else "/dev/null",
-        tofile=f"now/{name}" if new or store.existing_name(name) else "/dev/null"))
+        tofile=f"now/{name}" if exists else "/dev/null"))
 
 
 def _current_bytes(store: MemoryStore, name: str) -> bytes:
-    on_disk = store.existing_name(name)
-    if on_disk is None:
-        return b""
     try:
-        return read_regular(store.directory / on_disk, store.max_bytes).data
+        return read_regular(store.directory / name, store.max_bytes).data
     except SagememError as exc:
         return f"[cannot show the current file: {exc}]\n".encode()
 

@@ -102,6 +102,13 @@ def test_diff_prints_a_unified_diff(run: Run, store: MemoryStore) -> None:
     assert json.loads(run("snapshot", "diff", snapshot_id, "--json").out)["diff"] == result.out
 
 
+def test_diff_of_a_name_outside_the_memory_directory_is_a_one_line_error(
+        run: Run, store: MemoryStore) -> None:
+    (store.directory.parent / "outside.md").write_text("secret\n")
+    snapshot_id = created_id(run)
+    assert "secret" not in one_line_error(run("snapshot", "diff", snapshot_id, "../outside"))
+
+
 def test_rollback_json_reports_and_undo_is_possible(run: Run, store: MemoryStore) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_a.md").write_text("changed\n")

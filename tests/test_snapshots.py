@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
+from sagemem.errors import InvalidName, SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.githead import GitHead, git_head
 from sagemem.snapshot_diff import compare, snapshot_diff
 from sagemem.snapshots import (
@@ -214,6 +214,21 @@ def test_diff_of_an_unknown_name_is_an_error(store: MemoryStore) -> None:
     snapshot = create_snapshot(store)
     with pytest.raises(MemoryNotFound):
         snapshot_diff(store, snapshot, "nothing_here")
+
+
+def test_diff_refuses_a_name_outside_the_memory_directory(store: MemoryStore,
+                                                          tmp_path: Path) -> None:
+    (tmp_path / "outside.md").write_text("secret\n")
+    snapshot = create_snapshot(store)
+    for bad in ("../outside", "../outside.md", str(tmp_path / "outside.md")):
+        with pytest.raises(InvalidName):
+            snapshot_diff(store, snapshot, bad)
+
+
+def test_diff_of_memory_md_is_allowed(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    (store.directory / "MEMORY.md").write_text("# rewritten\n")
+    assert "+# rewritten\n" in snapshot_diff(store, snapshot, "MEMORY.md")
 
 
 # -- git --------------------------------------------------------------------------------------

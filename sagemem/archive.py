@@ -161,7 +161,7 @@ def _archived_memory(store: MemoryStore, file: str) -> Memory | None:
 
 def _with_line(text: str, file: str, memory: Memory | None) -> str:
     """``text`` with a line for ``file``, unless one already points at it."""
-    if any(entry.target == file for entry in indexfile.entries(text)):
+    if indexfile.has_entry(text, file):
         return text
     title, hook = (memory.title, memory.description) if memory else (file[:-3], "")
     return indexfile.add_entry(text, indexfile.format_entry(title, file, hook))

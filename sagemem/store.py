@@ -428,7 +428,7 @@ class MemoryStore:
         """Add ``memory``'s line to MEMORY.md unless a line already points at it."""
         with self.locked():
             text, revision = self._read_index()
-            if any(entry.target == memory.file for entry in indexfile.entries(text)):
+            if indexfile.has_entry(text, memory.file):
                 return
             line = indexfile.format_entry(memory.title, memory.file, memory.description)
             self._write_index(indexfile.add_entry(text, line), revision)

@@ -263,6 +263,19 @@ def test_restore_keeps_an_existing_line(indexed: MemoryStore) -> None:
     assert index_text(indexed) == "- [Mine](project_deploy.md) — by hand\n"
 
 
+def test_restore_keeps_a_line_spelt_another_way(indexed: MemoryStore) -> None:
+    archive_memory(indexed, "project_deploy", "x")
+    (indexed.directory / "MEMORY.md").write_text("- [Mine](./Project_Deploy.md) — by hand\n")
+    assert not restore_memory(indexed, "project_deploy").index_changed
+    assert index_text(indexed) == "- [Mine](./Project_Deploy.md) — by hand\n"
+
+
+def test_archive_drops_a_line_spelt_another_way(indexed: MemoryStore) -> None:
+    (indexed.directory / "MEMORY.md").write_text("# I\n- [D](./project_deploy.md) — x\n")
+    assert archive_memory(indexed, "project_deploy", "x").index_changed
+    assert index_text(indexed) == "# I\n"
+
+
 def test_restore_refuses_a_name_the_top_level_has(indexed: MemoryStore) -> None:
     archive_memory(indexed, "project_deploy", "x")
     (indexed.directory / "PROJECT_DEPLOY.md").write_text("newer\n")

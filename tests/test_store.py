@@ -123,6 +123,14 @@ def test_new_creates_the_index_when_missing(store: MemoryStore) -> None:
     assert "- [bob](user_bob.md) — Bob" in (store.directory / "MEMORY.md").read_text()
 
 
+def test_index_memory_keeps_a_line_spelt_another_way(store: MemoryStore) -> None:
+    memory = store.new(type="user", name="bob", description="Bob", today=TODAY)
+    index = store.directory / "MEMORY.md"
+    index.write_text("- [Bob](./User_Bob.md) — by hand\n", encoding="utf-8")
+    store.index_memory(memory)
+    assert index.read_text(encoding="utf-8") == "- [Bob](./User_Bob.md) — by hand\n"
+
+
 def test_new_accepts_an_index_larger_than_one_memory_may_be(store: MemoryStore) -> None:
     index = store.directory / "MEMORY.md"
     lines = "".join(f"- [m{i}](project_m{i}.md) — a memory of a large folder\n"

@@ -144,6 +144,9 @@ def rollback_(
         echo_json(report_json(report))
     else:
         echo_lines(report_text(report))
+    if report.history_error:  # files did change: the report (and its undo id) is shown
+        typer.echo(f"error: {report.history_error}", err=True)
+        raise typer.Exit(1)
 
 
 # -- rendering -----------------------------------------------------------------------------

@@ -19,20 +19,17 @@ against losing a memory, and a restore loses nothing (the protection snapshot ho
 what it replaced).
 
 Before anything changes, a *protection* snapshot of now is taken, so a rollback can
-itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``.
+itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``
+(``rollback_history``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-from collections.abc import Iterator
-from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from .archive import move_file, move_without_overwrite
 from .atomic import TMP_SUFFIX, atomic_write, remove_quietly
@@ -41,11 +38,14 @@ from .errors import (
     MemoryNotFound,
     SagememError,
     StaleRevision,
-    WriteFailed,
     WriteRefused,
 )
 from .locks import locked_names
-from .paths import lstat_regular, name_key, read_regular
+from .paths import name_key, read_regular
+from .rollback_history import HISTORY_FILE as HISTORY_FILE
+from .rollback_history import append_history, check_history_file
+from .rollback_history import report_json as report_json
+from .rollback_history import rollback_history as rollback_history
 from .snapshot_diff import CurrentFile, Pairing, current_files, file_sha256, pair
 from .snapshots import (
     Snapshot,
@@ -58,7 +58,6 @@ from .snapshots import (
 from .store import MemoryStore
 
 SCOPES = ("touched", "all")
-HISTORY_FILE = "rollbacks.jsonl"
 SKIP_CODES = ("locked", "collision", "conflict", "unreadable", "not_captured", "damaged",
               "not_protected", "ambiguous", "failed")
 
@@ -118,6 +117,7 @@ class RollbackReport:
     skipped: tuple[Skip, ...]
     unchanged: int
     left: tuple[str, ...]
+    history_error: str | None = None  # set when files changed but the history line failed
 
 
 def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
@@ -186,7 +186,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
     moved: list[str] = []
     skipped = list(plan.skips)
     with store.locked():
-        _check_history_file(store)
+        check_history_file(store)
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
         held = frozenset(f.name for f in protection.files)
@@ -200,7 +200,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
         report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
                                 tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
                                 plan.left)
-        _append_history(store, report)
+        report = replace(report, history_error=append_history(store, report))
     index = store._index  # an open search index must not trust its silence now
     if index is not None:
         index.notice_change()
@@ -356,62 +356,3 @@ def _sha_or_none(path: Path) -> str | None:
         return None
     except SagememError:
         return "unreadable"  # never equal to a sha256: the guard refuses
-
-
-# -- the report and the history ------------------------------------------------------------
-
-def report_json(report: RollbackReport) -> dict[str, Any]:
-    """The stable JSON shape of a report; also the line ``rollbacks.jsonl`` holds."""
-    collisions = sum(1 for s in report.skipped if s.code == "collision")
-    return {
-        "time": report.time.isoformat(), "snapshot": report.snapshot_id, "scope": report.scope,
-        "dry_run": report.dry_run, "protection": report.protection_id,
-        "counts": {"restored": len(report.restored), "moved": len(report.moved),
-                   "skipped": len(report.skipped), "collisions": collisions,
-                   "unchanged": report.unchanged, "left": len(report.left)},
-        "restored": list(report.restored), "moved": list(report.moved),
-        "skipped": [{"file": s.file, "code": s.code, "reason": s.reason,
-                     "conflict": s.conflict_id} for s in report.skipped],
-        "left": list(report.left)}
-
-
-def _append_history(store: MemoryStore, report: RollbackReport) -> None:
-    """One JSON line per rollback; the caller holds the lock, so lines never interleave."""
-    path = store.state_dir / HISTORY_FILE
-    line = json.dumps(report_json(report), ensure_ascii=False).encode("utf-8") + b"\n"
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                     | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise WriteFailed(path, exc.strerror or str(exc)) from exc
-
-
-def _check_history_file(store: MemoryStore) -> None:
-    """A symlinked or odd history file: refused before anything changes, not after."""
-    with suppress(MemoryNotFound):
-        lstat_regular(store.state_dir / HISTORY_FILE)
-
-
-def rollback_history(store: MemoryStore) -> list[dict[str, Any]]:
-    """Every rollback recorded, oldest first; a line that is not a JSON object is skipped."""
-    path = store.state_dir / HISTORY_FILE
-    try:
-        lstat_regular(path)
-    except MemoryNotFound:
-        return []
-    return [entry for entry in _json_lines(path) if isinstance(entry, dict)]
-
-
-def _json_lines(path: Path) -> Iterator[Any]:
-    with open(path, "rb") as handle:
-        for raw in handle:
-            try:
-                yield json.loads(raw)
-            except ValueError:
-                continue
-

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli, cli_snapshot
+from sagemem import cli, cli_snapshot, rollback_history
 from sagemem.cli import main
+from sagemem.errors import WriteFailed
 from sagemem.store import MemoryStore
 
 
@@ -123,6 +124,23 @@ def test_rollback_json_reports_and_undo_is_possible(run: Run, store: MemoryStore
     undo = run("rollback", report["protection"], "--scope", "all")
     assert undo.code == 0 and "restored project_a.md" in undo.out
     assert (store.directory / "project_a.md").read_text() == "changed\n"
+
+
+def test_a_failed_history_line_prints_the_report_then_one_error_line(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+
+    def refuse(path: Path, line: bytes) -> None:
+        raise WriteFailed(path, "disk full")
+
+    monkeypatch.setattr(rollback_history, "append_line", refuse)
+    result = run("rollback", snapshot_id, "--json")
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert report["restored"] == ["project_a.md"] and report["protection"]
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1
+    assert "disk full" in result.err and "nothing was changed" not in result.err
 
 
 def test_rollback_text_says_how_to_undo(run: Run, store: MemoryStore) -> None:

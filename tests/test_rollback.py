@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemem import rollback as rollback_mod
+from sagemem import rollback_history as rollback_history_mod
 from sagemem.archive import LOCKS_FILE, archive_memory
 from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
@@ -441,3 +442,27 @@ def test_a_snapshot_file_whose_name_now_has_another_spelling_is_ambiguous(
                                                        "project_x.md": "ambiguous"}
     assert (store.directory / "project_x.md").read_text() == "a different file\n"
     assert not (store.directory / "Project_X.md").exists() and archived(store) == {}
+
+
+def test_a_failed_history_line_still_returns_the_report_and_says_so(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = create_snapshot(store)
+    edit(store)
+
+    def refuse(path: Path, line: bytes) -> None:
+        raise WriteFailed(path, "disk full")
+
+    monkeypatch.setattr(rollback_history_mod, "append_line", refuse)
+    report = rollback(store, snapshot.id, scope="all")
+    assert sorted(report.restored) == ["project_a.md", "user_b.md"]
+    assert report.protection_id is not None
+    assert report.history_error is not None and "disk full" in report.history_error
+    assert "nothing was changed" not in report.history_error
+
+
+def test_history_is_read_through_the_safe_path(store: MemoryStore, tmp_path: Path) -> None:
+    store.state_dir.mkdir()
+    (tmp_path / "elsewhere").write_text('{"scope": "all"}\n')
+    (store.state_dir / HISTORY_FILE).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeFile):
+        rollback_history(store)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,8 +36,8 @@ from .locks import LOCKS_FILE as LOCKS_FILE
 from .locks import locked_names as locked_names
 from .locks import read_locks as read_locks
 from .memory import Memory
-from .paths import INDEX_FILE, check_name, lstat_regular, name_key, with_suffix
-from .store import MemoryStore
+from .paths import check_name, lstat_regular, name_key, with_suffix
+from .store import IndexUpdate, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,14 @@ def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "lib
         _refuse_locked(store, file, "archive")
         _refuse_taken(store, file, into_archive=True)
         record = archive_log.event("archive", file, reason.strip(), by, record_time)
-        text, revision = store._read_index()
-        new_text = indexfile.remove_entries(text, file)
+
+        def edit(text: str) -> str:
+            return indexfile.remove_entries(text, file)
+
+        changed = _changes(store, edit)
         if not dry_run:
-            _move_with_index(store, record, into_archive=True,
-                             index=(text, new_text, revision))
-    return ArchiveResult(record, new_text != text, dry_run)
+            changed = _move_with_index(store, record, into_archive=True, edit=edit)
+    return ArchiveResult(record, changed, dry_run)
 
 
 def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "library",
@@ -97,12 +100,15 @@ def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str =
         lstat_regular(store.archive_dir / file)
         _refuse_taken(store, file, into_archive=False)
         record = archive_log.event("restore", file, reason.strip(), by, record_time)
-        text, revision = store._read_index()
-        new_text = _with_line(text, file, _archived_memory(store, file))
+        memory = _archived_memory(store, file)
+
+        def edit(text: str) -> str:
+            return _with_line(text, file, memory)
+
+        changed = _changes(store, edit)
         if not dry_run:
-            _move_with_index(store, record, into_archive=False,
-                             index=(text, new_text, revision))
-    return ArchiveResult(record, new_text != text, dry_run)
+            changed = _move_with_index(store, record, into_archive=False, edit=edit)
+    return ArchiveResult(record, changed, dry_run)
 
 
 def purge_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "library",
@@ -167,36 +173,40 @@ def _with_line(text: str, file: str, memory: Memory | None) -> str:
     return indexfile.add_entry(text, indexfile.format_entry(title, file, hook))
 
 
+def _changes(store: MemoryStore, edit: Callable[[str], str]) -> bool:
+    """Whether ``edit`` would change MEMORY.md as it is now (an unreadable one is
+    refused here, before anything moves)."""
+    text = store.read_index()[0]
+    return edit(text) != text
+
+
 def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: bool,
-                     index: tuple[str, str, str | None]) -> None:
-    """Move the file, rewrite MEMORY.md, append the log line; the caller holds the lock.
-    A failure after the move puts everything back, or says exactly what is left."""
-    old_text, new_text, revision = index
+                     edit: Callable[[str], str]) -> bool:
+    """Move the file, edit MEMORY.md (guarded: an editor's save since is never lost),
+    append the log line; the caller holds the lock. A failure after the move puts
+    everything back, or says exactly what is left. True if MEMORY.md changed."""
     if not move_file(store, record.file, into_archive=into_archive):
         raise NameCollision(record.file, store.folder(archived=into_archive))
-    index_written = False
+    update: IndexUpdate | None = None
     try:
-        if new_text != old_text:
-            store._write_index(new_text, revision)
-            index_written = True
+        update = store.update_index(edit)
         archive_log.append(store.state_dir, record)
     except SagememError as exc:
-        _undo(store, record.file, into_archive, (old_text, revision) if index_written else None,
-              exc)
+        _undo(store, record.file, into_archive, update, exc)
         raise  # undone: the original error, whose message says nothing was changed
     finally:
-        if store._index is not None:
-            store._index.notice_change()  # a watching index must not trust its silence now
+        store.notice_change()  # a watching index must not trust its silence now
+    return update is not None
 
 
-def _undo(store: MemoryStore, file: str, into_archive: bool,
-          old_index: tuple[str, str | None] | None, cause: SagememError) -> None:
+def _undo(store: MemoryStore, file: str, into_archive: bool, update: IndexUpdate | None,
+          cause: SagememError) -> None:
     """Put MEMORY.md and the file back after ``cause``; if that fails too, raise
     MoveIncomplete naming what is left where."""
     problems = []
-    if old_index is not None:
+    if update is not None:
         try:
-            _put_index_back(store, *old_index)
+            store.undo_index_update(update)
         except (SagememError, OSError) as exc:
             problems.append(f"MEMORY.md could not be put back ({exc})")
     try:
@@ -209,13 +219,6 @@ def _undo(store: MemoryStore, file: str, into_archive: bool,
     if problems:
         where = store.folder(archived=into_archive != moved_back)
         raise MoveIncomplete(file, where, f"{cause}; " + "; ".join(problems)) from cause
-
-
-def _put_index_back(store: MemoryStore, text: str, revision: str | None) -> None:
-    if revision is None:  # there was no MEMORY.md before: remove the one just created
-        os.unlink(store.directory / INDEX_FILE)
-    else:
-        store._write_index(text, revision)
 
 
 def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:

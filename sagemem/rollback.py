@@ -201,9 +201,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
                                 tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
                                 plan.left)
         report = replace(report, history_error=append_history(store, report))
-    index = store._index  # an open search index must not trust its silence now
-    if index is not None:
-        index.notice_change()
+    store.notice_change()  # an open search index must not trust its silence now
     return report
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sagemem import archive, archive_log
+from sagemem import archive, archive_log, atomic
 from sagemem.archive import (
     archive_memory,
     locked_names,
@@ -25,6 +27,7 @@ from sagemem.errors import (
     NameCollision,
     NotArchived,
     SettingsError,
+    StaleRevision,
     UnsafeFile,
     WriteFailed,
 )
@@ -201,6 +204,25 @@ def test_a_failed_index_write_undoes_the_move(indexed: MemoryStore,
     assert files(indexed.archive_dir) == []
     assert index_text(indexed) == before
     assert read_log(indexed.state_dir) == ([], [])
+
+
+def test_an_editor_saving_memory_md_meanwhile_keeps_its_edit(
+        indexed: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = atomic.write_new
+    saved = "# saved by an editor meanwhile\n"
+
+    def editor_saves_meanwhile(tmp: Path, chunks: Iterable[bytes], **kwargs: Any) -> None:
+        real(tmp, chunks, **kwargs)
+        if "MEMORY.md" in tmp.name:
+            (indexed.directory / "MEMORY.md").write_text(saved)
+
+    monkeypatch.setattr(atomic, "write_new", editor_saves_meanwhile)
+    with pytest.raises(StaleRevision):
+        archive_memory(indexed, "project_deploy", "x")
+    monkeypatch.undo()
+    assert index_text(indexed) == saved
+    assert (indexed.directory / "project_deploy.md").exists()
+    assert files(indexed.archive_dir) == []
 
 
 def test_a_failed_log_line_undoes_the_move_and_the_index(indexed: MemoryStore,

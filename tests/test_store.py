@@ -298,3 +298,16 @@ def test_list_filters_by_type_tag_and_activity(store: MemoryStore) -> None:
     assert {m.file for m in store.list(type="user").memories} == {"user_alice.md", "user_old.md"}
     assert [m.file for m in store.list(tag="deploy").memories] == ["user_old.md"]
     assert "user_old.md" not in {m.file for m in store.list(active=True, today=TODAY).memories}
+
+
+def test_update_index_refuses_when_memory_md_changed_meanwhile(
+        store: MemoryStore) -> None:
+    index = store.directory / "MEMORY.md"
+
+    def edit(text: str) -> str:
+        index.write_text("# an editor saved this\n", encoding="utf-8")
+        return text + "- [X](project_x.md)\n"
+
+    with store.locked(), pytest.raises(StaleRevision):
+        store.update_index(edit)
+    assert index.read_text(encoding="utf-8") == "# an editor saved this\n"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import archive_log, indexfile
 from .archive_log import ArchiveEvent
-from .atomic import TMP_SUFFIX
+from .atomic import TMP_SUFFIX, make_folder
 from .errors import (
     MemoryLocked,
     MemoryNotFound,
@@ -253,7 +253,7 @@ def move_file(store: MemoryStore, file: str, *, into_archive: bool) -> bool:
     source = source_dir / file
     lstat_regular(source)  # never move a symlink or a device
     if into_archive:
-        _ensure_folder(target_dir)
+        make_folder(target_dir, parents=False)
     if _taken(target_dir, file):
         return False
     target = target_dir / file
@@ -273,17 +273,6 @@ def _taken(folder: Path, file: str) -> bool:
             return any(name_key(e.name) == key for e in entries)
     except FileNotFoundError:
         return False
-    except OSError as exc:
-        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
-
-
-def _ensure_folder(folder: Path) -> None:
-    if os.path.islink(folder):
-        raise UnsafeFile(folder, "it is a symlink; sagemem never follows links")
-    try:
-        folder.mkdir(exist_ok=True)
-    except FileExistsError:
-        raise WriteFailed(folder, "exists and is not a directory") from None
     except OSError as exc:
         raise WriteFailed(folder, exc.strerror or str(exc)) from exc
 

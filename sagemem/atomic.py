@@ -122,10 +122,11 @@ def append_line(path: Path, line: bytes) -> None:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
 
 
-def make_folder(folder: Path, *, parents: bool = True) -> bool:
+def make_folder(folder: Path, *, parents: bool = True, follow_link: bool = False) -> bool:
     """Create ``folder`` unless it exists; True if it was created. A symlink in its place
-    is refused (UnsafeFile), a file in its place or an OS failure is WriteFailed."""
-    if os.path.islink(folder):
+    is refused (UnsafeFile) unless ``follow_link`` (a directory the user named, such as
+    the memory directory itself); a file in its place or an OS failure is WriteFailed."""
+    if not follow_link and os.path.islink(folder):
         raise UnsafeFile(folder, "it is a symlink; sagemem never follows links")
     if folder.is_dir():
         return False

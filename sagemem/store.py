@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import indexfile
-from .atomic import atomic_write, remove_quietly
+from .atomic import atomic_write, make_folder, remove_quietly
 from .config import STATE_DIR_NAME, Settings
 from .conflicts import WRITE_KINDS, WRITERS
 from .errors import (
@@ -615,13 +615,5 @@ def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | 
 
 
 def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:
-    if folder.is_dir():
-        existed.append(folder)
-        return
-    try:
-        folder.mkdir(parents=True)
-    except FileExistsError:
-        raise WriteFailed(folder, "exists and is not a directory") from None
-    except OSError as exc:
-        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
-    created.append(folder)
+    made = make_folder(folder, parents=True, follow_link=True)
+    (created if made else existed).append(folder)

@@ -138,6 +138,11 @@ def test_a_file_changed_inside_a_snapshot_makes_it_damaged(store: MemoryStore) -
     assert set(caught.value.files) == {"MEMORY.md", "user_b.md"}
 
 
+def test_the_damage_message_agrees_with_the_number_of_files() -> None:
+    assert "(a.md no longer matches its manifest)" in str(SnapshotDamaged("x", ["a.md"]))
+    assert "(a.md, b.md no longer match its" in str(SnapshotDamaged("x", ["a.md", "b.md"]))
+
+
 def test_an_unreadable_manifest_is_listed_as_damaged(store: MemoryStore) -> None:
     good = create_snapshot(store, now=T0)
     bad = create_snapshot(store, now=T0 + timedelta(seconds=1))

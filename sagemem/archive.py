@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from . import archive_log, indexfile
 from .archive_log import ArchiveEvent
-from .atomic import TMP_SUFFIX
+from .atomic import TMP_SUFFIX, make_folder
 from .errors import (
     MemoryLocked,
     MemoryNotFound,
@@ -35,8 +36,8 @@ from .locks import LOCKS_FILE as LOCKS_FILE
 from .locks import locked_names as locked_names
 from .locks import read_locks as read_locks
 from .memory import Memory
-from .paths import INDEX_FILE, check_name, lstat_regular, name_key, with_suffix
-from .store import MemoryStore
+from .paths import check_name, lstat_regular, name_key, with_suffix
+from .store import IndexUpdate, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,14 @@ def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "lib
         _refuse_locked(store, file, "archive")
         _refuse_taken(store, file, into_archive=True)
         record = archive_log.event("archive", file, reason.strip(), by, record_time)
-        text, revision = store._read_index()
-        new_text = indexfile.remove_entries(text, file)
+
+        def edit(text: str) -> str:
+            return indexfile.remove_entries(text, file)
+
+        changed = _changes(store, edit)
         if not dry_run:
-            _move_with_index(store, record, into_archive=True,
-                             index=(text, new_text, revision))
-    return ArchiveResult(record, new_text != text, dry_run)
+            changed = _move_with_index(store, record, into_archive=True, edit=edit)
+    return ArchiveResult(record, changed, dry_run)
 
 
 def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "library",
@@ -97,12 +100,15 @@ def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str =
         lstat_regular(store.archive_dir / file)
         _refuse_taken(store, file, into_archive=False)
         record = archive_log.event("restore", file, reason.strip(), by, record_time)
-        text, revision = store._read_index()
-        new_text = _with_line(text, file, _archived_memory(store, file))
+        memory = _archived_memory(store, file)
+
+        def edit(text: str) -> str:
+            return _with_line(text, file, memory)
+
+        changed = _changes(store, edit)
         if not dry_run:
-            _move_with_index(store, record, into_archive=False,
-                             index=(text, new_text, revision))
-    return ArchiveResult(record, new_text != text, dry_run)
+            changed = _move_with_index(store, record, into_archive=False, edit=edit)
+    return ArchiveResult(record, changed, dry_run)
 
 
 def purge_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "library",
@@ -161,42 +167,46 @@ def _archived_memory(store: MemoryStore, file: str) -> Memory | None:
 
 def _with_line(text: str, file: str, memory: Memory | None) -> str:
     """``text`` with a line for ``file``, unless one already points at it."""
-    if any(entry.target == file for entry in indexfile.entries(text)):
+    if indexfile.has_entry(text, file):
         return text
     title, hook = (memory.title, memory.description) if memory else (file[:-3], "")
     return indexfile.add_entry(text, indexfile.format_entry(title, file, hook))
 
 
+def _changes(store: MemoryStore, edit: Callable[[str], str]) -> bool:
+    """Whether ``edit`` would change MEMORY.md as it is now (an unreadable one is
+    refused here, before anything moves)."""
+    text = store.read_index()[0]
+    return edit(text) != text
+
+
 def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: bool,
-                     index: tuple[str, str, str | None]) -> None:
-    """Move the file, rewrite MEMORY.md, append the log line; the caller holds the lock.
-    A failure after the move puts everything back, or says exactly what is left."""
-    old_text, new_text, revision = index
+                     edit: Callable[[str], str]) -> bool:
+    """Move the file, edit MEMORY.md (guarded: an editor's save since is never lost),
+    append the log line; the caller holds the lock. A failure after the move puts
+    everything back, or says exactly what is left. True if MEMORY.md changed."""
     if not move_file(store, record.file, into_archive=into_archive):
         raise NameCollision(record.file, store.folder(archived=into_archive))
-    index_written = False
+    update: IndexUpdate | None = None
     try:
-        if new_text != old_text:
-            store._write_index(new_text, revision)
-            index_written = True
+        update = store.update_index(edit)
         archive_log.append(store.state_dir, record)
     except SagememError as exc:
-        _undo(store, record.file, into_archive, (old_text, revision) if index_written else None,
-              exc)
+        _undo(store, record.file, into_archive, update, exc)
         raise  # undone: the original error, whose message says nothing was changed
     finally:
-        if store._index is not None:
-            store._index.notice_change()  # a watching index must not trust its silence now
+        store.notice_change()  # a watching index must not trust its silence now
+    return update is not None
 
 
-def _undo(store: MemoryStore, file: str, into_archive: bool,
-          old_index: tuple[str, str | None] | None, cause: SagememError) -> None:
+def _undo(store: MemoryStore, file: str, into_archive: bool, update: IndexUpdate | None,
+          cause: SagememError) -> None:
     """Put MEMORY.md and the file back after ``cause``; if that fails too, raise
     MoveIncomplete naming what is left where."""
     problems = []
-    if old_index is not None:
+    if update is not None:
         try:
-            _put_index_back(store, *old_index)
+            store.undo_index_update(update)
         except (SagememError, OSError) as exc:
             problems.append(f"MEMORY.md could not be put back ({exc})")
     try:
@@ -209,13 +219,6 @@ def _undo(store: MemoryStore, file: str, into_archive: bool,
     if problems:
         where = store.folder(archived=into_archive != moved_back)
         raise MoveIncomplete(file, where, f"{cause}; " + "; ".join(problems)) from cause
-
-
-def _put_index_back(store: MemoryStore, text: str, revision: str | None) -> None:
-    if revision is None:  # there was no MEMORY.md before: remove the one just created
-        os.unlink(store.directory / INDEX_FILE)
-    else:
-        store._write_index(text, revision)
 
 
 def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
@@ -250,12 +253,12 @@ def move_file(store: MemoryStore, file: str, *, into_archive: bool) -> bool:
     source = source_dir / file
     lstat_regular(source)  # never move a symlink or a device
     if into_archive:
-        _ensure_folder(target_dir)
+        make_folder(target_dir, parents=False)
     if _taken(target_dir, file):
         return False
     target = target_dir / file
     try:
-        _move_without_overwrite(source, target)
+        move_without_overwrite(source, target)
     except FileExistsError:
         return False
     except OSError as exc:
@@ -274,20 +277,10 @@ def _taken(folder: Path, file: str) -> bool:
         raise WriteFailed(folder, exc.strerror or str(exc)) from exc
 
 
-def _ensure_folder(folder: Path) -> None:
-    if os.path.islink(folder):
-        raise UnsafeFile(folder, "it is a symlink; sagemem never follows links")
-    try:
-        folder.mkdir(exist_ok=True)
-    except FileExistsError:
-        raise WriteFailed(folder, "exists and is not a directory") from None
-    except OSError as exc:
-        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
-
-
-def _move_without_overwrite(source: Path, target: Path) -> None:
-    """A hard link then an unlink: the link fails if the name exists, where a rename
-    would silently replace it. Without hard links, the store lock serialises us."""
+def move_without_overwrite(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target`` unless that exists (FileExistsError): a hard link
+    then an unlink, as the link fails if the name exists, where a rename would silently
+    replace it. Without hard links, the store lock serialises us."""
     try:
         os.link(source, target, follow_symlinks=False)
     except FileExistsError:

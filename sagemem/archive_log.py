@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .atomic import append_line
 from .errors import SagememError, WriteFailed
 from .paths import read_regular
 
@@ -49,21 +50,13 @@ def event(action: str, file: str, reason: str, by: str, now: datetime) -> Archiv
 
 
 def append(state_dir: Path, record: ArchiveEvent) -> None:
-    """Add one line (the caller holds the store lock). O_APPEND writes one line whole;
-    a symlink in the log's place is refused, never followed."""
-    path = state_dir / LOG_FILE
+    """Add one line (the caller holds the store lock); see ``atomic.append_line``."""
     line = (json.dumps(asdict(record), ensure_ascii=False) + "\n").encode("utf-8")
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, flags, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
     except OSError as exc:
-        raise WriteFailed(path, exc.strerror or str(exc)) from exc
+        raise WriteFailed(state_dir, exc.strerror or str(exc)) from exc
+    append_line(state_dir / LOG_FILE, line)
 
 
 def read_log(state_dir: Path) -> tuple[list[ArchiveEvent], list[str]]:

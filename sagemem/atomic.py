@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 
-from .errors import MemoryExists, WriteFailed
+from .errors import MemoryExists, UnsafeFile, WriteFailed
 
 TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
@@ -32,7 +32,7 @@ def atomic_write(path: Path, data: bytes, *, create: bool,
     """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
-        _write_synced(tmp, data, _mode_of(path))
+        write_new(tmp, (data,), mode=_mode_of(path))
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
     try:
@@ -42,7 +42,7 @@ def atomic_write(path: Path, data: bytes, *, create: bool,
             _link_new(tmp, path)
         else:
             os.replace(tmp, path)
-        _sync_directory(path.parent)
+        sync_directory(path.parent)
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
     finally:
@@ -56,16 +56,25 @@ def _mode_of(path: Path) -> int:
         return 0o644
 
 
-def _write_synced(tmp: Path, data: bytes, mode: int) -> None:
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+def write_new(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644,
+              sync: bool = True) -> None:
+    """Create ``path`` (never an existing name, never through a link) from ``chunks``.
+
+    ``sync=False`` leaves the fsync to the caller: a snapshot syncs 10,000 copies with
+    one ``os.sync()``. On any failure the half-written file is removed and OSError raised.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                 mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except OSError:
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        if sync:
+            os.fsync(fd)
+    except BaseException:
         os.close(fd)
-        remove_quietly(tmp)
+        remove_quietly(path)
         raise
     os.close(fd)
 
@@ -81,7 +90,8 @@ def _link_new(tmp: Path, path: Path) -> None:
         os.replace(tmp, path)
 
 
-def _sync_directory(directory: Path) -> None:
+def sync_directory(directory: Path) -> None:
+    """Make a rename or a new name durable (best effort: not every file system can)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -92,6 +102,43 @@ def _sync_directory(directory: Path) -> None:
         pass  # some file systems cannot fsync a directory; the data itself is synced
     finally:
         os.close(fd)
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to a JSON-lines log (archive.jsonl, rollbacks.jsonl): O_APPEND
+    writes it whole, a symlink in the log's place is refused, never followed. The caller
+    holds the store lock, so lines never interleave. OS failures are WriteFailed."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise WriteFailed(path, exc.strerror or str(exc)) from exc
+
+
+def make_folder(folder: Path, *, parents: bool = True, follow_link: bool = False) -> bool:
+    """Create ``folder`` unless it exists; True if it was created. A symlink in its place
+    is refused (UnsafeFile) unless ``follow_link`` (a directory the user named, such as
+    the memory directory itself); a file in its place or an OS failure is WriteFailed."""
+    if not follow_link and os.path.islink(folder):
+        raise UnsafeFile(folder, "it is a symlink; sagemem never follows links")
+    if folder.is_dir():
+        return False
+    try:
+        folder.mkdir(parents=parents)
+    except FileExistsError:
+        if folder.is_dir():
+            return False  # made meanwhile by another process
+        raise WriteFailed(folder, "exists and is not a directory") from None
+    except OSError as exc:
+        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
+    return True
 
 
 def remove_quietly(path: Path) -> None:

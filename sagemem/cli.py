@@ -86,6 +86,12 @@ def memory_type(value: str) -> str:
     return value.strip().lower()
 
 
+def interactive() -> bool:
+    """Whether a person can be asked (stdin is a terminal); a script or an agent passes
+    --yes, or is not asked at all. Tests replace this one function."""
+    return sys.stdin.isatty()
+
+
 def echo_json(data: dict[str, Any]) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 

@@ -11,7 +11,6 @@ on the one ``app`` of ``cli.py``, which imports this module at its end.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -19,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from . import cli
 from .archive import ArchiveResult, archive_memory, purge_memory, restore_memory
 from .candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
 from .cli import JsonOption, app, echo_json, echo_lines
@@ -36,14 +36,9 @@ DryRunOption = Annotated[bool, typer.Option(
 PAST = {"archive": "archived", "restore": "restored", "purge": "purged"}
 
 
-def interactive() -> bool:
-    """Whether a question can be asked (tests replace this)."""
-    return sys.stdin.isatty()
-
-
 def _refuse_unasked(yes: bool, why: str) -> None:
     """Off a terminal nothing can be asked: irreversible or bulk work needs --yes."""
-    if not yes and not interactive():
+    if not yes and not cli.interactive():
         raise typer.BadParameter(f"required off a terminal, where nothing can be asked, {why}",
                                  param_hint="--yes")
 
@@ -56,7 +51,7 @@ def _run(action: Callable[[bool], ArchiveResult], question: str, *, yes: bool, d
     if not dry_run:
         if required:
             _refuse_unasked(yes, required)
-        if not yes and interactive():
+        if not yes and cli.interactive():
             typer.confirm(question.format(file=planned.file), abort=True, err=True)
         planned = action(False)
     _done(planned, as_json)

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
 from .rollback import (
     SCOPES,
@@ -134,19 +135,18 @@ def rollback_(
         raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
     store = ctx.obj.store()
     plan = plan_rollback(store, snapshot_id, scope)
-    if not (dry_run or yes) and on_terminal():
-        echo_lines(report_text(preview(plan)))
-        typer.confirm("roll back?", abort=True)
+    if not (dry_run or yes) and cli.interactive():
+        # on stderr, like the archive commands' questions: --json keeps stdout JSON alone
+        typer.echo("\n".join(report_text(preview(plan))), err=True)
+        typer.confirm("roll back?", abort=True, err=True)
     report = preview(plan) if dry_run else apply_rollback(store, plan)
     if as_json:
         echo_json(report_json(report))
     else:
         echo_lines(report_text(report))
-
-
-def on_terminal() -> bool:
-    """Ask only a person: a script or an agent passes --yes, or is not asked at all."""
-    return sys.stdin.isatty()
+    if report.history_error:  # files did change: the report (and its undo id) is shown
+        typer.echo(f"error: {report.history_error}", err=True)
+        raise typer.Exit(1)
 
 
 # -- rendering -----------------------------------------------------------------------------
@@ -156,7 +156,8 @@ def show_json(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparis
     return {**snapshot_json(snapshot, files=True), "damaged": list(damaged),
             "changed": list(comparison.changed), "added": list(comparison.added),
             "removed": list(comparison.removed), "unchanged": comparison.unchanged,
-            "unreadable": [vars(u) for u in comparison.unreadable]}
+            "unreadable": [vars(u) for u in comparison.unreadable],
+            "ambiguous": list(comparison.ambiguous)}
 
 
 def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
@@ -173,6 +174,7 @@ def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparis
     lines += [f"added since   {n}" for n in comparison.added]
     lines += [f"removed since {n}" for n in comparison.removed]
     lines += [f"unreadable now {u.name}: {u.reason}" for u in comparison.unreadable]
+    lines += [f"ambiguous {n} (another name differs only in case)" for n in comparison.ambiguous]
     return [*lines, f"{comparison.unchanged} unchanged"]
 
 

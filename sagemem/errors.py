@@ -238,7 +238,8 @@ class SnapshotDamaged(SagememError):
         self.snapshot_id = snapshot_id
         self.files = files
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-        super().__init__(f"snapshot {snapshot_id} is damaged ({shown} no longer match its "
+        verb = "no longer matches" if len(files) == 1 else "no longer match"
+        super().__init__(f"snapshot {snapshot_id} is damaged ({shown} {verb} its "
                          "manifest); it is never used to restore — pick another snapshot")
 
 
@@ -279,10 +280,15 @@ class ResolutionRefused(SagememError):
 
 
 class WriteFailed(SagememError):
-    def __init__(self, path: Path, reason: str) -> None:
+    """``outcome`` says what the failure left behind; by default, and only when it is
+    true, that nothing was changed."""
+
+    def __init__(self, path: Path, reason: str, *,
+                 outcome: str = "nothing was changed") -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"could not write {path}: {reason}; nothing was changed")
+        self.outcome = outcome
+        super().__init__(f"could not write {path}: {reason}; {outcome}")
 
 
 class IndexUnavailable(SagememError):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .paths import name_key
+
 INDEX_HEADER = """# Memory index
 
 One line per memory: `- [Title](file.md) — hook`. sagemem keeps this list in step
@@ -65,9 +67,22 @@ def add_entry(text: str, line: str) -> str:
     return text + line + newline
 
 
+def points_at(target: str, file: str) -> bool:
+    """Whether an index line's link target (``<angled>`` brackets already taken off)
+    names ``file``: ``./x.md``, ``X.md`` and ``x.md`` all do — compared as file names are
+    (``name_key``), or archiving would leave a dangling line and restoring add a second."""
+    return name_key(target.removeprefix("./")) == name_key(file)
+
+
+def has_entry(text: str, file: str) -> bool:
+    """Whether some index line already points at ``file``."""
+    return any(points_at(entry.target, file) for entry in entries(text))
+
+
 def remove_entries(text: str, file: str) -> str:
     """Drop every index line that points at ``file``; all other bytes stay."""
     lines = text.splitlines(keepends=True)
     kept = [ln for ln in lines
-            if not ((m := _ENTRY.match(ln)) and (m.group("angled") or m.group("target")) == file)]
+            if not ((m := _ENTRY.match(ln))
+                    and points_at(m.group("angled") or m.group("target"), file))]
     return "".join(kept)

@@ -9,13 +9,16 @@ their on-disk spelling and compared ignoring case and Unicode form.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from . import archive_log
+from .archive_log import ArchiveEvent
 from .atomic import atomic_write
-from .errors import MemoryNotFound, SettingsError
+from .errors import MemoryNotFound, SagememError, SettingsError, WriteFailed
 from .paths import check_name, name_key, read_state_file, with_suffix
 from .store import MemoryStore
 
@@ -73,8 +76,7 @@ def lock_memory(store: MemoryStore, name: str, *, by: str = "library",
             return LockChange(file, locked=True, changed=False, dry_run=dry_run)
         if not dry_run:
             data["locked"][file] = {"since": archive_log.stamp(now)}
-            _save(store, data)
-            archive_log.append(store.state_dir, archive_log.event("lock", file, "", by, now))
+            _save_logged(store, data, archive_log.event("lock", file, "", by, now))
     return LockChange(file, locked=True, changed=True, dry_run=dry_run)
 
 
@@ -93,8 +95,7 @@ def unlock_memory(store: MemoryStore, name: str, *, by: str = "library",
                               dry_run=dry_run)
         if not dry_run:
             del data["locked"][key]
-            _save(store, data)
-            archive_log.append(store.state_dir, archive_log.event("unlock", key, "", by, now))
+            _save_logged(store, data, archive_log.event("unlock", key, "", by, now))
     return LockChange(key, locked=False, changed=True, dry_run=dry_run)
 
 
@@ -112,6 +113,33 @@ def _load(store: MemoryStore) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(locked, dict):
         raise SettingsError(path, 'must hold {"locked": {"<file>.md": {...}}}')
     return data
+
+
+def _save_logged(store: MemoryStore, data: dict[str, Any], record: ArchiveEvent) -> None:
+    """Save, then log; a log line that cannot be written puts the old locked.json back,
+    so the error's "nothing was changed" is true. The caller holds the store lock."""
+    path = store.state_dir / LOCKS_FILE
+    before = read_state_file(path)
+    _save(store, data)
+    try:
+        archive_log.append(store.state_dir, record)
+    except SagememError as exc:
+        _put_back(path, before, exc)
+        raise
+
+
+def _put_back(path: Path, before: bytes | None, cause: SagememError) -> None:
+    try:
+        if before is None:
+            os.unlink(path)
+        else:
+            atomic_write(path, before, create=False)
+    except (OSError, SagememError) as exc:
+        outcome = (f"the lock change is saved in {LOCKS_FILE} but not logged in "
+                   f"{archive_log.LOG_FILE}")
+        why = getattr(cause, "reason", str(cause))
+        raise WriteFailed(path, f"the log line failed ({why}) and putting the old file back "
+                                f"failed too ({exc})", outcome=outcome) from cause
 
 
 def _save(store: MemoryStore, data: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ import json
 import os
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,7 +157,26 @@ def read_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> FileRead:
     return FileRead(data=data, mtime=before.st_mtime, size=len(data))
 
 
-def _read_checked(path: Path, before: os.stat_result, max_bytes: int) -> bytes:
+def read_chunks(path: Path, chunk_size: int = 1 << 16) -> Iterator[bytes]:
+    """A regular, non-symlink file of any size, chunk by chunk (bounded memory): for
+    hashing and for a snapshot's exact copy, which must not stop at the size gate.
+    A file replaced while it is read raises FileChangedDuringRead after its last chunk."""
+    before = lstat_regular(path)
+    fd = _open_checked(path, before)
+    try:
+        while chunk := os.read(fd, chunk_size):
+            yield chunk
+        after = os.fstat(fd)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
+    finally:
+        os.close(fd)
+    if _identity(after) != _identity(before):
+        raise FileChangedDuringRead(path)
+
+
+def _open_checked(path: Path, before: os.stat_result) -> int:
+    """Open without following a link, and only the file ``before`` describes."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
@@ -167,6 +186,15 @@ def _read_checked(path: Path, before: os.stat_result, max_bytes: int) -> bytes:
     try:
         if _identity(os.fstat(fd)) != _identity(before):
             raise FileChangedDuringRead(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_checked(path: Path, before: os.stat_result, max_bytes: int) -> bytes:
+    fd = _open_checked(path, before)
+    try:
         data = _read_at_most(fd, max_bytes + 1)
         after = os.fstat(fd)
     except OSError as exc:

@@ -3,37 +3,50 @@
 ``touched`` restores the files of the snapshot that differ now (changed or removed
 since) and leaves files added since alone; ``all`` also moves those added files into
 ``archive/`` (keeping their names; a name already taken there is skipped and counted,
-never overwritten). A locked memory is never moved; restoring its old bytes is allowed
-— the lock guards against losing a memory, and a restore loses nothing (the protection
-snapshot holds what it replaced).
+never overwritten).
+
+``archive/`` is part of the picture, so that a rollback and its undo are exact for the
+top-level files and leave no duplicates: a file removed since the snapshot whose exact
+name ``archive/`` holds with the snapshot's bytes is moved back out (it was archived),
+not copied; a file to be moved into ``archive/`` that ``archive/`` already holds with
+identical bytes is only taken off the top level — renamed aside, its sha256 and the
+archived copy's checked again under the lock, then unlinked (its bytes stay in
+``archive/`` and in the protection snapshot; any mismatch puts it back). Leaving it
+(as ``already_archived``) would be safer still, but the rollback would not be exact.
+
+A locked memory is never moved; restoring its old bytes is allowed — the lock guards
+against losing a memory, and a restore loses nothing (the protection snapshot holds
+what it replaced).
 
 Before anything changes, a *protection* snapshot of now is taken, so a rollback can
-itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``.
+itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``
+(``rollback_history``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
-from contextlib import suppress
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from .archive import locked_names, move_file
-from .atomic import atomic_write
+from .archive import move_file, move_without_overwrite
+from .atomic import TMP_SUFFIX, atomic_write, remove_quietly
 from .conflicts import record_write_conflict
 from .errors import (
     MemoryNotFound,
     SagememError,
     StaleRevision,
-    WriteFailed,
     WriteRefused,
 )
-from .paths import lstat_regular, name_key, read_regular
-from .snapshot_diff import CurrentFile, current_files, file_sha256
+from .locks import locked_names
+from .paths import name_key, read_regular
+from .rollback_history import HISTORY_FILE as HISTORY_FILE
+from .rollback_history import append_history, check_history_file
+from .rollback_history import report_json as report_json
+from .rollback_history import rollback_history as rollback_history
+from .snapshot_diff import CurrentFile, Pairing, current_files, file_sha256, pair
 from .snapshots import (
     Snapshot,
     SnapshotFile,
@@ -45,9 +58,8 @@ from .snapshots import (
 from .store import MemoryStore
 
 SCOPES = ("touched", "all")
-HISTORY_FILE = "rollbacks.jsonl"
 SKIP_CODES = ("locked", "collision", "conflict", "unreadable", "not_captured", "damaged",
-              "failed")
+              "not_protected", "ambiguous", "failed")
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,7 @@ class RollbackReport:
     skipped: tuple[Skip, ...]
     unchanged: int
     left: tuple[str, ...]
+    history_error: str | None = None  # set when files changed but the history line failed
 
 
 def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
@@ -115,20 +128,21 @@ def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     store.require_directory()
     snapshot = verify_snapshot(load_snapshot(store, snapshot_id))
-    now = current_files(store)
-    restores, skips, unchanged = _restores(snapshot, now)
-    moves, more_skips, left = _moves(store, snapshot, now, scope)
+    paired = pair(snapshot, current_files(store))
+    restores, skips, unchanged = _restores(paired)
+    skips += [Skip(name, "ambiguous", "another file's name differs from it only in case or "
+                                      "Unicode form; left alone, sort them out by hand")
+              for name in paired.ambiguous]
+    moves, more_skips, left = _moves(store, snapshot, paired.added, scope)
     return RollbackPlan(snapshot, scope, tuple(restores), tuple(moves),
                         tuple(skips + more_skips), unchanged, tuple(left))
 
 
-def _restores(snapshot: Snapshot, now: dict[str, CurrentFile]
-              ) -> tuple[list[Restore], list[Skip], int]:
+def _restores(paired: Pairing) -> tuple[list[Restore], list[Skip], int]:
     restores: list[Restore] = []
     skips: list[Skip] = []
     unchanged = 0
-    for entry in snapshot.files:
-        current = now.get(name_key(entry.name))
+    for entry, current in paired.pairs:
         if current is None:
             restores.append(Restore(entry.name, entry, None))
         elif current.problem is not None:
@@ -140,11 +154,9 @@ def _restores(snapshot: Snapshot, now: dict[str, CurrentFile]
     return restores, skips, unchanged
 
 
-def _moves(store: MemoryStore, snapshot: Snapshot, now: dict[str, CurrentFile], scope: str
+def _moves(store: MemoryStore, snapshot: Snapshot, added: tuple[CurrentFile, ...], scope: str
            ) -> tuple[list[Move], list[Skip], list[str]]:
-    in_snapshot = {name_key(f.name) for f in snapshot.files}
     not_captured = {name_key(s.name): s.reason for s in snapshot.skipped}
-    added = [c for k, c in now.items() if k not in in_snapshot]
     if scope == "touched":
         return [], [], [c.name for c in added]
     locked = locked_names(store)
@@ -174,20 +186,22 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
     moved: list[str] = []
     skipped = list(plan.skips)
     with store.locked():
-        _check_history_file(store)
+        check_history_file(store)
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
+        held = frozenset(f.name for f in protection.files)
         for restore in plan.restores:
-            _record(_restore(store, plan.snapshot, restore), restore.file, restored, skipped)
+            outcome = _unprotected(held, restore.file, restore.seen) or \
+                _restore(store, plan.snapshot, restore)
+            _record(outcome, restore.file, restored, skipped)
         for move in plan.moves:
-            _record(_move(store, move), move.file, moved, skipped)
+            outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
+            _record(outcome, move.file, moved, skipped)
         report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
                                 tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
                                 plan.left)
-        _append_history(store, report)
-    index = store._index  # an open search index must not trust its silence now
-    if index is not None:
-        index.notice_change()
+        report = replace(report, history_error=append_history(store, report))
+    store.notice_change()  # an open search index must not trust its silence now
     return report
 
 
@@ -213,6 +227,16 @@ def _record(outcome: Skip | None, file: str, done: list[str], skipped: list[Skip
         skipped.append(outcome)
 
 
+def _unprotected(held: frozenset[str], file: str, seen: str | None) -> Skip | None:
+    """The second guard: a file is replaced or moved only if the protection snapshot holds
+    it (by exact name), so the rollback's own undo can bring it back. Creating a file
+    that did not exist replaces nothing and needs no copy."""
+    if seen is None or file in held:
+        return None
+    return Skip(file, "not_protected", "the protection snapshot could not copy it; left "
+                                       "as it is")
+
+
 def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip | None:
     """Write the snapshot's exact bytes back, guarded by the revision seen at plan time.
 
@@ -223,6 +247,9 @@ def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip |
     before the rename, so an edit made since the plan is refused, recorded as a conflict
     and reported, never overwritten. Creation never overwrites (a hard link).
     """
+    archived = _archived_sha(store, restore.entry.name) if restore.seen is None else None
+    if archived is not None and archived == restore.entry.sha256:
+        return _move_back_out(store, restore)
     data = read_copy(snapshot, restore.entry)
     if data is None:
         return Skip(restore.file, "damaged", "the snapshot's copy no longer matches its "
@@ -243,6 +270,28 @@ def _restore(store: MemoryStore, snapshot: Snapshot, restore: Restore) -> Skip |
     except SagememError as exc:
         return Skip(restore.file, "failed", str(exc))
     return None
+
+
+def _move_back_out(store: MemoryStore, restore: Restore) -> Skip | None:
+    """``archive/`` holds the snapshot's exact bytes under the exact name: the file was
+    archived since, so it moves back out rather than leaving a duplicate behind."""
+    try:
+        if move_file(store, restore.entry.name, into_archive=False):
+            return None
+    except SagememError as exc:
+        return Skip(restore.file, "failed", str(exc))
+    return Skip(restore.file, "conflict", "created since the plan; left in place")
+
+
+def _archived_sha(store: MemoryStore, name: str) -> str | None:
+    """The sha256 of ``archive/<name>`` by exact name; None when there is none or
+    ``archive/`` cannot be used (a symlink): then nothing is taken from or left to it."""
+    try:
+        if store.existing_name(name, archived=True) != name:
+            return None
+    except SagememError:
+        return None
+    return _sha_or_none(store.archive_dir / name)
 
 
 def _conflict(store: MemoryStore, snapshot: Snapshot, restore: Restore, data: bytes,
@@ -267,6 +316,8 @@ def _conflict(store: MemoryStore, snapshot: Snapshot, restore: Restore, data: by
 def _move(store: MemoryStore, move: Move) -> Skip | None:
     if _sha_or_none(store.directory / move.file) != move.seen:
         return Skip(move.file, "conflict", "changed since the plan; left in place")
+    if _archived_sha(store, move.file) == move.seen:
+        return _drop_archived_duplicate(store, move)
     try:
         if not move_file(store, move.file, into_archive=True):
             return Skip(move.file, "collision", "archive/ already holds this name; left "
@@ -276,6 +327,26 @@ def _move(store: MemoryStore, move: Move) -> Skip | None:
     return None
 
 
+def _drop_archived_duplicate(store: MemoryStore, move: Move) -> Skip | None:
+    """``archive/`` already holds these exact bytes: take the top-level copy away, but
+    only after checking, once it is renamed aside (no editor can change it there), that
+    both it and the archived copy still are those bytes. A mismatch puts it back."""
+    source = store.directory / move.file
+    aside = source.with_name(f".{move.file}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    try:
+        os.rename(source, aside)
+    except OSError as exc:
+        return Skip(move.file, "failed", exc.strerror or str(exc))
+    if _sha_or_none(aside) == move.seen == _archived_sha(store, move.file):
+        remove_quietly(aside)
+        return None
+    try:
+        move_without_overwrite(aside, source)
+    except OSError:
+        return Skip(move.file, "failed", f"changed while it was moved; its bytes are in {aside}")
+    return Skip(move.file, "conflict", "changed since the plan; left in place")
+
+
 def _sha_or_none(path: Path) -> str | None:
     try:
         return file_sha256(path)
@@ -283,62 +354,3 @@ def _sha_or_none(path: Path) -> str | None:
         return None
     except SagememError:
         return "unreadable"  # never equal to a sha256: the guard refuses
-
-
-# -- the report and the history ------------------------------------------------------------
-
-def report_json(report: RollbackReport) -> dict[str, Any]:
-    """The stable JSON shape of a report; also the line ``rollbacks.jsonl`` holds."""
-    collisions = sum(1 for s in report.skipped if s.code == "collision")
-    return {
-        "time": report.time.isoformat(), "snapshot": report.snapshot_id, "scope": report.scope,
-        "dry_run": report.dry_run, "protection": report.protection_id,
-        "counts": {"restored": len(report.restored), "moved": len(report.moved),
-                   "skipped": len(report.skipped), "collisions": collisions,
-                   "unchanged": report.unchanged, "left": len(report.left)},
-        "restored": list(report.restored), "moved": list(report.moved),
-        "skipped": [{"file": s.file, "code": s.code, "reason": s.reason,
-                     "conflict": s.conflict_id} for s in report.skipped],
-        "left": list(report.left)}
-
-
-def _append_history(store: MemoryStore, report: RollbackReport) -> None:
-    """One JSON line per rollback; the caller holds the lock, so lines never interleave."""
-    path = store.state_dir / HISTORY_FILE
-    line = json.dumps(report_json(report), ensure_ascii=False).encode("utf-8") + b"\n"
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                     | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise WriteFailed(path, exc.strerror or str(exc)) from exc
-
-
-def _check_history_file(store: MemoryStore) -> None:
-    """A symlinked or odd history file: refused before anything changes, not after."""
-    with suppress(MemoryNotFound):
-        lstat_regular(store.state_dir / HISTORY_FILE)
-
-
-def rollback_history(store: MemoryStore) -> list[dict[str, Any]]:
-    """Every rollback recorded, oldest first; a line that is not a JSON object is skipped."""
-    path = store.state_dir / HISTORY_FILE
-    try:
-        lstat_regular(path)
-    except MemoryNotFound:
-        return []
-    return [entry for entry in _json_lines(path) if isinstance(entry, dict)]
-
-
-def _json_lines(path: Path) -> Iterator[Any]:
-    with open(path, "rb") as handle:
-        for raw in handle:
-            try:
-                yield json.loads(raw)
-            except ValueError:
-                continue
-

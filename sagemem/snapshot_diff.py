@@ -4,6 +4,11 @@ removed since — and the unified diff of each.
 Current files are compared by sha256, hashed in chunks, so a file grown past the size
 limit since is still compared (and restored) rather than refused. A file that is now a
 symlink or a device is *unreadable*: neither compared nor ever replaced.
+
+Files are paired by their exact name. A snapshot file and a current file whose names
+differ only in case or Unicode form (``Project_A.md``, ``project_a.md``) are
+*ambiguous*: the same file renamed, or two files? A rollback never guesses — it would
+overwrite one file with another's bytes — and leaves both alone.
 """
 
 from __future__ import annotations
@@ -11,22 +16,17 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import (
-    FileChangedDuringRead,
     MemoryNotFound,
     SagememError,
     SnapshotDamaged,
-    UnreadableFile,
 )
-from .paths import lstat_regular, name_key, read_regular, with_suffix
-from .snapshots import SkippedFile, Snapshot, memory_file_names, read_copy
+from .paths import INDEX_FILE, check_name, name_key, read_chunks, read_regular, with_suffix
+from .snapshots import SkippedFile, Snapshot, SnapshotFile, memory_file_names, read_copy
 from .store import MemoryStore
-
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class Comparison:
     removed: tuple[str, ...]
     unchanged: int
     unreadable: tuple[SkippedFile, ...]
+    ambiguous: tuple[str, ...] = ()
 
     @property
     def differs(self) -> tuple[str, ...]:
@@ -56,97 +57,115 @@ class Comparison:
 def file_sha256(path: Path) -> str:
     """The sha256 of a regular file of any size, read in chunks (bounded memory); a
     symlink or device is UnsafeFile, a missing file MemoryNotFound."""
-    before = lstat_regular(path)
     digest = hashlib.sha256()
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
-    try:
-        if os.fstat(fd).st_ino != before.st_ino or not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileChangedDuringRead(path)
-        while chunk := os.read(fd, 1 << 16):
-            digest.update(chunk)
-    except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from exc
-    finally:
-        os.close(fd)
+    for chunk in read_chunks(path):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Pairing:
+    """The snapshot's files matched with the current files by exact name."""
+
+    pairs: tuple[tuple[SnapshotFile, CurrentFile | None], ...]  # None: removed since
+    added: tuple[CurrentFile, ...]
+    ambiguous: tuple[str, ...]  # snapshot or current names with a different-spelling twin
+
+
 def current_files(store: MemoryStore) -> dict[str, CurrentFile]:
-    """Every file a snapshot would hold, now, keyed by ``name_key``."""
+    """Every file a snapshot would hold, now, keyed by its exact name."""
     found: dict[str, CurrentFile] = {}
     for name in memory_file_names(store):
         try:
-            found[name_key(name)] = CurrentFile(name, file_sha256(store.directory / name))
+            found[name] = CurrentFile(name, file_sha256(store.directory / name))
         except MemoryNotFound:
             continue  # removed while we listed: it is not part of "now"
         except SagememError as exc:
-            found[name_key(name)] = CurrentFile(name, None, str(exc))
+            found[name] = CurrentFile(name, None, str(exc))
     return found
+
+
+def pair(snapshot: Snapshot, now: dict[str, CurrentFile]) -> Pairing:
+    """Match by exact name. What is left unmatched on both sides under one ``name_key``
+    (a case or Unicode-form spelling of each other) is ambiguous, never matched."""
+    in_snapshot = {f.name for f in snapshot.files}
+    lost = [f for f in snapshot.files if f.name not in now]
+    new = [c for n, c in now.items() if n not in in_snapshot]
+    twins = {name_key(f.name) for f in lost} & {name_key(c.name) for c in new}
+    pairs = [(f, now.get(f.name)) for f in snapshot.files if name_key(f.name) not in twins
+             or f.name in now]
+    ambiguous = [f.name for f in lost if name_key(f.name) in twins]
+    ambiguous += [c.name for c in new if name_key(c.name) in twins]
+    added = tuple(c for c in new if name_key(c.name) not in twins)
+    return Pairing(tuple(pairs), added, tuple(sorted(ambiguous, key=name_key)))
 
 
 def compare(store: MemoryStore, snapshot: Snapshot,
             now: dict[str, CurrentFile] | None = None) -> Comparison:
     """What differs between ``snapshot`` and the directory now."""
-    now = current_files(store) if now is None else now
-    in_snapshot = {name_key(f.name): f for f in snapshot.files}
+    paired = pair(snapshot, current_files(store) if now is None else now)
     changed, removed, unchanged = [], [], 0
-    for key, entry in in_snapshot.items():
-        current = now.get(key)
+    for entry, current in paired.pairs:
         if current is None:
             removed.append(entry.name)
         elif current.sha256 is not None and current.sha256 != entry.sha256:
             changed.append(current.name)
         elif current.sha256 is not None:
             unchanged += 1
-    added = [c.name for k, c in now.items() if k not in in_snapshot and c.problem is None]
-    unreadable = [SkippedFile(c.name, c.problem) for c in now.values() if c.problem]
+    added = [c.name for c in paired.added if c.problem is None]
+    unreadable = [SkippedFile(c.name, c.problem) for c in (*(c for _, c in paired.pairs if c),
+                                                           *paired.added) if c.problem]
     return Comparison(tuple(sorted(changed, key=name_key)), tuple(sorted(added, key=name_key)),
-                      tuple(sorted(removed, key=name_key)), unchanged, tuple(unreadable))
+                      tuple(sorted(removed, key=name_key)), unchanged, tuple(unreadable),
+                      paired.ambiguous)
 
 
 def snapshot_diff(store: MemoryStore, snapshot: Snapshot, name: str | None = None) -> str:
-    """A unified diff from the snapshot to now, of every file that differs or of ``name``
-    alone (empty when it is the same); bytes that are not UTF-8 are shown replaced."""
-    comparison = compare(store, snapshot)
-    names = comparison.differs if name is None else (_one_name(store, snapshot, name),)
-    return "".join(_file_diff(store, snapshot, n) for n in names)
+    """A unified diff from the snapshot to now, of every file that differs (ambiguous ones
+    too) or of ``name`` alone (empty when it is the same); bytes that are not UTF-8 are
+    shown replaced. ``name`` must be a memory's file name or MEMORY.md (InvalidName)."""
+    by_name = {f.name: f for f in snapshot.files}  # one dict, not a scan per name
+    if name is None:
+        comparison = compare(store, snapshot)
+        names = sorted((*comparison.differs, *comparison.ambiguous), key=name_key)
+    else:
+        names = [_one_name(store, by_name, name)]
+    return "".join(_file_diff(store, snapshot, n, by_name.get(n)) for n in names)
 
 
-def _one_name(store: MemoryStore, snapshot: Snapshot, name: str) -> str:
-    name = with_suffix(name)
-    entry = snapshot.file(name)
-    if entry is not None:
-        return entry.name
-    on_disk = store.existing_name(name)
+def _one_name(store: MemoryStore, by_name: dict[str, SnapshotFile], name: str) -> str:
+    """The exact name ``name`` denotes in the snapshot or on disk. It is checked first:
+    ``../outside`` must not read a file outside the memory directory."""
+    name = check_name(with_suffix(name), store.reserved - {name_key(INDEX_FILE)})
+    if name in by_name or os.path.lexists(store.directory / name):
+        return name
+    key = name_key(name)
+    in_snapshot = next((n for n in by_name if name_key(n) == key), None)
+    on_disk = in_snapshot or store.existing_name(name)
     if on_disk is None:
         raise MemoryNotFound(name, store.directory)
     return on_disk
 
 
-def _file_diff(store: MemoryStore, snapshot: Snapshot, name: str) -> str:
-    entry = snapshot.file(name)
+def _file_diff(store: MemoryStore, snapshot: Snapshot, name: str,
+               entry: SnapshotFile | None) -> str:
     old = b""
     if entry is not None:
         copy = read_copy(snapshot, entry)
         if copy is None:
             raise SnapshotDamaged(snapshot.id, [entry.name])
         old = copy
-    new = _current_bytes(store, entry.name if entry else name)
+    exists = os.path.lexists(store.directory / name)
+    new = _current_bytes(store, name) if exists else b""
     return "".join(difflib.unified_diff(
         _lines(old), _lines(new),
         fromfile=f"snapshot/{snapshot.id}/{name}" if entry else "/dev/null",
-        tofile=f"now/{name}" if new or store.existing_name(name) else "/dev/null"))
+        tofile=f"now/{name}" if exists else "/dev/null"))
 
 
 def _current_bytes(store: MemoryStore, name: str) -> bytes:
-    on_disk = store.existing_name(name)
-    if on_disk is None:
-        return b""
     try:
-        return read_regular(store.directory / on_disk, store.max_bytes).data
+        return read_regular(store.directory / name, store.max_bytes).data
     except SagememError as exc:
         return f"[cannot show the current file: {exc}]\n".encode()
 

@@ -5,7 +5,9 @@ A snapshot is ``<state>/snapshots/<id>/``: the files, byte for byte, beside a
 (``20261130T033512.123456Z``), so they sort by time. A snapshot is written into
 ``.<id>.partial``, every copy is read back and checked against what was read, and only
 then renamed into place: a crash never leaves a half snapshot that looks whole. Files
-are copied, not hard-linked — an editor saving in place would change a linked copy.
+are copied, not hard-linked — an editor saving in place would change a linked copy —
+and copied whole whatever their size, in chunks: a snapshot's purpose is exact bytes,
+and a rollback's protection snapshot must hold every file the rollback replaces.
 
 A snapshot whose files no longer match its manifest is *damaged*: it is reported, and
 never used to restore (``SnapshotDamaged``).
@@ -18,13 +20,13 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .atomic import remove_quietly
+from .atomic import make_folder, remove_quietly, sync_directory, write_new
 from .errors import (
     FileChangedDuringRead,
     MemoryNotFound,
@@ -36,7 +38,7 @@ from .errors import (
     WriteFailed,
 )
 from .githead import GitHead, git_head
-from .paths import INDEX_FILE, name_key, read_regular
+from .paths import INDEX_FILE, check_name, name_key, read_chunks, read_regular
 from .store import MemoryStore
 
 SNAPSHOTS_DIR = "snapshots"
@@ -63,7 +65,7 @@ class SnapshotFile:
 
 @dataclass(frozen=True)
 class SkippedFile:
-    """A file that was not copied (a symlink, over the size limit, unreadable), and why."""
+    """A file that was not copied (a symlink, a device, unreadable), and why."""
 
     name: str
     reason: str
@@ -134,24 +136,24 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
     folder = snapshots_folder(store)
-    _make_folder(folder)
+    make_folder(folder)
     _remove_partials(folder)
     created = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     snapshot_id, created = _free_id(folder, created)
     partial = folder / f".{snapshot_id}{PARTIAL_SUFFIX}"
     try:
-        _make_folder(partial)
+        make_folder(partial)
         files, skipped = _copy_files(store, partial, progress)
         _verify_copies(partial, files)
         manifest = {"version": 1, "id": snapshot_id, "created": created.isoformat(),
                     "kind": kind, "label": label, "reason": reason, "run_id": run_id,
                     "git": _git_json(git_head(store.directory)),
                     "files": [vars(f) for f in files], "skipped": [vars(s) for s in skipped]}
-        _write_new(partial / MANIFEST_FILE, json.dumps(manifest, ensure_ascii=False)
-                   .encode("utf-8"))
+        write_new(partial / MANIFEST_FILE,
+                  (json.dumps(manifest, ensure_ascii=False).encode("utf-8"),))
         _flush_to_disk(partial)
         os.rename(partial, folder / snapshot_id)
-        _sync(folder)
+        sync_directory(folder)
     except OSError as exc:
         raise WriteFailed(partial, exc.strerror or str(exc)) from exc
     finally:
@@ -168,24 +170,40 @@ def memory_file_names(store: MemoryStore) -> list[str]:
 
 def _copy_files(store: MemoryStore, into: Path, progress: Progress | None
                 ) -> tuple[list[SnapshotFile], list[SkippedFile]]:
-    """Copy through the safe read path: a symlink or an oversized file is skipped, named
-    in the manifest, and left alone by a rollback to this snapshot."""
+    """Copy through the safe read path, any size: a symlink or a device is skipped,
+    named in the manifest, and left alone by a rollback to this snapshot."""
     names = memory_file_names(store)
     files: list[SnapshotFile] = []
     skipped: list[SkippedFile] = []
     for done, name in enumerate(names, start=1):
         try:
-            data = read_regular(store.directory / name, store.max_bytes).data
+            files.append(_copy_file(store.directory / name, into / name))
         except (MemoryNotFound, FileChangedDuringRead):
+            remove_quietly(into / name)
             continue  # gone or being replaced by an editor right now: not part of "now"
         except SagememError as exc:
+            remove_quietly(into / name)
             skipped.append(SkippedFile(name, str(exc)))
             continue
-        _write_new(into / name, data)
-        files.append(SnapshotFile(name, len(data), hashlib.sha256(data).hexdigest()))
         if progress is not None:
             progress(done, len(names))
     return files, skipped
+
+
+def _copy_file(source: Path, target: Path) -> SnapshotFile:
+    """Copy in chunks (bounded memory), hashing what was read."""
+    digest = hashlib.sha256()
+    size = 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal size
+        for chunk in read_chunks(source):
+            digest.update(chunk)
+            size += len(chunk)
+            yield chunk
+
+    write_new(target, chunks(), sync=not hasattr(os, "sync"))
+    return SnapshotFile(source.name, size, digest.hexdigest())
 
 
 def _verify_copies(partial: Path, files: list[SnapshotFile]) -> None:
@@ -193,19 +211,6 @@ def _verify_copies(partial: Path, files: list[SnapshotFile]) -> None:
     if damaged:
         raise WriteFailed(partial / damaged[0], "the copy read back differs from the "
                                                 "original; the snapshot was not kept")
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if not hasattr(os, "sync"):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _flush_to_disk(partial: Path) -> None:
@@ -217,26 +222,7 @@ def _flush_to_disk(partial: Path) -> None:
     """
     if hasattr(os, "sync"):
         os.sync()
-    _sync(partial)
-
-
-def _sync(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot fsync a directory; the files themselves are synced
-    finally:
-        os.close(fd)
-
-
-def _make_folder(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise WriteFailed(folder, "exists and is not a directory") from None
-    except OSError as exc:
-        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
+    sync_directory(partial)
 
 
 def _remove_partials(folder: Path) -> None:
@@ -311,6 +297,7 @@ def _load(path: Path, snapshot_id: str) -> Snapshot:
         manifest = json.loads(raw.decode("utf-8"))
         snapshot = _from_manifest(manifest, path)
     except (SagememError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        # InvalidName (a SagememError) too: a manifest naming ../x.md is never used
         raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE]) from exc
     if snapshot.id != snapshot_id:
         raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE])
@@ -319,16 +306,27 @@ def _load(path: Path, snapshot_id: str) -> Snapshot:
 
 def _from_manifest(manifest: dict[str, Any], path: Path) -> Snapshot:
     git = manifest.get("git")
+    files = tuple(SnapshotFile(_plain_name(f["name"]), int(f["size"]), str(f["sha256"]))
+                  for f in manifest["files"])
+    if len({f.name for f in files}) != len(files):
+        raise ValueError("a file is named twice")
     return Snapshot(
         id=str(manifest["id"]), created=datetime.fromisoformat(manifest["created"]),
         kind=str(manifest["kind"]), label=manifest.get("label"), reason=manifest.get("reason"),
         run_id=manifest.get("run_id"),
         git=GitHead(git.get("head"), git.get("ref")) if isinstance(git, dict) else None,
-        files=tuple(SnapshotFile(str(f["name"]), int(f["size"]), str(f["sha256"]))
-                    for f in manifest["files"]),
-        skipped=tuple(SkippedFile(str(s["name"]), str(s["reason"]))
+        files=files,
+        skipped=tuple(SkippedFile(_plain_name(s["name"]), str(s["reason"]))
                       for s in manifest.get("skipped", [])),
         path=path)
+
+
+def _plain_name(name: object) -> str:
+    """A manifest name must be what a snapshot can hold — a top-level ``.md`` file or
+    MEMORY.md — never ``../x.md`` or an absolute path: a rollback writes to it."""
+    if not isinstance(name, str):
+        raise TypeError("a file name must be a string")
+    return check_name(name)
 
 
 def read_copy(snapshot: Snapshot, entry: SnapshotFile) -> bytes | None:
@@ -354,16 +352,20 @@ def verify_snapshot(snapshot: Snapshot) -> Snapshot:
 
 
 def _damaged(folder: Path, files: list[SnapshotFile]) -> list[str]:
-    bad = []
-    for entry in files:
-        try:
-            data = read_regular(folder / entry.name, entry.size).data
-        except SagememError:
-            bad.append(entry.name)
-            continue
-        if hashlib.sha256(data).hexdigest() != entry.sha256:
-            bad.append(entry.name)
-    return bad
+    return [entry.name for entry in files if not _matches(folder / entry.name, entry)]
+
+
+def _matches(path: Path, entry: SnapshotFile) -> bool:
+    """Whether the copy at ``path`` is exactly ``entry``: hashed in chunks, any size."""
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        for chunk in read_chunks(path):
+            digest.update(chunk)
+            size += len(chunk)
+    except SagememError:
+        return False
+    return size == entry.size and digest.hexdigest() == entry.sha256
 
 
 # -- rotation ------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import os
 import re
 import time
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import indexfile
-from .atomic import atomic_write, remove_quietly
+from .atomic import atomic_write, make_folder, remove_quietly
 from .config import STATE_DIR_NAME, Settings
 from .conflicts import WRITE_KINDS, WRITERS
 from .errors import (
@@ -331,8 +331,7 @@ class MemoryStore:
             atomic_write(self.directory / file, data, create=expected_revision is None,
                          before_replace=lambda: self._still_at(attempt, current))
             mtime = _mtime(self.directory / file)
-        if self._index is not None:
-            self._index.notice_change()  # a watching index must not trust its silence now
+        self.notice_change()
         # What was written, not a re-read: once the lock is released, another writer (or
         # an editor) may already have moved the file on.
         return parse(data, file, mtime=mtime)
@@ -406,16 +405,18 @@ class MemoryStore:
 
         data = render_new(fields, body).encode("utf-8")
         self._check_size(file, data)
+        line = indexfile.format_entry(name.strip() or file[:-3], file, description)
         with self.locked():
             self._refuse_existing(file)
-            index_text, index_revision = self._read_index()
-            line = indexfile.format_entry(name.strip() or file[:-3], file, description)
+            self.read_index()  # an unreadable MEMORY.md is refused before the file is made
             atomic_write(self.directory / file, data, create=True)
             try:
-                self._write_index(indexfile.add_entry(index_text, line), index_revision)
-            except WriteFailed as exc:  # no memory without its index line: take it back
+                self.update_index(lambda text: indexfile.add_entry(text, line))
+            except SagememError as exc:  # no memory without its index line: take it back
                 remove_quietly(self.directory / file)
-                raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
+                if isinstance(exc, WriteFailed):
+                    raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
+                raise
         return self.get(file)
 
     def _refuse_existing(self, name: str) -> None:
@@ -426,12 +427,10 @@ class MemoryStore:
 
     def index_memory(self, memory: Memory) -> None:
         """Add ``memory``'s line to MEMORY.md unless a line already points at it."""
+        line = indexfile.format_entry(memory.title, memory.file, memory.description)
         with self.locked():
-            text, revision = self._read_index()
-            if any(entry.target == memory.file for entry in indexfile.entries(text)):
-                return
-            line = indexfile.format_entry(memory.title, memory.file, memory.description)
-            self._write_index(indexfile.add_entry(text, line), revision)
+            self.update_index(lambda text: text if indexfile.has_entry(text, memory.file)
+                              else indexfile.add_entry(text, line))
 
     def _check_size(self, name: str, data: bytes) -> None:
         if len(data) > self.max_bytes:
@@ -453,16 +452,64 @@ class MemoryStore:
         finally:
             lock.release()
 
-    def _read_index(self) -> tuple[str, str | None]:
+    def read_index(self) -> tuple[str, str | None]:
+        """MEMORY.md's text and revision; the starter text and None when there is none."""
         try:
             read = safe_read(self.directory, INDEX_FILE, max_bytes=MAX_INDEX_BYTES)
         except MemoryNotFound:
             return indexfile.INDEX_HEADER, None
         return decode(read.data, INDEX_FILE), revision_of(read.data)
 
+    def update_index(self, edit: Callable[[str], str]) -> IndexUpdate | None:
+        """Apply ``edit`` to MEMORY.md's text and write the result, guarded like a memory:
+        if MEMORY.md changed between the read and the rename (an editor saving it), the
+        write is refused with StaleRevision and that edit is kept. None when ``edit``
+        changes nothing. The caller holds ``store.locked()``."""
+        text, revision = self.read_index()
+        new_text = edit(text)
+        if new_text == text:
+            return None
+        self._write_index(new_text, revision)
+        return IndexUpdate(text, revision, revision_of(new_text.encode("utf-8")))
+
+    def undo_index_update(self, update: IndexUpdate) -> None:
+        """Put MEMORY.md back as ``update`` found it, unless it changed since (then
+        StaleRevision: the newer text is kept). The caller holds ``store.locked()``."""
+        if update.before_revision is not None:
+            self._write_index(update.before, update.after_revision)
+            return
+        actual = self.read_index()[1]
+        if actual != update.after_revision:
+            raise StaleRevision(INDEX_FILE, update.after_revision, actual)
+        try:  # there was no MEMORY.md before: remove the one just created
+            os.unlink(self.directory / INDEX_FILE)
+        except OSError as exc:
+            raise WriteFailed(self.directory / INDEX_FILE, exc.strerror or str(exc)) from exc
+
     def _write_index(self, text: str, expected_revision: str | None) -> None:
-        path = self.directory / INDEX_FILE
-        atomic_write(path, text.encode("utf-8"), create=expected_revision is None)
+        """Write MEMORY.md if it is still at ``expected_revision`` (None: create it)."""
+        def unchanged() -> None:
+            actual = self.read_index()[1]
+            if actual != expected_revision:
+                raise StaleRevision(INDEX_FILE, expected_revision, actual)
+
+        atomic_write(self.directory / INDEX_FILE, text.encode("utf-8"),
+                     create=expected_revision is None, before_replace=unchanged)
+
+    def notice_change(self) -> None:
+        """Tell an open search index that files changed: a watching index must not trust
+        its watcher's silence after a write it did not see coming."""
+        if self._index is not None:
+            self._index.notice_change()
+
+
+@dataclass(frozen=True)
+class IndexUpdate:
+    """What ``update_index`` replaced: the text and revision before, the revision after."""
+
+    before: str
+    before_revision: str | None
+    after_revision: str
 
 
 _MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$", re.MULTILINE)
@@ -568,13 +615,5 @@ def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | 
 
 
 def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:
-    if folder.is_dir():
-        existed.append(folder)
-        return
-    try:
-        folder.mkdir(parents=True)
-    except FileExistsError:
-        raise WriteFailed(folder, "exists and is not a directory") from None
-    except OSError as exc:
-        raise WriteFailed(folder, exc.strerror or str(exc)) from exc
-    created.append(folder)
+    made = make_folder(folder, parents=True, follow_link=True)
+    (created if made else existed).append(folder)

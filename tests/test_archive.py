@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sagemem import archive, archive_log
+from sagemem import archive, archive_log, atomic
 from sagemem.archive import (
     archive_memory,
     locked_names,
@@ -25,6 +27,7 @@ from sagemem.errors import (
     NameCollision,
     NotArchived,
     SettingsError,
+    StaleRevision,
     UnsafeFile,
     WriteFailed,
 )
@@ -203,6 +206,25 @@ def test_a_failed_index_write_undoes_the_move(indexed: MemoryStore,
     assert read_log(indexed.state_dir) == ([], [])
 
 
+def test_an_editor_saving_memory_md_meanwhile_keeps_its_edit(
+        indexed: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = atomic.write_new
+    saved = "# saved by an editor meanwhile\n"
+
+    def editor_saves_meanwhile(tmp: Path, chunks: Iterable[bytes], **kwargs: Any) -> None:
+        real(tmp, chunks, **kwargs)
+        if "MEMORY.md" in tmp.name:
+            (indexed.directory / "MEMORY.md").write_text(saved)
+
+    monkeypatch.setattr(atomic, "write_new", editor_saves_meanwhile)
+    with pytest.raises(StaleRevision):
+        archive_memory(indexed, "project_deploy", "x")
+    monkeypatch.undo()
+    assert index_text(indexed) == saved
+    assert (indexed.directory / "project_deploy.md").exists()
+    assert files(indexed.archive_dir) == []
+
+
 def test_a_failed_log_line_undoes_the_move_and_the_index(indexed: MemoryStore,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     before = index_text(indexed)
@@ -261,6 +283,19 @@ def test_restore_keeps_an_existing_line(indexed: MemoryStore) -> None:
     (indexed.directory / "MEMORY.md").write_text("- [Mine](project_deploy.md) — by hand\n")
     assert not restore_memory(indexed, "project_deploy").index_changed
     assert index_text(indexed) == "- [Mine](project_deploy.md) — by hand\n"
+
+
+def test_restore_keeps_a_line_spelt_another_way(indexed: MemoryStore) -> None:
+    archive_memory(indexed, "project_deploy", "x")
+    (indexed.directory / "MEMORY.md").write_text("- [Mine](./Project_Deploy.md) — by hand\n")
+    assert not restore_memory(indexed, "project_deploy").index_changed
+    assert index_text(indexed) == "- [Mine](./Project_Deploy.md) — by hand\n"
+
+
+def test_archive_drops_a_line_spelt_another_way(indexed: MemoryStore) -> None:
+    (indexed.directory / "MEMORY.md").write_text("# I\n- [D](./project_deploy.md) — x\n")
+    assert archive_memory(indexed, "project_deploy", "x").index_changed
+    assert index_text(indexed) == "# I\n"
 
 
 def test_restore_refuses_a_name_the_top_level_has(indexed: MemoryStore) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli_archive
+from sagemem import cli
 from sagemem.cli import main
 from sagemem.store import MemoryStore
 
@@ -65,7 +65,7 @@ def run(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
 @pytest.fixture
 def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend stdin is a terminal, so the commands ask."""
-    monkeypatch.setattr(cli_archive, "interactive", lambda: True)
+    monkeypatch.setattr(cli, "interactive", lambda: True)
 
 
 def one_line_error(result: Result, code: int = 1) -> str:

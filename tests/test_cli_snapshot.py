@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli_snapshot
+from sagemem import cli, cli_snapshot, rollback_history
 from sagemem.cli import main
+from sagemem.errors import WriteFailed
 from sagemem.store import MemoryStore
 
 
@@ -102,6 +103,13 @@ def test_diff_prints_a_unified_diff(run: Run, store: MemoryStore) -> None:
     assert json.loads(run("snapshot", "diff", snapshot_id, "--json").out)["diff"] == result.out
 
 
+def test_diff_of_a_name_outside_the_memory_directory_is_a_one_line_error(
+        run: Run, store: MemoryStore) -> None:
+    (store.directory.parent / "outside.md").write_text("secret\n")
+    snapshot_id = created_id(run)
+    assert "secret" not in one_line_error(run("snapshot", "diff", snapshot_id, "../outside"))
+
+
 def test_rollback_json_reports_and_undo_is_possible(run: Run, store: MemoryStore) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_a.md").write_text("changed\n")
@@ -118,6 +126,23 @@ def test_rollback_json_reports_and_undo_is_possible(run: Run, store: MemoryStore
     assert (store.directory / "project_a.md").read_text() == "changed\n"
 
 
+def test_a_failed_history_line_prints_the_report_then_one_error_line(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+
+    def refuse(path: Path, line: bytes) -> None:
+        raise WriteFailed(path, "disk full")
+
+    monkeypatch.setattr(rollback_history, "append_line", refuse)
+    result = run("rollback", snapshot_id, "--json")
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert report["restored"] == ["project_a.md"] and report["protection"]
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1
+    assert "disk full" in result.err and "nothing was changed" not in result.err
+
+
 def test_rollback_text_says_how_to_undo(run: Run, store: MemoryStore) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_new.md").write_text("new\n")
@@ -130,13 +155,25 @@ def test_rollback_asks_on_a_terminal_and_yes_skips_it(
         run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_a.md").write_text("changed\n")
-    monkeypatch.setattr(cli_snapshot, "on_terminal", lambda: True)
+    monkeypatch.setattr(cli, "interactive", lambda: True)
     monkeypatch.setattr("sys.stdin", _Answer("n\n"))
     refused = run("rollback", snapshot_id)
     assert refused.code == 1 and "error: aborted" in refused.err
     assert (store.directory / "project_a.md").read_text() == "changed\n"
     assert run("rollback", snapshot_id, "--yes").code == 0
     assert (store.directory / "project_a.md").read_text() == "---\nname: A\n---\nbody a\n"
+
+
+def test_rollback_json_on_a_terminal_keeps_the_preview_and_question_off_stdout(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+    monkeypatch.setattr(cli, "interactive", lambda: True)
+    monkeypatch.setattr("sys.stdin", _Answer("y\n"))
+    result = run("rollback", snapshot_id, "--json")
+    assert result.code == 0, result
+    assert json.loads(result.out)["restored"] == ["project_a.md"]
+    assert "would roll back" in result.err and "roll back?" in result.err
 
 
 class _Answer:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -381,13 +382,14 @@ def test_delete_removes_the_record(store: MemoryStore, stale: conflicts.Conflict
 def test_a_save_landing_while_the_new_bytes_are_synced_is_not_overwritten(
         store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     memory = store.get("user_alice")
-    real = atomic_mod._write_synced
+    real = atomic_mod.write_new
 
-    def editor_saves_meanwhile(tmp: Path, data: bytes, mode: int) -> None:
-        real(tmp, data, mode)
+    def editor_saves_meanwhile(tmp: Path, chunks: Iterable[bytes], *, mode: int = 0o644,
+                               sync: bool = True) -> None:
+        real(tmp, chunks, mode=mode, sync=sync)
         edit_by_hand(store, "user_alice.md", "saved by an editor\n")
 
-    monkeypatch.setattr(atomic_mod, "_write_synced", editor_saves_meanwhile)
+    monkeypatch.setattr(atomic_mod, "write_new", editor_saves_meanwhile)
     with pytest.raises(StaleRevision) as info:
         store.write(memory.file, memory.text + "mine\n", memory.revision)
     monkeypatch.undo()

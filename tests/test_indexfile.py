@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sagemem.indexfile import add_entry, entries, format_entry, remove_entries
+from sagemem.indexfile import add_entry, entries, format_entry, points_at, remove_entries
 
 INDEX = "# Memory index\n\nA note of mine.\n\n- [Prefs](user_prefs.md) — tabs not spaces\n"
 
@@ -33,3 +33,14 @@ def test_remove_drops_only_that_files_lines() -> None:
     text = INDEX + "- [Other](user_other.md)\n"
     assert remove_entries(text, "user_prefs.md") == (
         "# Memory index\n\nA note of mine.\n\n- [Other](user_other.md)\n")
+
+
+def test_remove_drops_lines_whatever_the_link_spelling() -> None:
+    text = ("# Index\n- [A](./project_a.md) — dot slash\n- [B](<Project_A.md>) — angled\n"
+            "- [C](PROJECT_A.MD)\n- [D](project_ab.md)\n")
+    assert remove_entries(text, "project_a.md") == "# Index\n- [D](project_ab.md)\n"
+
+
+def test_points_at_compares_like_file_names() -> None:
+    assert points_at("./Project_A.md", "project_a.md")
+    assert not points_at("sub/project_a.md", "project_a.md")

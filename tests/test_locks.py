@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from sagemem import archive_log
 from sagemem.archive import archive_memory
-from sagemem.archive_log import read_log
-from sagemem.errors import MemoryNotFound, SettingsError
+from sagemem.archive_log import LOG_FILE, ArchiveEvent, read_log
+from sagemem.errors import MemoryNotFound, SettingsError, WriteFailed
 from sagemem.locks import (
     LOCKS_FILE,
     Lock,
@@ -122,3 +123,30 @@ def test_a_symlinked_locks_file_is_refused(store: MemoryStore, tmp_path: Path) -
     with pytest.raises(SettingsError):
         lock_memory(store, "user_prefs")
     assert outside.read_text() == '{"locked": {}}'
+
+
+def test_a_failed_log_line_leaves_no_lock_so_nothing_was_changed_is_true(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    lock_memory(store, "project_old", now=NOW)
+    before = (store.state_dir / LOCKS_FILE).read_bytes()
+
+    def refuse(state_dir: Path, record: ArchiveEvent) -> None:
+        raise WriteFailed(state_dir / LOG_FILE, "read-only")
+
+    monkeypatch.setattr(archive_log, "append", refuse)
+    with pytest.raises(WriteFailed, match="nothing was changed"):
+        lock_memory(store, "user_prefs", now=NOW)
+    with pytest.raises(WriteFailed, match="nothing was changed"):
+        unlock_memory(store, "project_old", now=NOW)
+    assert (store.state_dir / LOCKS_FILE).read_bytes() == before
+
+
+def test_a_first_lock_whose_log_line_fails_leaves_no_locks_file(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(state_dir: Path, record: ArchiveEvent) -> None:
+        raise WriteFailed(state_dir / LOG_FILE, "read-only")
+
+    monkeypatch.setattr(archive_log, "append", refuse)
+    with pytest.raises(WriteFailed):
+        lock_memory(store, "user_prefs", now=NOW)
+    assert locked_names(store) == frozenset()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -9,12 +10,15 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagemem.archive import LOCKS_FILE
+from sagemem import rollback as rollback_mod
+from sagemem import rollback_history as rollback_history_mod
+from sagemem.archive import LOCKS_FILE, archive_memory
 from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.rollback import (
@@ -24,7 +28,7 @@ from sagemem.rollback import (
     rollback,
     rollback_history,
 )
-from sagemem.snapshots import create_snapshot, list_snapshots
+from sagemem.snapshots import Snapshot, create_snapshot, list_snapshots
 from sagemem.store import MemoryStore, init_directory
 
 
@@ -204,11 +208,35 @@ def test_a_symlink_is_neither_replaced_nor_moved(store: MemoryStore, tmp_path: P
 
 def test_a_file_the_snapshot_could_not_copy_is_left_alone(store: MemoryStore,
                                                           tmp_path: Path) -> None:
-    (store.directory / "huge.md").write_bytes(b"x" * (store.max_bytes + 1))
+    (tmp_path / "outside.md").write_text("not ours\n")
+    (store.directory / "odd.md").symlink_to(tmp_path / "outside.md")
     snapshot = create_snapshot(store)
+    (store.directory / "odd.md").unlink()
+    (store.directory / "odd.md").write_text("a real file now\n")
     report = rollback(store, snapshot.id, scope="all")
-    assert [(s.file, s.code) for s in report.skipped] == [("huge.md", "not_captured")]
-    assert (store.directory / "huge.md").exists()
+    assert [(s.file, s.code) for s in report.skipped] == [("odd.md", "not_captured")]
+    assert (store.directory / "odd.md").read_text() == "a real file now\n"
+
+
+def test_a_file_the_protection_snapshot_lacks_is_neither_replaced_nor_moved(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = create_snapshot(store)
+    edit(store)
+    real = rollback_mod.write_snapshot
+
+    def losing_two(store: MemoryStore, **kwargs: Any) -> Snapshot:
+        made = real(store, **kwargs)
+        lost = ("project_a.md", "project_new.md")
+        return dataclasses.replace(made, files=tuple(f for f in made.files
+                                                     if f.name not in lost))
+
+    monkeypatch.setattr(rollback_mod, "write_snapshot", losing_two)
+    report = rollback(store, snapshot.id, scope="all")
+    assert {s.file: s.code for s in report.skipped} == {"project_a.md": "not_protected",
+                                                       "project_new.md": "not_protected"}
+    assert report.restored == ("user_b.md",)
+    assert (store.directory / "project_a.md").read_text() == "---\nname: A\n---\nbody a, edited\n"
+    assert (store.directory / "project_new.md").read_text() == "a new memory\n"
 
 
 # -- the proof: random edits, rollback all, byte-identical; then undo, byte-identical -------
@@ -218,13 +246,26 @@ NAMES = st.sampled_from(["project_a.md", "user_b.md", "feedback_c.md", "referenc
 EDIT = st.tuples(st.sampled_from(["write", "delete"]), NAMES, st.binary(max_size=64))
 
 
+def start_archive(store: MemoryStore) -> dict[str, bytes]:
+    """A non-empty archive/: one memory archived long ago, and a byte-identical duplicate
+    of a live one (what a rollback used to leave behind)."""
+    store.archive_dir.mkdir()
+    files = {"project_old.md": b"archived long ago\n",
+             "user_b.md": (store.directory / "user_b.md").read_bytes()}
+    for name, data in files.items():
+        (store.archive_dir / name).write_bytes(data)
+    return files
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits=st.lists(EDIT, max_size=12))
 def test_rollback_all_is_exact_and_undoable_for_any_edit_sequence(
         edits: list[tuple[str, str, bytes]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = make_store(Path(tmp))
+        at_start = start_archive(store)
         at_snapshot = top_level(store)
+        snapshot_bytes = {n: (store.directory / n).read_bytes() for n in at_snapshot}
         snapshot = create_snapshot(store)
         for action, name, data in edits:
             path = store.directory / name
@@ -233,14 +274,22 @@ def test_rollback_all_is_exact_and_undoable_for_any_edit_sequence(
             elif path.exists():
                 path.unlink()
         edited = {n: (store.directory / n).read_bytes() for n in top_level(store)}
-        report = rollback(store, snapshot.id, scope="all")
-        assert top_level(store) == at_snapshot
-        extra = set(edited) - set(at_snapshot)
-        assert {n: edited[n] for n in extra} == archived(store)
-        assert report.skipped == ()
-        assert report.protection_id is not None
-        rollback(store, report.protection_id, scope="all")
-        assert {n: (store.directory / n).read_bytes() for n in top_level(store)} == edited
+        extra = {n: edited[n] for n in set(edited) - set(at_snapshot)}
+        # a removed user_b.md comes back out of archive/, not as a second copy
+        rolled_back = {**{n: d for n, d in at_start.items()
+                          if n != "user_b.md" or "user_b.md" in edited}, **extra}
+        # the undo moves a file the rollback had to create into archive/ (nothing is
+        # deleted); the second rollback then takes it back out of there, not a copy
+        recreated = {n: d for n, d in snapshot_bytes.items() if n not in edited}
+        undone = {**at_start, **recreated}
+        for _ in range(2):  # roll back, undo; then the same again from where the undo left
+            report = rollback(store, snapshot.id, scope="all")
+            assert top_level(store) == at_snapshot and archived(store) == rolled_back
+            assert report.skipped == () and report.protection_id is not None
+            undo = rollback(store, report.protection_id, scope="all")
+            assert undo.skipped == ()
+            assert {n: (store.directory / n).read_bytes() for n in top_level(store)} == edited
+            assert archived(store) == undone
         shutil.rmtree(store.state_dir)
 
 
@@ -300,3 +349,120 @@ def test_in_a_git_tree_only_the_files_meant_to_change_show_as_changed(tmp_path: 
     (memory / "project_new.md").write_text("new\n")
     rollback(store, snapshot.id, scope="all")
     assert git(memory, "status", "--porcelain", "-uall") == "?? archive/project_new.md\n"
+
+
+# -- review findings -------------------------------------------------------------------------
+
+def test_an_oversized_current_file_is_protected_and_the_undo_brings_it_back(
+        store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    big = os.urandom(4 * 1024 * 1024)
+    (store.directory / "project_a.md").write_bytes(big)
+    report = rollback(store, snapshot.id, scope="all")
+    assert report.restored == ("project_a.md",) and report.protection_id is not None
+    rollback(store, report.protection_id, scope="all")
+    assert (store.directory / "project_a.md").read_bytes() == big
+
+
+@pytest.mark.parametrize("bad", ["../evil.md", "/tmp/sagemem-evil.md", "sub/evil.md",
+                                 ".hidden.md", "evil.txt"])
+def test_a_manifest_naming_a_file_outside_the_directory_is_damaged_and_never_used(
+        store: MemoryStore, bad: str) -> None:
+    snapshot = create_snapshot(store)
+    manifest = json.loads((snapshot.path / "manifest.json").read_text())
+    data = b"escaped\n"
+    manifest["files"].append({"name": bad, "size": len(data),
+                              "sha256": hashlib.sha256(data).hexdigest()})
+    (snapshot.path / "manifest.json").write_text(json.dumps(manifest))
+    outside = (store.directory / bad).resolve()
+    with pytest.raises(SnapshotDamaged):
+        rollback(store, snapshot.id, scope="all")
+    assert not outside.exists()
+    assert list_snapshots(store).unreadable == (snapshot.id,)
+
+
+def test_a_manifest_naming_one_file_twice_is_damaged(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    manifest = json.loads((snapshot.path / "manifest.json").read_text())
+    manifest["files"].append(manifest["files"][0])
+    (snapshot.path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SnapshotDamaged):
+        rollback(store, snapshot.id, scope="all")
+
+
+def test_rolling_back_an_archive_moves_the_file_back_out_and_the_undo_is_exact(
+        store: MemoryStore) -> None:
+    at_snapshot = top_level(store)
+    snapshot = create_snapshot(store)
+    archive_memory(store, "project_a", "x")
+    after_archive, in_archive = top_level(store), archived(store)
+    report = rollback(store, snapshot.id, scope="all")
+    assert top_level(store) == at_snapshot and archived(store) == {}
+    assert report.skipped == () and report.protection_id is not None
+    undo = rollback(store, report.protection_id, scope="all")
+    assert undo.skipped == ()
+    assert top_level(store) == after_archive and archived(store) == in_archive
+
+
+def test_a_file_archive_already_holds_byte_for_byte_is_not_archived_twice(
+        store: MemoryStore) -> None:
+    at_snapshot = top_level(store)
+    snapshot = create_snapshot(store)
+    (store.directory / "project_new.md").write_text("same bytes\n")
+    store.archive_dir.mkdir()
+    (store.archive_dir / "project_new.md").write_text("same bytes\n")
+    edited = top_level(store)
+    report = rollback(store, snapshot.id, scope="all")
+    assert report.moved == ("project_new.md",) and report.skipped == ()
+    assert top_level(store) == at_snapshot
+    assert archived(store) == {"project_new.md": b"same bytes\n"}
+    assert report.protection_id is not None
+    rollback(store, report.protection_id, scope="all")
+    assert top_level(store) == edited
+
+
+def test_a_new_file_differing_only_in_case_is_never_overwritten(store: MemoryStore) -> None:
+    (store.directory / "Project_X.md").write_text("the old one\n")
+    snapshot = create_snapshot(store)
+    (store.directory / "project_x.md").write_text("a separate new one\n")
+    report = rollback(store, snapshot.id, scope="all")
+    assert (store.directory / "Project_X.md").read_text() == "the old one\n"
+    assert archived(store) == {"project_x.md": b"a separate new one\n"}
+    assert report.moved == ("project_x.md",) and report.restored == ()
+
+
+def test_a_snapshot_file_whose_name_now_has_another_spelling_is_ambiguous(
+        store: MemoryStore) -> None:
+    (store.directory / "Project_X.md").write_text("the old one\n")
+    snapshot = create_snapshot(store)
+    (store.directory / "Project_X.md").unlink()
+    (store.directory / "project_x.md").write_text("a different file\n")
+    report = rollback(store, snapshot.id, scope="all")
+    assert {s.file: s.code for s in report.skipped} == {"Project_X.md": "ambiguous",
+                                                       "project_x.md": "ambiguous"}
+    assert (store.directory / "project_x.md").read_text() == "a different file\n"
+    assert not (store.directory / "Project_X.md").exists() and archived(store) == {}
+
+
+def test_a_failed_history_line_still_returns_the_report_and_says_so(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot = create_snapshot(store)
+    edit(store)
+
+    def refuse(path: Path, line: bytes) -> None:
+        raise WriteFailed(path, "disk full")
+
+    monkeypatch.setattr(rollback_history_mod, "append_line", refuse)
+    report = rollback(store, snapshot.id, scope="all")
+    assert sorted(report.restored) == ["project_a.md", "user_b.md"]
+    assert report.protection_id is not None
+    assert report.history_error is not None and "disk full" in report.history_error
+    assert "nothing was changed" not in report.history_error
+
+
+def test_history_is_read_through_the_safe_path(store: MemoryStore, tmp_path: Path) -> None:
+    store.state_dir.mkdir()
+    (tmp_path / "elsewhere").write_text('{"scope": "all"}\n')
+    (store.state_dir / HISTORY_FILE).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeFile):
+        rollback_history(store)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
+from sagemem.errors import InvalidName, SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.githead import GitHead, git_head
 from sagemem.snapshot_diff import compare, snapshot_diff
 from sagemem.snapshots import (
@@ -80,14 +80,21 @@ def test_creating_changes_nothing_in_the_memory_directory(store: MemoryStore) ->
     assert (sorted(os.listdir(store.directory)), tree(store.directory)) == before
 
 
-def test_a_symlink_or_an_oversized_file_is_not_copied_but_named(store: MemoryStore,
-                                                                tmp_path: Path) -> None:
+def test_a_symlink_is_not_copied_but_named(store: MemoryStore, tmp_path: Path) -> None:
     (tmp_path / "secret.md").write_text("outside\n")
     (store.directory / "link.md").symlink_to(tmp_path / "secret.md")
-    (store.directory / "huge.md").write_bytes(b"x" * (store.max_bytes + 1))
     snapshot = create_snapshot(store)
-    assert {s.name for s in snapshot.skipped} == {"link.md", "huge.md"}
-    assert not (snapshot.path / "link.md").exists() and not (snapshot.path / "huge.md").exists()
+    assert {s.name for s in snapshot.skipped} == {"link.md"}
+    assert not (snapshot.path / "link.md").exists()
+
+
+def test_a_file_over_the_size_limit_is_copied_whole(store: MemoryStore) -> None:
+    """A snapshot's purpose is exact bytes: the size gate is for reading memories."""
+    huge = os.urandom(store.max_bytes * 3)
+    (store.directory / "huge.md").write_bytes(huge)
+    snapshot = create_snapshot(store)
+    assert snapshot.skipped == () and (snapshot.path / "huge.md").read_bytes() == huge
+    assert verify_snapshot(load_snapshot(store, snapshot.id)) == snapshot
 
 
 def test_progress_reports_each_file(store: MemoryStore) -> None:
@@ -129,6 +136,11 @@ def test_a_file_changed_inside_a_snapshot_makes_it_damaged(store: MemoryStore) -
     with pytest.raises(SnapshotDamaged) as caught:
         verify_snapshot(snapshot)
     assert set(caught.value.files) == {"MEMORY.md", "user_b.md"}
+
+
+def test_the_damage_message_agrees_with_the_number_of_files() -> None:
+    assert "(a.md no longer matches its manifest)" in str(SnapshotDamaged("x", ["a.md"]))
+    assert "(a.md, b.md no longer match its" in str(SnapshotDamaged("x", ["a.md", "b.md"]))
 
 
 def test_an_unreadable_manifest_is_listed_as_damaged(store: MemoryStore) -> None:
@@ -207,6 +219,21 @@ def test_diff_of_an_unknown_name_is_an_error(store: MemoryStore) -> None:
     snapshot = create_snapshot(store)
     with pytest.raises(MemoryNotFound):
         snapshot_diff(store, snapshot, "nothing_here")
+
+
+def test_diff_refuses_a_name_outside_the_memory_directory(store: MemoryStore,
+                                                          tmp_path: Path) -> None:
+    (tmp_path / "outside.md").write_text("secret\n")
+    snapshot = create_snapshot(store)
+    for bad in ("../outside", "../outside.md", str(tmp_path / "outside.md")):
+        with pytest.raises(InvalidName):
+            snapshot_diff(store, snapshot, bad)
+
+
+def test_diff_of_memory_md_is_allowed(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    (store.directory / "MEMORY.md").write_text("# rewritten\n")
+    assert "+# rewritten\n" in snapshot_diff(store, snapshot, "MEMORY.md")
 
 
 # -- git --------------------------------------------------------------------------------------

@@ -123,6 +123,14 @@ def test_new_creates_the_index_when_missing(store: MemoryStore) -> None:
     assert "- [bob](user_bob.md) — Bob" in (store.directory / "MEMORY.md").read_text()
 
 
+def test_index_memory_keeps_a_line_spelt_another_way(store: MemoryStore) -> None:
+    memory = store.new(type="user", name="bob", description="Bob", today=TODAY)
+    index = store.directory / "MEMORY.md"
+    index.write_text("- [Bob](./User_Bob.md) — by hand\n", encoding="utf-8")
+    store.index_memory(memory)
+    assert index.read_text(encoding="utf-8") == "- [Bob](./User_Bob.md) — by hand\n"
+
+
 def test_new_accepts_an_index_larger_than_one_memory_may_be(store: MemoryStore) -> None:
     index = store.directory / "MEMORY.md"
     lines = "".join(f"- [m{i}](project_m{i}.md) — a memory of a large folder\n"
@@ -290,3 +298,16 @@ def test_list_filters_by_type_tag_and_activity(store: MemoryStore) -> None:
     assert {m.file for m in store.list(type="user").memories} == {"user_alice.md", "user_old.md"}
     assert [m.file for m in store.list(tag="deploy").memories] == ["user_old.md"]
     assert "user_old.md" not in {m.file for m in store.list(active=True, today=TODAY).memories}
+
+
+def test_update_index_refuses_when_memory_md_changed_meanwhile(
+        store: MemoryStore) -> None:
+    index = store.directory / "MEMORY.md"
+
+    def edit(text: str) -> str:
+        index.write_text("# an editor saved this\n", encoding="utf-8")
+        return text + "- [X](project_x.md)\n"
+
+    with store.locked(), pytest.raises(StaleRevision):
+        store.update_index(edit)
+    assert index.read_text(encoding="utf-8") == "# an editor saved this\n"

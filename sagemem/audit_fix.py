@@ -146,15 +146,16 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
 
 def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]
                  ) -> list[Change]:
-    with store.locked():
-        text, revision = store._read_index()
-        if revision != report.revisions.get(INDEX_FILE):
-            raise _Moved(INDEX_FILE)
+    def edit(text: str) -> str:
         for f in _ordered(found):
             text = _index_edit(store, text, f)
-        store._write_index(text, revision)
-    if store._index is not None:
-        store._index.notice_change()
+        return text
+
+    with store.locked():
+        if store.read_index()[1] != report.revisions.get(INDEX_FILE):
+            raise _Moved(INDEX_FILE)
+        store.update_index(edit)  # guarded: an editor saving MEMORY.md meanwhile wins
+    store.notice_change()
     return _planned(INDEX_FILE, found)
 
 

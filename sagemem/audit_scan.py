@@ -152,7 +152,7 @@ def _unreadable(name: str, reason: str) -> Finding:
 
 def _read_index(store: MemoryStore) -> tuple[IndexRead | None, Finding | None]:
     try:
-        text, revision = store._read_index()
+        text, revision = store.read_index()
     except FileTooLarge as exc:
         return None, _too_large(INDEX_FILE, exc.size, exc.limit)
     except (UnreadableFile, UnsafeFile) as exc:

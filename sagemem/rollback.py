@@ -42,10 +42,10 @@ from .errors import (
 )
 from .locks import locked_names
 from .paths import name_key, read_regular
-from .rollback_history import HISTORY_FILE as HISTORY_FILE
-from .rollback_history import append_history, check_history_file
-from .rollback_history import report_json as report_json
-from .rollback_history import rollback_history as rollback_history
+from .rollback_log import HISTORY_FILE as HISTORY_FILE
+from .rollback_log import append_history, check_history_file
+from .rollback_log import report_json as report_json
+from .rollback_log import rollback_history as rollback_history
 from .snapshot_diff import CurrentFile, Pairing, current_files, file_sha256, pair
 from .snapshots import (
     Snapshot,

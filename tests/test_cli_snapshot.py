@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli, cli_snapshot, rollback_history
+from sagemem import cli, cli_snapshot, rollback_log
 from sagemem.cli import main
 from sagemem.errors import WriteFailed
 from sagemem.store import MemoryStore
@@ -134,7 +134,7 @@ def test_a_failed_history_line_prints_the_report_then_one_error_line(
     def refuse(path: Path, line: bytes) -> None:
         raise WriteFailed(path, "disk full")
 
-    monkeypatch.setattr(rollback_history, "append_line", refuse)
+    monkeypatch.setattr(rollback_log, "append_line", refuse)
     result = run("rollback", snapshot_id, "--json")
     assert result.code == 1
     report = json.loads(result.out)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemem import rollback as rollback_mod
-from sagemem import rollback_history as rollback_history_mod
+from sagemem import rollback_log
 from sagemem.archive import LOCKS_FILE, archive_memory
 from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
@@ -452,7 +452,7 @@ def test_a_failed_history_line_still_returns_the_report_and_says_so(
     def refuse(path: Path, line: bytes) -> None:
         raise WriteFailed(path, "disk full")
 
-    monkeypatch.setattr(rollback_history_mod, "append_line", refuse)
+    monkeypatch.setattr(rollback_log, "append_line", refuse)
     report = rollback(store, snapshot.id, scope="all")
     assert sorted(report.restored) == ["project_a.md", "user_b.md"]
     assert report.protection_id is not None

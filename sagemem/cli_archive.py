@@ -14,17 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import cli
-from .archive import ArchiveResult, archive_memory, purge_memory, restore_memory
-from .candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
 from .cli import JsonOption, app, echo_json, echo_lines
 from .errors import SagememError
-from .locks import Lock, LockChange, list_locks, lock_memory, unlock_memory
 from .store import MemoryStore
+
+if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
+    # command, the hook on each prompt included, would otherwise pay for loading it
+    from .archive import ArchiveResult
+    from .candidates import Candidate, CandidateReport
+    from .locks import Lock, LockChange
 
 BY = "cli"
 CANDIDATES = "candidates"
@@ -85,6 +88,8 @@ def archive(
         raise typer.BadParameter("only with `archive candidates`", param_hint="--apply")
     if reason is None or not reason.strip():
         raise typer.BadParameter("say why: it is kept in archive.jsonl", param_hint="--reason")
+    from .archive import archive_memory
+
     store = ctx.obj.store()
     _run(lambda plan: archive_memory(store, name, reason, by=BY, dry_run=plan),
          f"archive {{file}} (reason: {reason.strip()})?", yes=yes, dry_run=dry_run,
@@ -96,6 +101,8 @@ def restore(ctx: typer.Context, name: NameArgument, yes: YesOption = False,
             dry_run: DryRunOption = False, as_json: JsonOption = False) -> None:
     """Bring an archived memory back, with its MEMORY.md line (refused if the name is
     taken at the top level)."""
+    from .archive import restore_memory
+
     store = ctx.obj.store()
     _run(lambda plan: restore_memory(store, name, by=BY, dry_run=plan),
          "restore {file} from archive/?", yes=yes, dry_run=dry_run, as_json=as_json)
@@ -112,6 +119,8 @@ def purge(
 ) -> None:
     """Delete an ARCHIVED memory for good (never a live or locked one). Irreversible:
     asks first unless --yes; only its line in archive.jsonl remains."""
+    from .archive import purge_memory
+
     store = ctx.obj.store()
     _run(lambda plan: purge_memory(store, name, reason=reason, by=BY, dry_run=plan),
          "permanently delete archive/{file}? This is irreversible.", yes=yes,
@@ -139,6 +148,8 @@ def result_json(result: ArchiveResult) -> dict[str, Any]:
 
 def _candidates(ctx: typer.Context, *, apply: bool, yes: bool, dry_run: bool,
                 as_json: bool) -> int:
+    from .candidates import archive_candidates, idle_thresholds
+
     settings = ctx.obj.settings()
     store = MemoryStore.from_settings(settings)
     thresholds = idle_thresholds(settings)
@@ -160,6 +171,8 @@ def _apply(store: MemoryStore, candidates: tuple[Candidate, ...], *, ask: bool,
            as_json: bool) -> dict[str, list[Any]]:
     """Archive each candidate (its ``why`` is the reason), asking y/n/a(ll)/q(uit) on a
     terminal; one that fails is reported and costs no other."""
+    from .archive import archive_memory
+
     done: dict[str, list[Any]] = {"archived": [], "skipped": [], "failed": []}
     for candidate in candidates:
         answer = _ask(candidate) if ask else "y"
@@ -225,6 +238,8 @@ def lock(ctx: typer.Context, name: NameArgument, dry_run: DryRunOption = False,
          as_json: JsonOption = False) -> None:
     """Lock a memory: it is never archived or purged, whoever asks (kept in the state
     directory's locked.json, not in the file)."""
+    from .locks import lock_memory
+
     _locked(lock_memory(ctx.obj.store(), name, by=BY, dry_run=dry_run), as_json)
 
 
@@ -232,6 +247,8 @@ def lock(ctx: typer.Context, name: NameArgument, dry_run: DryRunOption = False,
 def unlock(ctx: typer.Context, name: NameArgument, dry_run: DryRunOption = False,
            as_json: JsonOption = False) -> None:
     """Remove a memory's lock (a memory that is not locked is left as it is)."""
+    from .locks import unlock_memory
+
     _locked(unlock_memory(ctx.obj.store(), name, by=BY, dry_run=dry_run), as_json)
 
 
@@ -249,6 +266,8 @@ def _locked(change: LockChange, as_json: bool) -> None:
 @app.command()
 def locks(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """List the locked memories, since when, and where each one is now."""
+    from .locks import list_locks
+
     found = list_locks(ctx.obj.store())
     if as_json:
         echo_json({"version": JSON_VERSION, "locks": [asdict(lk) for lk in found]})

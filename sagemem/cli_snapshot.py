@@ -9,31 +9,18 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
-from .rollback import (
-    SCOPES,
-    RollbackReport,
-    apply_rollback,
-    plan_rollback,
-    preview,
-    report_json,
-)
-from .snapshot_diff import Comparison, compare, snapshot_diff
-from .snapshots import (
-    Snapshot,
-    create_snapshot,
-    damaged_files,
-    list_snapshots,
-    load_snapshot,
-    memory_file_names,
-    rotation_victims,
-    snapshot_json,
-)
+
+if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
+    # command, the hook on each prompt included, would otherwise pay for loading it
+    from .rollback import RollbackReport
+    from .snapshot_diff import Comparison
+    from .snapshots import Snapshot
 
 PROGRESS_MIN_FILES = 500
 snapshot_app = typer.Typer(no_args_is_help=True,
@@ -52,6 +39,8 @@ def snapshot_create(
 ) -> None:
     """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
     the newest snapshot_keep manual snapshots (protection snapshots are not counted)."""
+    from .snapshots import create_snapshot, memory_file_names, rotation_victims, snapshot_json
+
     store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
     if dry_run:
         files, rotated = len(memory_file_names(store)), rotation_victims(store, keep - 1)
@@ -73,6 +62,8 @@ def snapshot_create(
 @snapshot_app.command("list")
 def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every snapshot, oldest first: id, kind, number of files, label."""
+    from .snapshots import list_snapshots, snapshot_json
+
     listing = list_snapshots(ctx.obj.store())
     if as_json:
         typer.echo(_dumps([snapshot_json(s) for s in listing.snapshots]))
@@ -88,6 +79,9 @@ def snapshot_show(ctx: typer.Context, snapshot_id: IdArgument,
                   as_json: JsonOption = False) -> None:
     """A snapshot's files, whether they still match its manifest, and what differs now:
     changed, added since, removed since."""
+    from .snapshot_diff import compare
+    from .snapshots import damaged_files, load_snapshot
+
     store = ctx.obj.store()
     snapshot = load_snapshot(store, snapshot_id)
     damaged, comparison = damaged_files(snapshot), compare(store, snapshot)
@@ -106,6 +100,9 @@ def snapshot_diff_(
     as_json: JsonOption = False,
 ) -> None:
     """Unified diff from the snapshot to now, of every file that differs (or of NAME)."""
+    from .snapshot_diff import snapshot_diff
+    from .snapshots import load_snapshot
+
     store = ctx.obj.store()
     snapshot = load_snapshot(store, snapshot_id)
     diff = snapshot_diff(store, snapshot, name)
@@ -131,6 +128,8 @@ def rollback_(
     """Take the memory directory back to a snapshot. Nothing is deleted: files that
     should not exist are moved into archive/. A protection snapshot of now is taken
     first, so the rollback itself can be rolled back."""
+    from .rollback import SCOPES, apply_rollback, plan_rollback, preview, report_json
+
     if scope not in SCOPES:
         raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
     store = ctx.obj.store()
@@ -153,6 +152,8 @@ def rollback_(
 
 def show_json(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
               ) -> dict[str, Any]:
+    from .snapshots import snapshot_json
+
     return {**snapshot_json(snapshot, files=True), "damaged": list(damaged),
             "changed": list(comparison.changed), "added": list(comparison.added),
             "removed": list(comparison.removed), "unchanged": comparison.unchanged,

@@ -37,8 +37,9 @@ from .errors import (
     WriteFailed,
     WriteRefused,
 )
+from .init import InitReport, init_directory
 from .memory import TYPES, Memory, Problem, parse, revision_of
-from .store import InitReport, ListError, Listing, MemoryStore, init_directory
+from .store import ListError, Listing, MemoryStore
 
 if TYPE_CHECKING:
     from .archive import ArchiveResult, archive_memory, purge_memory, restore_memory

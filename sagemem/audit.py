@@ -29,10 +29,11 @@ from .audit_scan import (
     scan,
 )
 from .duplicates import near_duplicates
+from .guard import merge_marker_line
 from .links import Link, memory_links
 from .memory import TYPES, Memory, Problem, line_of, split
 from .paths import INDEX_FILE, name_key
-from .store import MemoryStore, merge_marker_line
+from .store import MemoryStore
 
 __all__ = [
     "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",

@@ -23,6 +23,7 @@ import typer
 from . import __version__
 from .config import Settings, load_settings, parse_debug
 from .errors import SagememError
+from .init import init_directory
 from .memory import TYPES
 from .output import (
     init_json,
@@ -33,7 +34,7 @@ from .output import (
     settings_json,
     settings_text,
 )
-from .store import MemoryStore, init_directory
+from .store import MemoryStore
 
 app = typer.Typer(
     add_completion=False,

@@ -14,13 +14,14 @@ from typing import Any
 
 from .config import Settings, describe_settings
 from .conflicts import Conflict
+from .init import InitReport
 from .inject import Injection
 from .ledger import KINDS, MemoryAccess
 from .memory import Memory, Problem
 from .reading import ReadResult
 from .retrieve import SearchResponse
 from .session import Budget, SessionState
-from .store import InitReport, ListError, Listing
+from .store import ListError, Listing
 from .tasks import Checkpoint, handle
 
 JSON_VERSION = 1

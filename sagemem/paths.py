@@ -1,4 +1,4 @@
-"""The one safe read path, and the rules for what may be a memory's file name.
+"""The one safe read path, and the rules for memory file names (checking and making them).
 
 Everything that reads a memory file goes through ``safe_read``: name rules (which keep
 the path a direct child of the directory), then refusal of symlinks and non-regular
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -38,6 +39,7 @@ MAX_INDEX_BYTES = 16 * 1024 * 1024
 BUILTIN_RESERVED = (INDEX_FILE, "session-log.md")
 RESERVED_FILE = "reserved.json"
 MAX_NAME_BYTES = 255
+MAX_SLUG_CHARS = 60
 # O_NONBLOCK: a FIFO swapped in after the lstat check must not hang the reader.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -109,6 +111,22 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
         if key == reserved_key:
             raise ReservedName(name, reserved_key)
     return name
+
+
+def slugify(text: str) -> str:
+    """A file-name slug: lower-case words joined by ``_``; CJK characters are kept."""
+    words = re.sub(r"[^\w]+", "_", unicodedata.normalize("NFKC", text).casefold())
+    return words.strip("_")[:MAX_SLUG_CHARS].rstrip("_")
+
+
+def file_name_for(type_: str, name: str) -> str:
+    """The conventional file name ``<type>_<slug>.md`` for a new memory."""
+    slug = slugify(name)
+    if not slug:
+        raise InvalidName(name, "gives no usable file name; pass an explicit file name (--file)")
+    if slug.startswith(f"{type_}_"):
+        slug = slug[len(type_) + 1:]
+    return f"{type_}_{slug}.md"
 
 
 @dataclass(frozen=True)

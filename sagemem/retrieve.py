@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .errors import IndexUnavailable, InvalidCursor, SagememError
-from .index import K1, IndexedFile, SearchIndex, Stats, SyncReport, TermStats
+from .index import IndexedFile, SearchIndex, SyncReport, TermStats
+from .index_scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
 from .memory import TYPES, revision_of
 from .paths import safe_read
 from .text import file_lines, is_cjk, tokens
@@ -166,7 +167,8 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
         return [], 0, 0
     body = len("".join(query.split())) >= MIN_FALLBACK_CHARS
     lowest = _lowest_passing_mass(q)
-    rows = index.summary_scores(_weights(q, "sdf", stats.files), stats.avg_slen, min_mass=lowest)
+    rows = summary_scores(index, _weights(q, "sdf", stats.files), stats.avg_slen,
+                          min_mass=lowest)
     if scope:
         allowed = set(_in_scope(index, [row[0] for row in rows], scope))
         rows = [row for row in rows if row[0] in allowed]
@@ -176,10 +178,10 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
     if body:
         selective = {t: v for t, v in _weights(q, "pdf", stats.paras).items()
                      if q.info[t] >= SELECTIVE_INFO * q.idf_max}
-        extra = [f for f in index.body_pool(selective, MAX_BODY_POOL) if f not in pool]
+        extra = [f for f in body_pool(index, selective, MAX_BODY_POOL) if f not in pool]
         summary.update({f: (score, set(terms.split(US))) for f, score, _, terms in
-                        index.summary_scores(_weights(q, "sdf", stats.files), stats.avg_slen,
-                                             file_ids=extra)} if extra else {})
+                        summary_scores(index, _weights(q, "sdf", stats.files), stats.avg_slen,
+                                       file_ids=extra)} if extra else {})
         pool.update(extra)
     paras = _body_scores(index, stats, q, sorted(pool))
     scale = q.idf_max * (K1 + 1)
@@ -290,14 +292,14 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
         return out
     para: dict[int, float] = {}
     owner: dict[int, int] = {}
-    rows = index.paragraph_scores(_weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
+    rows = paragraph_scores(index, _weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
     for para_id, file_id, score, mass, terms in rows:
         para[para_id] = score
         owner[para_id] = file_id
         out.best_mass[file_id] = max(out.best_mass.get(file_id, 0.0), mass)
         out.matched.setdefault(file_id, []).append(set(terms.split(US)))
-    out.whole = dict(index.body_scores(_weights(q, "fdf", stats.files), stats.avg_blen,
-                                       file_ids))
+    out.whole = dict(body_scores(index, _weights(q, "fdf", stats.files), stats.avg_blen,
+                                 file_ids))
     for para_id, score in para.items():  # ranking files uses the paragraphs' own scores
         file_id = owner[para_id]
         out.best_score[file_id] = max(out.best_score.get(file_id, 0.0), score)

@@ -1,20 +1,16 @@
 """MemoryStore: a memory directory, its index and its state directory — the only writer.
 
 Reads go through ``paths.safe_read``. Writes happen under one lock shared by every
-process (a filelock in the state directory): the current revision is re-read, the new
-bytes go to a uniquely named temporary file in the same directory, are fsync'd, and
-replace the file with ``os.replace`` — so a crash at any instant leaves the old file or
-the new one, never a torn one. Creating never overwrites: the temporary file is
-hard-linked into place, which fails if the name exists.
+process (a filelock in the state directory): the current revision is re-read (the
+guard, ``guard.py``), the new bytes go to a uniquely named temporary file in the same
+directory, are fsync'd, and replace the file with ``os.replace`` — so a crash at any
+instant leaves the old file or the new one, never a torn one. Creating never overwrites:
+the temporary file is hard-linked into place, which fails if the name exists.
 """
 
 from __future__ import annotations
 
-import enum
 import os
-import re
-import time
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,12 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import indexfile
-from .atomic import atomic_write, make_folder, remove_quietly
+from .atomic import atomic_write, remove_quietly
 from .config import STATE_DIR_NAME, Settings
-from .conflicts import WRITE_KINDS, WRITERS
 from .errors import (
     DirectoryMissing,
-    FileChangedDuringRead,
     FileTooLarge,
     InvalidName,
     MemoryExists,
@@ -36,18 +30,18 @@ from .errors import (
     SagememError,
     StaleRevision,
     UnreadableFile,
-    UnresolvedMerge,
     UnsafeFile,
     WriteFailed,
 )
+from .guard import REQUIRED, Required, guarded_write
 from .memory import TYPES, Memory, decode, parse, revision_of
 from .paths import (
     INDEX_FILE,
     MAX_FILE_BYTES,
     MAX_INDEX_BYTES,
     check_name,
+    file_name_for,
     name_key,
-    read_regular,
     reserved_names,
     safe_read,
     with_suffix,
@@ -63,15 +57,6 @@ if TYPE_CHECKING:
 ARCHIVE_DIR = "archive"
 LOCK_FILE = "locks/store.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
-MAX_SLUG_CHARS = 60
-REREAD_ATTEMPTS = 20
-
-
-class _Required(enum.Enum):
-    TOKEN = 0
-
-
-_REQUIRED = _Required.TOKEN
 
 
 @dataclass(frozen=True)
@@ -89,30 +74,6 @@ class Listing:
 
     memories: tuple[Memory, ...]
     errors: tuple[ListError, ...]
-
-
-@dataclass(frozen=True)
-class InitReport:
-    """What ``init`` created and what was already there (and left alone)."""
-
-    created: tuple[Path, ...]
-    existed: tuple[Path, ...]
-
-
-def slugify(text: str) -> str:
-    """A file-name slug: lower-case words joined by ``_``; CJK characters are kept."""
-    words = re.sub(r"[^\w]+", "_", unicodedata.normalize("NFKC", text).casefold())
-    return words.strip("_")[:MAX_SLUG_CHARS].rstrip("_")
-
-
-def file_name_for(type_: str, name: str) -> str:
-    """The conventional file name ``<type>_<slug>.md`` for a new memory."""
-    slug = slugify(name)
-    if not slug:
-        raise InvalidName(name, "gives no usable file name; pass an explicit file name (--file)")
-    if slug.startswith(f"{type_}_"):
-        slug = slug[len(type_) + 1:]
-    return f"{type_}_{slug}.md"
 
 
 class MemoryStore:
@@ -287,7 +248,7 @@ class MemoryStore:
         return FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS)
 
     def write(self, name: str, content: str | None = None,
-              expected_revision: str | _Required | None = _REQUIRED, *,
+              expected_revision: str | Required | None = REQUIRED, *,
               fields: Mapping[str, object] | None = None, reason: str | None = None,
               writer: str = "library", conflict_kind: str | None = "stale_version") -> Memory:
         """Replace a memory's text (or set ``fields`` in it), if it is still at
@@ -299,91 +260,8 @@ class MemoryStore:
         revision mismatch (``external_change`` for an editor session); None records
         nothing (a resolution retrying a recorded conflict).
         """
-        if isinstance(expected_revision, _Required):
-            raise TypeError("write() needs expected_revision (None to create a memory)")
-        if content is None and fields is None:
-            raise TypeError("write() needs content or fields")
-        if content is None and expected_revision is None:
-            raise TypeError("creating a memory needs its content, not only fields")
-        if writer not in WRITERS or conflict_kind not in (*WRITE_KINDS, None):
-            raise ValueError(f"writer must be one of {', '.join(WRITERS)}; conflict_kind one "
-                             f"of {', '.join(WRITE_KINDS)} or None")
-        self.require_directory()
-        name = check_name(with_suffix(name), self.reserved)
-        if content is not None:
-            self._check_size(name, content.encode("utf-8"))
-        with self.locked():
-            current = self._current(name)
-            file = current.file if current else name
-            text = content
-            if text is None and current is not None and current.revision == expected_revision:
-                text = current.text
-            if text is not None and fields:
-                from .edit import set_fields
-
-                text = set_fields(text, fields, file)
-            attempt = _Attempt(file, expected_revision, text, fields, reason, writer,
-                               conflict_kind)
-            self._refuse_if_needed(attempt, current)
-            assert text is not None  # a missing text is a revision mismatch, refused above
-            data = text.encode("utf-8")
-            self._check_size(file, data)
-            atomic_write(self.directory / file, data, create=expected_revision is None,
-                         before_replace=lambda: self._still_at(attempt, current))
-            mtime = _mtime(self.directory / file)
-        self.notice_change()
-        # What was written, not a re-read: once the lock is released, another writer (or
-        # an editor) may already have moved the file on.
-        return parse(data, file, mtime=mtime)
-
-    def _still_at(self, attempt: _Attempt, seen: Memory | None) -> None:
-        """Check again right before the rename: an editor saving while the temporary file
-        was written and fsync'd (milliseconds) would otherwise be overwritten."""
-        now = self._current(attempt.file)
-        if (now.revision if now else None) != (seen.revision if seen else None):
-            self._refuse_if_needed(attempt, now)
-
-    def _current(self, name: str) -> Memory | None:
-        """The memory as it is now. A file caught mid-change by a writer outside the guard
-        (an editor saving in place) is read again: it has moved on, and the refusal
-        should record where it moved to rather than fail without a record."""
-        for attempt in range(REREAD_ATTEMPTS):
-            try:
-                return self.get(name)
-            except MemoryNotFound:
-                return None
-            except FileChangedDuringRead:
-                if attempt == REREAD_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.001 * (attempt + 1))
-        return None  # not reached: the last attempt returns or raises
-
-    def _refuse_if_needed(self, attempt: _Attempt, current: Memory | None) -> None:
-        """Raise the refusal this write meets, after recording it as a conflict."""
-        marker = merge_marker_line(attempt.text) if attempt.text is not None else None
-        actual = current.revision if current else None
-        if marker is None and actual == attempt.expected:
-            return
-        kind = "unresolved_merge" if marker is not None else attempt.conflict_kind
-        conflict_id = None
-        if kind is not None:
-            conflict_id = self._record(kind, attempt, current)
-        if marker is not None:
-            raise UnresolvedMerge(attempt.file, marker, conflict_id)
-        if attempt.expected is None:
-            raise MemoryExists(attempt.file, conflict_id)
-        raise StaleRevision(attempt.file, attempt.expected, actual, conflict_id)
-
-    def _record(self, kind: str, attempt: _Attempt, current: Memory | None) -> str:
-        from .conflicts import record_write_conflict
-
-        mine: dict[str, object] = {"based_on": attempt.expected, "text": attempt.text}
-        if attempt.fields:
-            mine["fields"] = {k: v.isoformat() if isinstance(v, date) else v
-                              for k, v in attempt.fields.items()}
-        return record_write_conflict(
-            self, kind, attempt.file, writer=attempt.writer, reason=attempt.reason,
-            disk=(current.revision, current.text) if current else (None, None), mine=mine)
+        return guarded_write(self, name, content, expected_revision, fields=fields,
+                             reason=reason, writer=writer, conflict_kind=conflict_kind)
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
@@ -404,7 +282,7 @@ class MemoryStore:
         from .edit import render_new  # ruamel.yaml is only needed to write
 
         data = render_new(fields, body).encode("utf-8")
-        self._check_size(file, data)
+        self.check_size(file, data)
         line = indexfile.format_entry(name.strip() or file[:-3], file, description)
         with self.locked():
             self._refuse_existing(file)
@@ -432,7 +310,9 @@ class MemoryStore:
             self.update_index(lambda text: text if indexfile.has_entry(text, memory.file)
                               else indexfile.add_entry(text, line))
 
-    def _check_size(self, name: str, data: bytes) -> None:
+    def check_size(self, name: str, data: bytes) -> None:
+        """Refuse bytes over the size limit before anything is written: a file the safe
+        read path would refuse to read must never be made."""
         if len(data) > self.max_bytes:
             raise FileTooLarge(name, len(data), self.max_bytes)
 
@@ -512,30 +392,6 @@ class IndexUpdate:
     after_revision: str
 
 
-_MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$", re.MULTILINE)
-
-
-def merge_marker_line(text: str) -> int | None:
-    """The 1-based line of the first ``<<<<<<<`` or ``>>>>>>>`` at a line start, or None.
-    A ``=======`` line alone does not count: it is also a Markdown heading underline, and
-    no unresolved merge lacks the other two markers."""
-    found = _MERGE_MARKER.search(text)
-    return None if found is None else text.count("\n", 0, found.start()) + 1
-
-
-@dataclass(frozen=True)
-class _Attempt:
-    """A guarded write as asked for: what a refusal records."""
-
-    file: str
-    expected: str | None
-    text: str | None
-    fields: Mapping[str, object] | None
-    reason: str | None
-    writer: str
-    conflict_kind: str | None
-
-
 @dataclass(frozen=True)
 class _Filter:
     type: str | None
@@ -549,71 +405,7 @@ class _Filter:
                 and not (self.active and (memory.archived or memory.is_invalid(self.today))))
 
 
-def _mtime(path: Path) -> float | None:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return None
-
-
 def _looks_like_memory(name: str) -> bool:
     return name_key(name).endswith(".md") and not name.startswith(".")
 
 
-def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
-    """Create the memory directory, a starter MEMORY.md and the state directory (and,
-    when the state directory lies inside the memory directory, a .gitignore line that
-    keeps it out of git).
-
-    Never overwrites anything: what already exists is reported and left alone; an
-    existing .gitignore only gets the missing line appended (reported as created).
-    """
-    created: list[Path] = []
-    existed: list[Path] = []
-    for folder in (memory_dir, state_dir):
-        _make_dir(folder, created, existed)
-    index = memory_dir / INDEX_FILE
-    if os.path.lexists(index):
-        existed.append(index)
-    else:
-        try:
-            atomic_write(index, indexfile.INDEX_HEADER.encode("utf-8"), create=True)
-        except MemoryExists:
-            existed.append(index)
-        else:
-            created.append(index)
-    ignore = _ignore_state_dir(memory_dir, state_dir)
-    if ignore is not None:
-        (created if ignore[1] else existed).append(ignore[0])
-    return InitReport(tuple(created), tuple(existed))
-
-
-GITIGNORE = ".gitignore"
-
-
-def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | None:
-    """Keep a state directory that lies inside the memory directory out of git: add
-    ``/<state>/`` to the memory directory's .gitignore — appended to an existing one,
-    never overwriting it. (.gitignore, True) if a line was written, False if it was there;
-    None when the state directory is elsewhere."""
-    memory, state = Path(os.path.abspath(memory_dir)), Path(os.path.abspath(state_dir))
-    if memory == state or memory not in state.parents:
-        return None
-    relative = state.relative_to(memory).as_posix()
-    path = memory / GITIGNORE
-    try:
-        old = read_regular(path).data
-    except MemoryNotFound:
-        old = b""
-    if any(line.strip().strip("/") == relative
-           for line in old.decode("utf-8", errors="replace").splitlines()):
-        return path, False
-    separator = b"\n" if old and not old.endswith(b"\n") else b""
-    data = old + separator + f"/{relative}/\n".encode()
-    atomic_write(path, data, create=not old and not os.path.lexists(path))
-    return path, True
-
-
-def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:
-    made = make_folder(folder, parents=True, follow_link=True)
-    (created if made else existed).append(folder)

@@ -24,7 +24,7 @@ from sagemem import (
 )
 from sagemem import atomic as atomic_mod
 from sagemem.conflicts import open_contradictions
-from sagemem.store import merge_marker_line
+from sagemem.guard import merge_marker_line
 
 TODAY = date(2026, 11, 30)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)

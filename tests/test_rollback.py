@@ -21,6 +21,7 @@ from sagemem import rollback_log
 from sagemem.archive import LOCKS_FILE, archive_memory
 from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
+from sagemem.init import init_directory
 from sagemem.rollback import (
     HISTORY_FILE,
     apply_rollback,
@@ -29,7 +30,7 @@ from sagemem.rollback import (
     rollback_history,
 )
 from sagemem.snapshots import Snapshot, create_snapshot, list_snapshots
-from sagemem.store import MemoryStore, init_directory
+from sagemem.store import MemoryStore
 
 
 def make_store(root: Path) -> MemoryStore:

@@ -12,6 +12,7 @@ import pytest
 
 from sagemem.errors import InvalidName, SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.githead import GitHead, git_head
+from sagemem.init import init_directory
 from sagemem.snapshot_diff import compare, snapshot_diff
 from sagemem.snapshots import (
     MANIFEST_FILE,
@@ -22,7 +23,7 @@ from sagemem.snapshots import (
     snapshots_folder,
     verify_snapshot,
 )
-from sagemem.store import MemoryStore, init_directory
+from sagemem.store import MemoryStore
 
 T0 = datetime(2026, 11, 30, 3, 35, 12, 123456, tzinfo=timezone.utc)
 INDEX = b"# Memory index\n\n- [A](project_a.md) \xe2\x80\x94 a\n"

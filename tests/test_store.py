@@ -26,7 +26,7 @@ from sagemem import (
 )
 from sagemem import store as store_mod
 from sagemem.atomic import TMP_SUFFIX
-from sagemem.store import file_name_for, slugify
+from sagemem.paths import file_name_for, slugify
 
 TODAY = date(2026, 11, 30)
 

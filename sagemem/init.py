@@ -1,0 +1,79 @@
+"""``sagemem init``: create a memory directory, its starter MEMORY.md and its state
+directory — never overwriting anything a person already has."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import indexfile
+from .atomic import atomic_write, make_folder
+from .errors import MemoryExists, MemoryNotFound
+from .paths import INDEX_FILE, read_regular
+
+GITIGNORE = ".gitignore"
+
+
+@dataclass(frozen=True)
+class InitReport:
+    """What ``init`` created and what was already there (and left alone)."""
+
+    created: tuple[Path, ...]
+    existed: tuple[Path, ...]
+
+
+def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
+    """Create the memory directory, a starter MEMORY.md and the state directory (and,
+    when the state directory lies inside the memory directory, a .gitignore line that
+    keeps it out of git).
+
+    Never overwrites anything: what already exists is reported and left alone; an
+    existing .gitignore only gets the missing line appended (reported as created).
+    """
+    created: list[Path] = []
+    existed: list[Path] = []
+    for folder in (memory_dir, state_dir):
+        _make_dir(folder, created, existed)
+    index = memory_dir / INDEX_FILE
+    if os.path.lexists(index):
+        existed.append(index)
+    else:
+        try:
+            atomic_write(index, indexfile.INDEX_HEADER.encode("utf-8"), create=True)
+        except MemoryExists:
+            existed.append(index)
+        else:
+            created.append(index)
+    ignore = _ignore_state_dir(memory_dir, state_dir)
+    if ignore is not None:
+        (created if ignore[1] else existed).append(ignore[0])
+    return InitReport(tuple(created), tuple(existed))
+
+
+def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | None:
+    """Keep a state directory that lies inside the memory directory out of git: add
+    ``/<state>/`` to the memory directory's .gitignore — appended to an existing one,
+    never overwriting it. (.gitignore, True) if a line was written, False if it was there;
+    None when the state directory is elsewhere."""
+    memory, state = Path(os.path.abspath(memory_dir)), Path(os.path.abspath(state_dir))
+    if memory == state or memory not in state.parents:
+        return None
+    relative = state.relative_to(memory).as_posix()
+    path = memory / GITIGNORE
+    try:
+        old = read_regular(path).data
+    except MemoryNotFound:
+        old = b""
+    if any(line.strip().strip("/") == relative
+           for line in old.decode("utf-8", errors="replace").splitlines()):
+        return path, False
+    separator = b"\n" if old and not old.endswith(b"\n") else b""
+    data = old + separator + f"/{relative}/\n".encode()
+    atomic_write(path, data, create=not old and not os.path.lexists(path))
+    return path, True
+
+
+def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:
+    made = make_folder(folder, parents=True, follow_link=True)
+    (created if made else existed).append(folder)

@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _fail("interrupted", INTERRUPTED)
     except Exception as exc:
+        if _is_group_without_command(exc):  # `sagemem snapshot`: its help, like `sagemem`
+            typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+            return 0
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
             return _usage_failure(exc)
         if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
@@ -241,6 +244,14 @@ def _usage_failure(exc: Any) -> int:
     if "--dir" in message or "--state-dir" in message:
         hint = "; global options go before the command: sagemem --dir DIR COMMAND"
     return _fail(message.rstrip(".") + hint, code)
+
+
+def _is_group_without_command(exc: Exception) -> bool:
+    """click 8.2 raises this for a command group given no subcommand (8.1 printed help)."""
+    import click
+
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    return no_args is not None and isinstance(exc, no_args) and exc.ctx is not None
 
 
 def _is_usage_error(exc: Exception) -> bool:

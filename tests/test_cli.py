@@ -207,6 +207,13 @@ def test_every_subcommand_has_help(run: Run, command: str) -> None:
     assert result.out.startswith(f"Usage: sagemem {command}")
 
 
+@pytest.mark.parametrize("group", ["snapshot", "conflicts"])
+def test_a_group_without_a_subcommand_prints_its_help(run: Run, group: str) -> None:
+    result = run(group)
+    assert result.code == 0 and result.err == ""
+    assert result.out.startswith(f"Usage: sagemem {group}") and "\nCommands:\n" in result.out
+
+
 def test_top_level_help_lists_every_command(run: Run) -> None:
     result = run("--help")
     assert result.code == 0

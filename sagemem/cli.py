@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import traceback
@@ -21,7 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .config import Settings, load_settings, parse_debug
+from .config import Settings, default_state_dir, load_settings, parse_debug
 from .errors import SagememError
 from .init import init_directory
 from .memory import TYPES
@@ -58,6 +59,15 @@ class Globals:
 
     def store(self) -> MemoryStore:
         return MemoryStore.from_settings(self.settings())
+
+    def command(self, *args: str) -> str:
+        """A sagemem command line to paste, with the directory options this run was given
+        (an undo printed without them would look in the default state directory)."""
+        words = ["sagemem"]
+        for option, path in (("--dir", self.memory_dir), ("--state-dir", self.state_dir)):
+            if path is not None:
+                words += [option, shlex.quote(os.path.abspath(path))]
+        return " ".join([*words, *args])
 
 
 @app.callback()
@@ -121,8 +131,11 @@ def init(
         return
     echo_lines([f"created  {p}" for p in report.created]
                 + [f"exists   {p} (left as it was)" for p in report.existed])
-    typer.echo(f"next: export SAGE_MEM_DIR={settings.memory_dir} (or pass --dir before the "
-               f"command); sagemem's own state lives in {settings.state_dir}", err=True)
+    exports = f"SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"
+    if settings.state_dir != default_state_dir(settings.memory_dir):
+        exports += f" SAGE_MEM_STATE_DIR={shlex.quote(str(settings.state_dir))}"
+    typer.echo(f"next: export {exports} (or pass --dir/--state-dir before the command); "
+               f"sagemem's own state lives in {settings.state_dir}", err=True)
 
 
 @app.command("list")

@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # the library is imported by the commands that use it: every 
     from .snapshots import Snapshot
 
 PROGRESS_MIN_FILES = 500
+# Skips that leave the directory short of the snapshot against the user's wish (a write
+# that met a newer edit, or an OS failure) make the exit code 1; locked, collision and the
+# like are the rules working as documented.
+INCOMPLETE_CODES = frozenset({"conflict", "failed"})
 snapshot_app = typer.Typer(no_args_is_help=True,
                            help="Snapshots of the memory directory, to roll back to.")
 app.add_typer(snapshot_app, name="snapshot")
@@ -142,9 +146,14 @@ def rollback_(
     if as_json:
         echo_json(report_json(report))
     else:
-        echo_lines(report_text(report))
+        echo_lines(report_text(report, ctx.obj.command()))
     if report.history_error:  # files did change: the report (and its undo id) is shown
         typer.echo(f"error: {report.history_error}", err=True)
+        raise typer.Exit(1)
+    if incomplete := [s.file for s in report.skipped if s.code in INCOMPLETE_CODES]:
+        typer.echo(f"error: rollback incomplete: {len(incomplete)} file(s) could not be "
+                   f"restored ({', '.join(incomplete[:3])}{', …' if len(incomplete) > 3 else ''});"
+                   " see the report above, then roll back again", err=True)
         raise typer.Exit(1)
 
 
@@ -179,7 +188,7 @@ def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparis
     return [*lines, f"{comparison.unchanged} unchanged"]
 
 
-def report_text(report: RollbackReport) -> list[str]:
+def report_text(report: RollbackReport, sagemem: str = "sagemem") -> list[str]:
     verb = "would roll back" if report.dry_run else "rolled back"
     lines = [f"{verb} to {report.snapshot_id} (scope {report.scope})"]
     lines += [f"restore  {n}" if report.dry_run else f"restored {n}" for n in report.restored]
@@ -188,10 +197,11 @@ def report_text(report: RollbackReport) -> list[str]:
     lines += [f"skipped  {s.file} ({s.code}: {s.reason})" for s in report.skipped]
     lines += [f"left     {n} (added since; --scope all moves it to archive/)"
               for n in report.left]
-    lines.append(f"{len(report.restored)} restored, {len(report.moved)} moved, "
-                 f"{len(report.skipped)} skipped, {report.unchanged} unchanged")
+    would = "would be " if report.dry_run else ""
+    lines.append(f"{len(report.restored)} {would}restored, {len(report.moved)} {would}moved, "
+                 f"{len(report.skipped)} {would}skipped, {report.unchanged} unchanged")
     if report.protection_id:
-        lines.append(f"undo: sagemem rollback {report.protection_id} --scope all")
+        lines.append(f"undo: {sagemem} rollback {report.protection_id} --scope all")
     return lines
 
 

@@ -131,6 +131,11 @@ def parse_text(raw: object) -> str | None:
     return None
 
 
+def default_state_dir(memory_dir: Path) -> Path:
+    """``<parent of the memory directory>/.sage-mem``, as in sage-mem."""
+    return memory_dir.parent / STATE_DIR_NAME
+
+
 def resolve_dirs(
     env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | None
 ) -> tuple[Path, Path, dict[str, Source]]:
@@ -148,7 +153,7 @@ def resolve_dirs(
     elif parse_text(env.get("SAGE_MEM_STATE_DIR")):
         state, sources["state_dir"] = Path(env["SAGE_MEM_STATE_DIR"].strip()), "env"
     else:
-        state, sources["state_dir"] = mem.parent / STATE_DIR_NAME, "default"
+        state, sources["state_dir"] = default_state_dir(mem), "default"
     return mem, Path(os.path.abspath(state.expanduser())), sources
 
 

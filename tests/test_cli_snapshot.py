@@ -148,7 +148,38 @@ def test_rollback_text_says_how_to_undo(run: Run, store: MemoryStore) -> None:
     (store.directory / "project_new.md").write_text("new\n")
     result = run("rollback", snapshot_id)
     assert "left     project_new.md (added since" in result.out
-    assert "undo: sagemem rollback " in result.out
+    # with the options the run was given, so the line can be pasted as it is
+    assert (f"undo: sagemem --dir {store.directory} --state-dir {store.state_dir} rollback "
+            in result.out)
+
+
+def test_a_rollback_that_met_a_newer_edit_exits_1_after_its_report(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem import rollback
+
+    snapshot_id = created_id(run)
+    target = store.directory / "project_a.md"
+    target.write_text("---\nname: A\n---\nedited once\n")
+    real_apply = rollback.apply_rollback
+
+    def edit_between_plan_and_apply(store_: MemoryStore, plan: rollback.RollbackPlan
+                                    ) -> rollback.RollbackReport:
+        target.write_text("---\nname: A\n---\nedited again while asked\n")
+        return real_apply(store_, plan)
+
+    monkeypatch.setattr(rollback, "apply_rollback", edit_between_plan_and_apply)
+    result = run("rollback", snapshot_id, "--yes")
+    assert result.code == 1
+    assert "skipped  project_a.md (conflict" in result.out
+    assert result.err.startswith("error: rollback incomplete: 1 file(s) could not be restored")
+    assert target.read_text().endswith("edited again while asked\n")
+
+
+def test_rollback_dry_run_summary_says_would(run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run)
+    (store.directory / "project_a.md").write_text("changed\n")
+    result = run("rollback", snapshot_id, "--dry-run")
+    assert result.code == 0 and "1 would be restored, 0 would be moved" in result.out
 
 
 def test_rollback_asks_on_a_terminal_and_yes_skips_it(

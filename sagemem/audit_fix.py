@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from . import indexfile
 from .audit import AuditReport, Finding, audit
 from .errors import SagememError, StaleRevision
-from .memory import line_of, split
+from .memory import line_of, revision_of, split
 from .paths import INDEX_FILE
 from .store import MemoryStore
 
@@ -146,19 +146,30 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
 
 def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]
                  ) -> list[Change]:
-    with store.locked():
-        text, revision = store._read_index()
-        if revision != report.revisions.get(INDEX_FILE):
+    expected = report.revisions.get(INDEX_FILE)
+
+    def edit(text: str) -> str:
+        if not _index_at(text, expected):
             raise _Moved(INDEX_FILE)
         for f in _ordered(found):
-            text = _index_edit(store, text, f)
-        store._write_index(text, revision)
-    if store._index is not None:
-        store._index.notice_change()
+            text = _index_edit(text, f)
+        return text
+
+    with store.locked():
+        store.update_index(edit)
+    store.notice_change()
     return _planned(INDEX_FILE, found)
 
 
-def _index_edit(store: MemoryStore, text: str, f: Finding) -> str:
+def _index_at(text: str, revision: str | None) -> bool:
+    """Whether MEMORY.md still reads as the audit saw it (None: there was none, and
+    ``read_index`` then gives the starter text)."""
+    if revision is None:
+        return text == indexfile.INDEX_HEADER
+    return revision_of(text.encode("utf-8")) == revision
+
+
+def _index_edit(text: str, f: Finding) -> str:
     if f.category == "dangling_index_entry":
         return indexfile.remove_entries(text, str(f.data["target"]))
     if f.category == "crlf_line_endings":

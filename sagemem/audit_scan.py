@@ -128,7 +128,7 @@ def _read_one(store: MemoryStore, name: str, st: os.stat_result) -> Memory | Fin
         return _too_large(name, st.st_size, store.max_bytes)
     for attempt in range(2):  # a file caught mid-save is read once more
         try:
-            return store._read(name, archived=False)
+            return store.get(name)
         except FileTooLarge as exc:
             return _too_large(name, exc.size, exc.limit)
         except FileChangedDuringRead:
@@ -152,7 +152,7 @@ def _unreadable(name: str, reason: str) -> Finding:
 
 def _read_index(store: MemoryStore) -> tuple[IndexRead | None, Finding | None]:
     try:
-        text, revision = store._read_index()
+        text, revision = store.read_index()
     except FileTooLarge as exc:
         return None, _too_large(INDEX_FILE, exc.size, exc.limit)
     except (UnreadableFile, UnsafeFile) as exc:

@@ -90,7 +90,7 @@ def check_index(s: Scan) -> Iterable[Finding]:
     found = []
     for entry in s.index.entries:
         target = _local_target(entry.target)
-        if target is not None and name_key(target) not in s.live:
+        if target is not None and not s.exists(target):
             where = " (it is in archive/)" if name_key(target) in s.archived else ""
             found.append(problem("dangling_index_entry", INDEX_FILE, entry.line,
                                  f"index line points at missing {target}{where}",
@@ -224,7 +224,7 @@ def check_links(s: Scan) -> Iterable[Finding]:
     found: list[Finding] = []
     for m in s.memories:
         found += [_link_finding(s, m, link) for link in memory_links(m)
-                  if name_key(link.target) not in s.live]
+                  if not s.exists(link.target)]
         if m.superseded_by:
             found += _superseded_finding(s, m)
     return found

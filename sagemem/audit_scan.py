@@ -72,6 +72,13 @@ class Scan:
     archived: frozenset[str]
     index: IndexRead | None
     temporary: tuple[str, ...]
+    reserved: frozenset[str]
+
+    def exists(self, name: str) -> bool:
+        """Whether a link or index line naming ``name`` points at a file: a live memory,
+        or a reserved file (MEMORY.md, session-log.md, …) that is not a memory but is there."""
+        key = name_key(name)
+        return key in self.live or key in self.reserved
 
 
 ReadCache = dict[str, tuple[tuple[int, int, int, int], "Memory | Finding"]]
@@ -103,7 +110,7 @@ def scan(store: MemoryStore, cache: ReadCache | None = None) -> Scan:
     failed += [f for f in (index_failure, archive_failure) if f is not None]
     return Scan(store, tuple(r for r in results if isinstance(r, Memory)), tuple(failed),
                 frozenset(name_key(n) for n in names), archived_names, index,
-                tuple(_temporary_files(store)))
+                tuple(_temporary_files(store)), _reserved_present(store))
 
 
 def _read_cached(store: MemoryStore, name: str, cache: ReadCache | None) -> Memory | Finding:
@@ -167,6 +174,16 @@ def _archived_names(store: MemoryStore) -> tuple[frozenset[str], Finding | None]
         return frozenset(name_key(n) for n in store.files(archived=True)), None
     except (UnreadableFile, UnsafeFile) as exc:
         return frozenset(), _unreadable(f"{ARCHIVE_DIR}/", exc.reason)
+
+
+def _reserved_present(store: MemoryStore) -> frozenset[str]:
+    """The reserved names (as keys) that exist in the folder: ``store.files()`` leaves them
+    out, yet ``- [Log](session-log.md)`` or ``[[MEMORY]]`` points at a real file."""
+    try:
+        with os.scandir(store.directory) as entries:
+            return frozenset(key for e in entries if (key := name_key(e.name)) in store.reserved)
+    except OSError:
+        return frozenset()
 
 
 def _temporary_files(store: MemoryStore) -> list[str]:

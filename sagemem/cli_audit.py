@@ -26,7 +26,10 @@ STRICT_FAILURE = 1
 
 
 def where(f: Finding) -> str:
-    return f"{f.file}:{f.line}" if f.line else f.file
+    """``file:line``; a name with a tab or a bidi override is shown escaped, so the line
+    reads as it is (an override would reorder the terminal's text)."""
+    file = f.file if f.file.isprintable() else ascii(f.file)
+    return f"{file}:{f.line}" if f.line else file
 
 
 def report_text(report: AuditReport) -> list[str]:

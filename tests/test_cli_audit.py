@@ -90,6 +90,16 @@ def test_strict_passes_when_only_hints_remain(capsys: pytest.CaptureFixture[str]
     assert result.code == 0 and "empty_body" in result.out
 
 
+def test_a_badly_named_file_is_reported_escaped_not_an_error(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "user_\u202eevil.md").write_text("---\ndescription: d\n---\nbody\n")
+    result = runner(capsys, store)("audit")
+    assert result.code == 0 and result.err == ""
+    assert "    'user_\\u202eevil.md'  cannot be read: bad file name: no control characters" \
+        in result.out.splitlines()
+
+
 def test_dry_run_without_fix_is_a_usage_error(clean_run: Run) -> None:
     result = clean_run("audit", "--dry-run")
     assert result.code == 2 and result.err.startswith("error: ") and result.out == ""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from . import conflicts
 from .audit_scan import (
@@ -29,14 +30,14 @@ from .audit_scan import (
     scan,
 )
 from .duplicates import near_duplicates
-from .links import Link, memory_links
+from .links import Link, local_target, memory_links
 from .memory import TYPES, Memory, Problem, line_of, split
 from .paths import INDEX_FILE, name_key
 from .store import MemoryStore, merge_marker_line
 
 __all__ = [
     "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",
-    "Scan", "audit", "hint", "key_line", "problem", "scan", "swallowed_values",
+    "Scan", "audit", "hint", "index_spellings", "key_line", "problem", "scan", "swallowed_values",
 ]
 
 JSON_VERSION = 1
@@ -88,14 +89,14 @@ def check_index(s: Scan) -> Iterable[Finding]:
     if s.index is None:
         return []
     found = []
-    for entry in s.index.entries:
-        target = _local_target(entry.target)
+    targets = [(entry, _index_target(s, entry.target)) for entry in s.index.entries]
+    for entry, target in targets:
         if target is not None and not s.exists(target):
             where = " (it is in archive/)" if name_key(target) in s.archived else ""
             found.append(problem("dangling_index_entry", INDEX_FILE, entry.line,
                                  f"index line points at missing {target}{where}",
                                  target=entry.target))
-    indexed = {name_key(_local_target(e.target) or "") for e in s.index.entries}
+    indexed = {name_key(target) for _, target in targets if target is not None}
     found += [problem("not_in_index", m.file, None, f"{m.file} has no line in {INDEX_FILE}",
                       title=m.title, description=m.description)
               for m in s.memories if name_key(m.file) not in indexed]
@@ -105,12 +106,18 @@ def check_index(s: Scan) -> Iterable[Finding]:
     return found
 
 
-def _local_target(target: str) -> str | None:
-    """A top-level ``*.md`` an index line points at; None for URLs, folders, other files."""
-    target = target.removeprefix("./")
-    if "/" in target or ":" in target or not name_key(target).endswith(".md"):
-        return None
-    return target
+def index_spellings(target: str) -> list[str]:
+    """The files an index line's target may name: as a link reads it (``%20`` decoded,
+    ``#fragment`` off), then as written — sagemem itself writes ``<C# notes.md>`` as is."""
+    written = target.removeprefix("./")
+    literal = written if local_target(quote(written)) == written else None  # read as is
+    return list(dict.fromkeys(t for t in (local_target(target), literal) if t is not None))
+
+
+def _index_target(s: Scan, target: str) -> str | None:
+    """The spelling that exists, else the first (None: a URL, a folder, another file)."""
+    spellings = index_spellings(target)
+    return next((t for t in spellings if s.exists(t)), spellings[0] if spellings else None)
 
 
 def check_frontmatter(s: Scan) -> Iterable[Finding]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import indexfile
-from .audit import AuditReport, Finding, audit
+from .audit import AuditReport, Finding, audit, index_spellings
 from .errors import SagememError, StaleRevision
 from .memory import line_of, revision_of, split
 from .paths import INDEX_FILE
@@ -152,7 +152,7 @@ def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]
         if not _index_at(text, expected):
             raise _Moved(INDEX_FILE)
         for f in _ordered(found):
-            text = _index_edit(text, f)
+            text = _index_edit(store, text, f)
         return text
 
     with store.locked():
@@ -169,9 +169,12 @@ def _index_at(text: str, revision: str | None) -> bool:
     return revision_of(text.encode("utf-8")) == revision
 
 
-def _index_edit(text: str, f: Finding) -> str:
+def _index_edit(store: MemoryStore, text: str, f: Finding) -> str:
     if f.category == "dangling_index_entry":
-        return indexfile.remove_entries(text, str(f.data["target"]))
+        target = str(f.data["target"])
+        if any(store.existing_name(name) for name in index_spellings(target)):
+            raise _Moved(INDEX_FILE)  # the file is back: never drop a line that works
+        return indexfile.remove_entries(text, target)
     if f.category == "crlf_line_endings":
         return to_lf(text)
     title = str(f.data.get("title") or f.file[:-3])

@@ -58,15 +58,17 @@ def _links_in(line: str, number: int) -> list[Link]:
         if target and "/" not in target:
             links.append(Link(name, number, (wiki["text"] or target).strip()))
     for md in _MARKDOWN.finditer(line):
-        target = _local(md["angled"] or md["plain"])
+        target = local_target(md["angled"] or md["plain"])
         if target is not None:
             links.append(Link(target, number, md["text"]))
     return links
 
 
-def _local(target: str) -> str | None:
-    """The top-level ``.md`` file a Markdown link target names, or None."""
+def local_target(target: str) -> str | None:
+    """The top-level ``.md`` file a Markdown link target names (``%20`` decoded, a
+    ``#fragment`` and ``./`` taken off), or None: a URL, a path, another kind of file.
+    MEMORY.md's lines are read the same way, so the index and the links agree."""
     path = unquote(target.split("#", 1)[0]).removeprefix("./")
-    if not path or "/" in path or "\\" in path or ":" in path:
+    if not path or "/" in path or "\\" in path or ":" in path or "\x00" in path:
         return None
     return path if name_key(path).endswith(".md") else None

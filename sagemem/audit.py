@@ -29,7 +29,7 @@ from .audit_scan import (
     problem,
     scan,
 )
-from .duplicates import near_duplicates
+from .duplicates import NearDuplicate, near_duplicates
 from .links import Link, local_target, memory_links
 from .memory import TYPES, Memory, Problem, line_of, split
 from .paths import INDEX_FILE, name_key
@@ -271,11 +271,19 @@ def check_tags(s: Scan) -> Iterable[Finding]:
 
 
 def check_duplicates(s: Scan) -> Iterable[Finding]:
-    """Near-duplicate memories (blocked first, never all pairs), each pair once."""
-    return [hint("near_duplicate", pair.file, None,
-                 f"near-duplicate of {pair.other} (score {pair.score:.0f})",
-                 other=pair.other, score=round(pair.score, 1))
-            for pair in near_duplicates(s.memories)]
+    """Near-duplicate memories (blocked first, never all pairs), each pair once; a group
+    of identical memories is one hint per copy, naming the group's first file."""
+    return [_duplicate_finding(pair) for pair in near_duplicates(s.memories)]
+
+
+def _duplicate_finding(pair: NearDuplicate) -> Finding:
+    if pair.copies:
+        return hint("near_duplicate", pair.file, None,
+                    f"identical to {pair.other} (score 100; {pair.copies} copies)",
+                    other=pair.other, score=100.0, copies=pair.copies)
+    return hint("near_duplicate", pair.file, None,
+                f"near-duplicate of {pair.other} (score {pair.score:.0f})",
+                other=pair.other, score=round(pair.score, 1))
 
 
 def check_conflicts(s: Scan) -> Iterable[Finding]:

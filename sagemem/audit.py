@@ -44,6 +44,8 @@ JSON_VERSION = 1
 _TEXT_KEYS = ("name", "description")
 """Free-text fields checked for a `` #`` the YAML reader took for a comment (in typed
 fields such as ``type: user  # …`` a comment is deliberate)."""
+_DATE_KEYS = ("valid_at", "invalid_at")
+_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]|$)")
 _SWALLOW = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)[ \t]*:[ \t]+(?P<value>[^\s'\"|>\[{&*!#%@`].*)$")
 
 
@@ -131,14 +133,24 @@ def check_frontmatter(s: Scan) -> Iterable[Finding]:
 def _frontmatter_findings(m: Memory) -> list[Finding]:
     unparsable = next((p for p in m.problems if p.kind == "unparsable"), None)
     fielded = [p for p in m.problems if p.kind == "field"]
-    if unparsable is not None:
-        fallback = sorted({p.field for p in fielded})
-        return [problem("frontmatter_unparsable", m.file, unparsable.line,
-                        unparsable.message, fallback_fields=fallback)]
-    if not m.has_frontmatter:
+    if unparsable is None and not m.has_frontmatter:
         return [problem("missing_frontmatter", m.file, 1,
                         "no frontmatter: every field reads as its default")]
-    found = [_field_finding(m, p) for p in fielded]
+    if unparsable is None:
+        return [_field_finding(m, p) for p in fielded] + _value_findings(m)
+    fallback = (sorted({p.field for p in fielded}) if m.has_frontmatter
+                else _unclosed_keys(m.text))
+    found = [problem("frontmatter_unparsable", m.file, unparsable.line, unparsable.message,
+                     fallback_fields=fallback)]
+    if m.has_frontmatter:  # each field was read on its own: those values still count
+        found += [_field_finding(m, p) for p in fielded if p.field in _DATE_KEYS]
+        found += _value_findings(m)
+    return found
+
+
+def _value_findings(m: Memory) -> list[Finding]:
+    """An empty description; dates in the wrong order."""
+    found = []
     if not m.description.strip():
         found.append(problem("missing_description", m.file, key_line(m, "description") or 1,
                              "description is missing or empty"))
@@ -149,8 +161,21 @@ def _frontmatter_findings(m: Memory) -> list[Finding]:
     return found
 
 
+def _unclosed_keys(text: str) -> list[str]:
+    """The fields of a block never closed with ``---`` (every one reads as its default):
+    its ``key:`` lines, up to the first blank line or line that is no YAML field."""
+    keys = set()
+    for line in text.splitlines()[1:]:
+        key = _KEY.match(line)
+        if key:
+            keys.add(key["key"])
+        elif not line.strip() or line[0] not in " \t-#":
+            break
+    return sorted(keys)
+
+
 def _field_finding(m: Memory, p: Problem) -> Finding:
-    if p.field in ("valid_at", "invalid_at") and getattr(m, p.field) is None:
+    if p.field in _DATE_KEYS and getattr(m, p.field) is None:
         return problem("invalid_date", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
     return problem("field_problem", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
 

@@ -1,0 +1,45 @@
+"""The audit's frontmatter checks: what an unparsable or unclosed block still tells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sagemem.audit import Finding, audit
+from sagemem.store import MemoryStore
+from tests.test_audit import clean_store
+
+
+def findings_for(tmp_path: Path, text: str, file: str = "user_bob.md") -> list[Finding]:
+    """The findings about ``file`` holding ``text``, in a clean folder that indexes it."""
+    store = clean_store(tmp_path)
+    (store.directory / file).write_text(text)
+    with (store.directory / "MEMORY.md").open("a") as index:
+        index.write(f"- [bob]({file})\n")
+    return [f for f in audit(MemoryStore(store.directory, store.state_dir)).findings
+            if f.file == file]
+
+
+def test_an_unparsable_block_still_reports_empty_description_and_bad_dates(
+        tmp_path: Path) -> None:
+    text = "---\nname: [unclosed\ndescription:\nvalid_at: garbage\ntype: user\n---\nBob.\n"
+    found = {(f.category, f.line) for f in findings_for(tmp_path, text)}
+    assert found == {("frontmatter_unparsable", 3), ("missing_description", 3),
+                     ("invalid_date", 4)}
+
+
+@pytest.mark.parametrize("value", ["2026-02-30", "2026-13-45"])
+def test_an_impossible_date_is_invalid_date_on_its_line(tmp_path: Path, value: str) -> None:
+    text = f"---\nname: bob\ndescription: d\ntype: user\nvalid_at: {value}\n---\nBob.\n"
+    [finding] = findings_for(tmp_path, text)
+    assert (finding.category, finding.line, finding.data) == (
+        "invalid_date", 5, {"field": "valid_at"})
+
+
+def test_a_never_closed_block_lists_its_keys_as_fallback_fields(tmp_path: Path) -> None:
+    text = ("---\nname: bob\ndescription: about bob\ntags:\n  - a\nmetadata:\n  type: user\n"
+            "\nNote: body text, not a field\n")
+    [finding] = findings_for(tmp_path, text)
+    assert (finding.category, finding.line) == ("frontmatter_unparsable", 1)
+    assert finding.data["fallback_fields"] == ["description", "metadata", "name", "tags"]

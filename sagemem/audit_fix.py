@@ -102,11 +102,12 @@ class _Moved(Exception):
 
 
 def _by_file(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
-    """Index repairs all land in MEMORY.md; the others in the file they were found in."""
+    """Index repairs all land in MEMORY.md, repaired last (its new lines are built from
+    the memories as repaired); the others in the file they were found in."""
     grouped: defaultdict[str, list[Finding]] = defaultdict(list)
     for f in findings:
         grouped[INDEX_FILE if f.category == "not_in_index" else f.file].append(f)
-    return sorted(grouped.items())
+    return sorted(grouped.items(), key=lambda item: (item[0] == INDEX_FILE, item[0]))
 
 
 def _planned(file: str, found: list[Finding]) -> list[Change]:
@@ -177,9 +178,18 @@ def _index_edit(store: MemoryStore, text: str, f: Finding) -> str:
         return indexfile.remove_entries(text, target)
     if f.category == "crlf_line_endings":
         return to_lf(text)
-    title = str(f.data.get("title") or f.file[:-3])
-    return indexfile.add_entry(text, indexfile.format_entry(
-        title, f.file, str(f.data.get("description") or "")))
+    title, description = _entry_fields(store, f)
+    return indexfile.add_entry(text, indexfile.format_entry(title, f.file, description))
+
+
+def _entry_fields(store: MemoryStore, f: Finding) -> tuple[str, str]:
+    """Title and hook for a new index line, from the memory as it reads now — after its
+    own repairs: a description that lost its tail to `` #`` gets it back first."""
+    try:
+        memory = store.get(f.file)
+    except SagememError:  # gone or unreadable since the audit: what the audit read
+        return str(f.data.get("title") or f.file[:-3]), str(f.data.get("description") or "")
+    return memory.title, memory.description
 
 
 def to_lf(text: str) -> str:

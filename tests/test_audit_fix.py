@@ -197,3 +197,16 @@ def test_quoting_any_swallowed_value_restores_exactly_the_raw_text(head: str, ta
     before, after = text.splitlines(keepends=True), fixed.splitlines(keepends=True)
     assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [1]
     assert to_lf(fixed) == fixed.replace("\r\n", "\n") and "\r" not in to_lf(fixed)
+
+
+@pytest.mark.parametrize("file", ["A_swallow.md", "user_swallow.md"])  # before/after MEMORY.md
+def test_an_added_index_line_holds_the_description_as_repaired(tmp_path: Path, file: str
+                                                               ) -> None:
+    from tests.test_audit import clean_store
+
+    store = clean_store(tmp_path)
+    (store.directory / file).write_text(
+        "---\nname: Swallow\ndescription: use C # for this\ntype: user\n---\nbody\n")
+    fix(store)
+    assert (store.directory / "MEMORY.md").read_text().endswith(
+        f"- [Swallow]({file}) — use C # for this\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -144,9 +145,12 @@ def diff_json(diff: AuditDiff) -> dict[str, Any]:
 def watch(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Follow the memory folder: refresh the search index on each change and print what
     the audit now says differently (+ new, - fixed). Ctrl-C stops it (exit 0)."""
-    from .audit_watch import follow
+    with suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends, even during startup
+        _watch(ctx.obj.store(), as_json)
 
-    store = ctx.obj.store()
+
+def _watch(store: MemoryStore, as_json: bool) -> None:
+    from .audit_watch import follow
 
     def changed(diff: AuditDiff) -> None:
         if as_json:

@@ -181,6 +181,17 @@ def test_watch_prints_json_lines_and_exits_0_on_ctrl_c(tmp_path: Path) -> None:
                 process.kill()
 
 
+def test_watch_ctrl_c_during_startup_exits_0_quietly(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sagemem.audit_watch
+    from tests.test_audit_watch import interrupt
+
+    monkeypatch.setattr(sagemem.audit_watch, "audit", interrupt)
+    result = runner(capsys, clean_store(tmp_path))("watch")
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
 def test_watch_text_lines_say_new_and_fixed() -> None:
     from sagemem.audit import problem
     from sagemem.cli_audit import diff_line

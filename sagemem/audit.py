@@ -31,7 +31,7 @@ from .audit_scan import (
 )
 from .duplicates import NearDuplicate, near_duplicates
 from .links import Link, local_target, memory_links
-from .memory import TYPES, Memory, Problem, line_of, split
+from .memory import TYPES, Memory, Problem, line_of, load_frontmatter, split, type_key
 from .paths import INDEX_FILE, name_key
 from .store import MemoryStore, merge_marker_line
 
@@ -186,11 +186,22 @@ def check_type_prefix(s: Scan) -> Iterable[Finding]:
     for m in s.memories:
         prefix = m.file.split("_", 1)[0].lower() if "_" in m.file else ""
         if m.has_frontmatter and prefix in TYPES and m.type != prefix:
-            line = key_line(m, "type")
-            found.append(problem("type_prefix_mismatch", m.file, line,
-                                 f"type is {m.type!r} but the file name says {prefix!r}",
-                                 type=m.type, prefix=prefix))
+            found.append(_type_finding(m, prefix))
     return found
+
+
+def _type_finding(m: Memory, prefix: str) -> Finding:
+    """The mismatch, at the line of the type in effect; a missing type is said to be
+    missing (it reads as the default), not to disagree."""
+    parts = split(m.text)
+    fields = load_frontmatter(parts.frontmatter or "", line_of(m.text, parts.fm_start), [])
+    key = type_key(fields)
+    if key is None:
+        return problem("type_prefix_mismatch", m.file, None, f"no type (read as {m.type!r}); "
+                       f"the file name says {prefix!r}", type=m.type, prefix=prefix)
+    return problem("type_prefix_mismatch", m.file, key_line(m, key),
+                   f"type is {m.type!r} but the file name says {prefix!r}",
+                   type=m.type, prefix=prefix)
 
 
 def check_comment_swallowed(s: Scan) -> Iterable[Finding]:
@@ -342,10 +353,27 @@ def audit(store: MemoryStore, *, checks: tuple[Check, ...] = CHECKS,
 
 
 def key_line(m: Memory, key: str) -> int | None:
-    """The file line of a frontmatter key (at any depth, e.g. ``metadata.type``)."""
+    """The file line of a top-level frontmatter key, or of a nested one such as
+    ``metadata.type`` (its parent's line when written in flow style, ``{type: …}``)."""
     parts = split(m.text)
     if parts.frontmatter is None:
         return None
-    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*:", re.MULTILINE)
-    found = pattern.search(parts.frontmatter)
-    return None if found is None else line_of(m.text, parts.fm_start + found.start())
+    lines = parts.frontmatter.splitlines()
+    parent, _, name = key.rpartition(".")
+    index = _key_index(lines, parent or name, 0, nested=False)
+    if index is not None and parent:
+        index = _key_index(lines, name, index + 1, nested=True) or index
+    return None if index is None else line_of(m.text, parts.fm_start) + index
+
+
+def _key_index(lines: list[str], key: str, start: int, *, nested: bool) -> int | None:
+    """The first line from ``start`` holding ``key:`` (indented when ``nested``, and then
+    only until the parent mapping ends)."""
+    indent = r"[ \t]+" if nested else ""
+    pattern = re.compile(rf"^{indent}{re.escape(key)}[ \t]*:")
+    for index in range(start, len(lines)):
+        if nested and lines[index].strip() and lines[index][0] not in " \t":
+            return None
+        if pattern.match(lines[index]):
+            return index
+    return None

@@ -398,15 +398,23 @@ def _text(raw: dict[str, Any], key: str, problems: list[Problem]) -> str | None:
     return None
 
 
+def type_key(raw: dict[str, Any]) -> str | None:
+    """The field that gives a memory its type: ``metadata.type`` wins over a top-level
+    ``type``; None when neither is set (the type is then the default)."""
+    metadata = raw.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("type") is not None:
+        return "metadata.type"
+    return "type" if raw.get("type") is not None else None
+
+
 def _type(raw: dict[str, Any], problems: list[Problem]) -> str:
     metadata = raw.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         problems.append(Problem("metadata", f"expected a mapping, got {_kind(metadata)}; ignored"))
-        metadata = None
-    nested = metadata.get("type") if metadata else None
-    value, key = (nested, "metadata.type") if nested is not None else (raw.get("type"), "type")
-    if value is None:
+    key = type_key(raw)
+    if key is None:
         return DEFAULT_TYPE
+    value = raw["metadata"]["type"] if key == "metadata.type" else raw["type"]
     if isinstance(value, str) and value.strip().lower() in TYPES:
         return value.strip().lower()
     problems.append(Problem(key, f"unknown type {_show(value)}; read as {DEFAULT_TYPE!r}"))

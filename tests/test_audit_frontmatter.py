@@ -43,3 +43,24 @@ def test_a_never_closed_block_lists_its_keys_as_fallback_fields(tmp_path: Path) 
     [finding] = findings_for(tmp_path, text)
     assert (finding.category, finding.line) == ("frontmatter_unparsable", 1)
     assert finding.data["fallback_fields"] == ["description", "metadata", "name", "tags"]
+
+
+def test_a_missing_type_is_said_to_be_missing_not_mismatched(tmp_path: Path) -> None:
+    text = "---\nname: x\ndescription: d\n---\nBody.\n"
+    [finding] = findings_for(tmp_path, text, "project_x.md")
+    assert (finding.category, finding.line, finding.message, finding.data) == (
+        "type_prefix_mismatch", None, "no type (read as 'reference'); the file name says "
+        "'project'", {"type": "reference", "prefix": "project"})
+
+
+@pytest.mark.parametrize(("frontmatter", "line"), [
+    ("type: project\nmetadata:\n  type: user\n", 6),  # metadata.type wins
+    ("links:\n  type: project\ntype: user\n", 6),  # a nested type: of another key
+    ("metadata: {type: user}\ntype: project\n", 4),  # flow style: the metadata line
+])
+def test_the_mismatch_points_at_the_type_in_effect(tmp_path: Path, frontmatter: str,
+                                                   line: int) -> None:
+    text = f"---\nname: x\ndescription: d\n{frontmatter}---\nBody.\n"
+    [finding] = findings_for(tmp_path, text, "project_x.md")
+    assert (finding.category, finding.line, finding.data["type"]) == (
+        "type_prefix_mismatch", line, "user")

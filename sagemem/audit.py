@@ -13,9 +13,13 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+import yaml
+from frontmatter.default_handlers import SafeLoader
 
 from . import conflicts
 from .audit_scan import (
@@ -45,6 +49,7 @@ _TEXT_KEYS = ("name", "description")
 """Free-text fields checked for a `` #`` the YAML reader took for a comment (in typed
 fields such as ``type: user  # …`` a comment is deliberate)."""
 _DATE_KEYS = ("valid_at", "invalid_at")
+_COMMENT = re.compile(r"[ \t]#")  # YAML starts a comment at a '#' after a space or a tab
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]|$)")
 _SWALLOW = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)[ \t]*:[ \t]+(?P<value>[^\s'\"|>\[{&*!#%@`].*)$")
 
@@ -209,33 +214,42 @@ def check_comment_swallowed(s: Scan) -> Iterable[Finding]:
     found = []
     for m in s.memories:
         block = split(m.text).frontmatter
-        if block is not None and " #" in block:
+        if block is not None and _COMMENT.search(block):
             found += swallowed_values(m)
     return found
 
 
 def swallowed_values(m: Memory) -> list[Finding]:
-    """Compare each raw text line with what YAML made of it (one line loaded at a time)."""
-    from frontmatter.default_handlers import YAMLHandler
-
+    """Compare each raw text line with what YAML made of it (one line read at a time)."""
     parts = split(m.text)
     first = line_of(m.text, parts.fm_start)
     found = []
     for offset, raw_line in enumerate((parts.frontmatter or "").splitlines()):
         match = _SWALLOW.match(raw_line.rstrip("\r"))
-        if not match or match["key"] not in _TEXT_KEYS or " #" not in match["value"]:
+        if not match or match["key"] not in _TEXT_KEYS or not _COMMENT.search(match["value"]):
             continue
-        raw = match["value"].rstrip()
-        try:
-            parsed = YAMLHandler().load(raw_line).get(match["key"])
-        except Exception:  # a line YAML refuses is frontmatter_unparsable's business
-            continue
-        if isinstance(parsed, str) and parsed != raw and raw.startswith(parsed):
+        raw, kept = match["value"].rstrip(), _kept_text(match[0])
+        if kept is not None:
             found.append(problem("comment_swallowed", m.file, first + offset,
                                  f"{match['key']}: ' #' started a YAML comment; the value "
-                                 f"read is {parsed!r}", field=match["key"], raw=raw,
-                                 parsed=parsed))
+                                 f"read is {kept!r}", field=match["key"], raw=raw,
+                                 parsed=kept))
     return found
+
+
+def _kept_text(line: str) -> str | None:
+    """What YAML kept of a ``key: value #…`` line's plain value when the rest became a
+    comment — as written, so ``12 # items`` (a number) counts too; None when no comment
+    cut it (or YAML refuses the line: that is frontmatter_unparsable's business)."""
+    try:
+        tokens = list(yaml.scan(line, Loader=SafeLoader))  # the reader's own (libyaml)
+    except yaml.YAMLError:
+        return None
+    for previous, token in pairwise(tokens):
+        if isinstance(previous, yaml.ValueToken) and isinstance(token, yaml.ScalarToken):
+            rest = line[token.end_mark.index:].lstrip(" \t")
+            return token.value if token.plain and rest.startswith("#") else None
+    return None
 
 
 def check_text(s: Scan) -> Iterable[Finding]:

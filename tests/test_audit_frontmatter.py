@@ -64,3 +64,20 @@ def test_the_mismatch_points_at_the_type_in_effect(tmp_path: Path, frontmatter: 
     [finding] = findings_for(tmp_path, text, "project_x.md")
     assert (finding.category, finding.line, finding.data["type"]) == (
         "type_prefix_mismatch", line, "user")
+
+
+@pytest.mark.parametrize(("value", "kept"), [
+    ("use C\t# for this", "use C"),  # a tab starts a YAML comment as a space does
+    ("12 # items", "12"),  # read as a number, still cut
+    ("2026-01-02 # the day", "2026-01-02"),
+])
+def test_a_value_cut_by_a_comment_is_swallowed_whatever_yaml_made_of_it(
+        value: str, kept: str) -> None:
+    from sagemem.audit import swallowed_values
+    from sagemem.audit_fix import quote_value
+    from sagemem.memory import parse
+
+    text = f"---\ndescription: {value}\ntype: user\n---\nbody\n"
+    [finding] = swallowed_values(parse(text.encode(), "user_x.md"))
+    assert (finding.line, finding.data["raw"], finding.data["parsed"]) == (2, value, kept)
+    assert parse(quote_value(text, finding).encode(), "user_x.md").description == value

@@ -44,7 +44,8 @@ __all__ = [
     "Scan", "audit", "hint", "index_spellings", "key_line", "problem", "scan", "swallowed_values",
 ]
 
-JSON_VERSION = 1
+JSON_VERSION = 1  # output.JSON_VERSION (a test pins them equal): importing output here
+# would load the whole retrieval stack into every audit
 _TEXT_KEYS = ("name", "description")
 """Free-text fields checked for a `` #`` the YAML reader took for a comment (in typed
 fields such as ``type: user  # …`` a comment is deliberate)."""

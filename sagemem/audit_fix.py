@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from . import indexfile
@@ -83,6 +83,22 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
         except SagememError as exc:  # merge markers, a vanished file, a full disk, …
             skipped.append(Skipped(file, str(exc)))
     return FixReport(tuple(changes), tuple(skipped), False, snapshot_id, audit(store))
+
+
+def fix_confirmed(store: MemoryStore, report: AuditReport | None = None, *,
+                  confirm: Callable[[FixReport], bool], keep: int = SNAPSHOT_KEEP
+                  ) -> FixReport:
+    """Plan the repairs, let ``confirm`` see the plan, then make exactly those.
+
+    Nothing to repair asks nothing; a declined plan is returned as the dry run it is.
+    The repairs are guarded by the revisions ``report`` read, so a file changed while
+    the person read the plan is skipped, never overwritten.
+    """
+    report = report or audit(store)
+    plan = fix(store, report, dry_run=True)
+    if plan.changes and not confirm(plan):
+        return plan
+    return fix(store, report, keep=keep)
 
 
 def _snapshot_before_fixing(store: MemoryStore, keep: int) -> str:

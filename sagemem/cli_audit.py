@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .cli import JsonOption, app, echo_json, echo_lines
+from .output import JSON_VERSION
 
 if TYPE_CHECKING:  # the audit is imported by its commands only: every command, the hook
     # included, would otherwise pay for loading it
@@ -57,7 +58,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def fix_json(result: FixReport, report: AuditReport) -> dict[str, Any]:
-    return {"version": 1, "dry_run": result.dry_run, "snapshot": result.snapshot,
+    return {"version": JSON_VERSION, "dry_run": result.dry_run, "snapshot": result.snapshot,
             "changes": [{"category": c.category, "file": c.file, "line": c.line,
                          "detail": c.detail} for c in result.changes],
             "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
@@ -74,20 +75,19 @@ def fix_text(result: FixReport) -> list[str]:
     return lines
 
 
+StrictOption = Annotated[bool, typer.Option(
+    "--strict", help="Exit 1 when any problem (not hint) exists: for CI and git hooks.")]
+FixOption = Annotated[bool, typer.Option(
+    "--fix", help="Make the safe repairs (index lines, CRLF, ' #' quoting), then re-audit.")]
+DryRunOption = Annotated[bool, typer.Option(
+    "--dry-run", help="With --fix: show the repairs, change nothing.")]
+YesOption = Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")]
+
+
 @app.command("audit")
-def audit_command(
-    ctx: typer.Context,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Exit 1 when any problem (not hint) exists: for CI and git hooks.")
-    ] = False,
-    apply_fixes: Annotated[bool, typer.Option(
-        "--fix", help="Make the safe repairs (index lines, CRLF, ' #' quoting), then re-audit.")
-    ] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="With --fix: show the repairs, change nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")] = False,
-    as_json: JsonOption = False,
-) -> None:
+def audit_command(ctx: typer.Context, strict: StrictOption = False,
+                  apply_fixes: FixOption = False, dry_run: DryRunOption = False,
+                  yes: YesOption = False, as_json: JsonOption = False) -> None:
     """Check the memory folder: index vs files, frontmatter, links, leftovers, duplicates.
 
     Reports only (exit 0) unless --fix; --strict exits 1 on any problem.
@@ -111,21 +111,34 @@ def audit_command(
 
 def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool,
          keep: int) -> AuditReport:
-    """Preview, ask on a terminal (unless --yes), repair; returns the audit afterwards."""
-    from .audit_fix import fix
+    """Preview (and ask, unless --yes), repair, show; returns the audit afterwards."""
+    from .audit_fix import fix, fix_confirmed
 
-    result = fix(store, report, dry_run=True)
-    if not dry_run and result.changes:
-        if not yes and sys.stdin.isatty():  # the preview goes to stderr: stdout stays data
-            typer.echo("\n".join(fix_text(result)), err=True)
-            typer.confirm(f"make these {len(result.changes)} changes?", abort=True, err=True)
-        result = fix(store, report, keep=keep)
+    if dry_run:
+        result = fix(store, report, dry_run=True)
+    else:
+        result = fix_confirmed(store, report, keep=keep,
+                               confirm=lambda plan: yes or _confirmed(plan))
     if as_json:
         echo_json(fix_json(result, report))
     else:
-        heading = "now:" if dry_run else "after fixing:"
+        heading = "now:" if result.dry_run else "after fixing:"
         echo_lines([*fix_text(result), "", heading, *report_text(result.after or report)])
     return result.after or report
+
+
+def _confirmed(plan: FixReport) -> bool:
+    """Ask on a terminal; a pipe or CI has no one to ask. The plan and the question go to
+    stderr, so stdout stays data (JSON) even then."""
+    if not sys.stdin.isatty():
+        return True
+    typer.echo("\n".join(fix_text(plan)), err=True)
+    return typer.confirm(f"make these {len(plan.changes)} changes?", abort=True, err=True)
+
+
+def ready_line(store: MemoryStore, report: AuditReport) -> str:
+    return (f"watching {store.directory}: {_count(len(report.problems), 'problem')}, "
+            f"{_count(len(report.hints), 'hint')}; Ctrl-C to stop")
 
 
 def diff_line(sign: str, f: Finding) -> str:
@@ -134,7 +147,7 @@ def diff_line(sign: str, f: Finding) -> str:
 
 
 def diff_json(diff: AuditDiff) -> dict[str, Any]:
-    return {"version": 1, "added": [f.to_json() for f in diff.added],
+    return {"version": JSON_VERSION, "added": [f.to_json() for f in diff.added],
             "fixed": [f.to_json() for f in diff.fixed],
             "problems": len(diff.report.problems), "hints": len(diff.report.hints),
             "index": {"reindexed": diff.reindexed, "removed": diff.removed,
@@ -163,7 +176,6 @@ def _watch(store: MemoryStore, as_json: bool) -> None:
         sys.stdout.flush()
 
     def ready(report: AuditReport) -> None:
-        typer.echo(f"watching {store.directory}: {len(report.problems)} problems, "
-                   f"{len(report.hints)} hints; Ctrl-C to stop", err=True)
+        typer.echo(ready_line(store, report), err=True)
 
     follow(store, changed, on_ready=ready)

@@ -192,6 +192,25 @@ def test_watch_ctrl_c_during_startup_exits_0_quietly(
     assert (result.code, result.out, result.err) == (0, "", "")
 
 
+def test_watch_ready_line_counts_in_singular_and_plural(tmp_path: Path) -> None:
+    from sagemem.audit import AuditReport, hint, problem
+    from sagemem.cli_audit import ready_line
+
+    store = clean_store(tmp_path)
+    one = AuditReport(store.directory, 1, (problem("x", "a.md", None, "m"),))
+    two = AuditReport(store.directory, 1, (hint("y", "a.md", None, "m"),) * 2)
+    assert ready_line(store, one) == f"watching {store.directory}: 1 problem, 0 hints; " \
+        "Ctrl-C to stop"
+    assert ready_line(store, two).endswith(": 0 problems, 2 hints; Ctrl-C to stop")
+
+
+def test_every_audit_json_carries_the_shared_version() -> None:
+    from sagemem.audit import JSON_VERSION as AUDIT_VERSION
+    from sagemem.output import JSON_VERSION
+
+    assert AUDIT_VERSION == JSON_VERSION
+
+
 def test_watch_text_lines_say_new_and_fixed() -> None:
     from sagemem.audit import problem
     from sagemem.cli_audit import diff_line

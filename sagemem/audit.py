@@ -2,21 +2,29 @@
 
 One pass reads every file once (``audit_scan.scan``: the safe read path, symlinks
 refused, the size gate before reading), then runs ``CHECKS`` — a plain tuple of small
-functions, each taking the ``Scan`` and returning findings. A finding is a ``problem``
-(something is wrong: ``audit --strict`` fails on it) or a ``hint`` (worth a look).
+functions, each taking the ``Scan`` and returning findings (the frontmatter ones are in
+``audit_frontmatter.py``). A finding is a ``problem`` (something is wrong: ``audit
+--strict`` fails on it) or a ``hint`` (worth a look).
 Fixing the deterministic ones is ``audit_fix.py``; following changes is ``audit_watch.py``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from . import conflicts
+from .audit_frontmatter import (
+    check_comment_swallowed,
+    check_frontmatter,
+    check_type_prefix,
+    key_line,
+    swallowed_values,
+)
 from .audit_scan import (
     HINT,
     PROBLEM,
@@ -28,23 +36,20 @@ from .audit_scan import (
     problem,
     scan,
 )
-from .duplicates import near_duplicates
+from .duplicates import NearDuplicate, near_duplicates
 from .guard import merge_marker_line
-from .links import Link, memory_links
-from .memory import TYPES, Memory, Problem, line_of, split
+from .links import Link, local_target, memory_links
+from .memory import Memory, line_of
 from .paths import INDEX_FILE, name_key
 from .store import MemoryStore
 
 __all__ = [
     "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",
-    "Scan", "audit", "hint", "key_line", "problem", "scan", "swallowed_values",
+    "Scan", "audit", "hint", "index_spellings", "key_line", "problem", "scan", "swallowed_values",
 ]
 
-JSON_VERSION = 1
-_TEXT_KEYS = ("name", "description")
-"""Free-text fields checked for a `` #`` the YAML reader took for a comment (in typed
-fields such as ``type: user  # …`` a comment is deliberate)."""
-_SWALLOW = re.compile(r"^(?P<key>[A-Za-z_][\w-]*)[ \t]*:[ \t]+(?P<value>[^\s'\"|>\[{&*!#%@`].*)$")
+JSON_VERSION = 1  # output.JSON_VERSION (a test pins them equal): importing output here
+# would load the whole retrieval stack into every audit
 
 
 @dataclass(frozen=True)
@@ -89,14 +94,14 @@ def check_index(s: Scan) -> Iterable[Finding]:
     if s.index is None:
         return []
     found = []
-    for entry in s.index.entries:
-        target = _local_target(entry.target)
-        if target is not None and name_key(target) not in s.live:
+    targets = [(entry, _index_target(s, entry.target)) for entry in s.index.entries]
+    for entry, target in targets:
+        if target is not None and not s.exists(target):
             where = " (it is in archive/)" if name_key(target) in s.archived else ""
             found.append(problem("dangling_index_entry", INDEX_FILE, entry.line,
                                  f"index line points at missing {target}{where}",
                                  target=entry.target))
-    indexed = {name_key(_local_target(e.target) or "") for e in s.index.entries}
+    indexed = {name_key(target) for _, target in targets if target is not None}
     found += [problem("not_in_index", m.file, None, f"{m.file} has no line in {INDEX_FILE}",
                       title=m.title, description=m.description)
               for m in s.memories if name_key(m.file) not in indexed]
@@ -106,94 +111,18 @@ def check_index(s: Scan) -> Iterable[Finding]:
     return found
 
 
-def _local_target(target: str) -> str | None:
-    """A top-level ``*.md`` an index line points at; None for URLs, folders, other files."""
-    target = target.removeprefix("./")
-    if "/" in target or ":" in target or not name_key(target).endswith(".md"):
-        return None
-    return target
+def index_spellings(target: str) -> list[str]:
+    """The files an index line's target may name: as a link reads it (``%20`` decoded,
+    ``#fragment`` off), then as written — sagemem itself writes ``<C# notes.md>`` as is."""
+    written = target.removeprefix("./")
+    literal = written if local_target(quote(written)) == written else None  # read as is
+    return list(dict.fromkeys(t for t in (local_target(target), literal) if t is not None))
 
 
-def check_frontmatter(s: Scan) -> Iterable[Finding]:
-    """Missing or unparsable frontmatter, defaulted fields, bad dates, empty description."""
-    found: list[Finding] = []
-    for memory in s.memories:
-        found += _frontmatter_findings(memory)
-    return found
-
-
-def _frontmatter_findings(m: Memory) -> list[Finding]:
-    unparsable = next((p for p in m.problems if p.kind == "unparsable"), None)
-    fielded = [p for p in m.problems if p.kind == "field"]
-    if unparsable is not None:
-        fallback = sorted({p.field for p in fielded})
-        return [problem("frontmatter_unparsable", m.file, unparsable.line,
-                        unparsable.message, fallback_fields=fallback)]
-    if not m.has_frontmatter:
-        return [problem("missing_frontmatter", m.file, 1,
-                        "no frontmatter: every field reads as its default")]
-    found = [_field_finding(m, p) for p in fielded]
-    if not m.description.strip():
-        found.append(problem("missing_description", m.file, key_line(m, "description") or 1,
-                             "description is missing or empty"))
-    if m.valid_at and m.invalid_at and m.invalid_at < m.valid_at:
-        found.append(problem("invalid_before_valid", m.file, key_line(m, "invalid_at"),
-                             f"invalid_at {m.invalid_at} is before valid_at {m.valid_at}",
-                             valid_at=m.valid_at.isoformat(), invalid_at=m.invalid_at.isoformat()))
-    return found
-
-
-def _field_finding(m: Memory, p: Problem) -> Finding:
-    if p.field in ("valid_at", "invalid_at") and getattr(m, p.field) is None:
-        return problem("invalid_date", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
-    return problem("field_problem", m.file, p.line, f"{p.field}: {p.message}", field=p.field)
-
-
-def check_type_prefix(s: Scan) -> Iterable[Finding]:
-    """``user_x.md`` whose type is not ``user`` (MEMORY.md is a list: never checked)."""
-    found = []
-    for m in s.memories:
-        prefix = m.file.split("_", 1)[0].lower() if "_" in m.file else ""
-        if m.has_frontmatter and prefix in TYPES and m.type != prefix:
-            line = key_line(m, "type")
-            found.append(problem("type_prefix_mismatch", m.file, line,
-                                 f"type is {m.type!r} but the file name says {prefix!r}",
-                                 type=m.type, prefix=prefix))
-    return found
-
-
-def check_comment_swallowed(s: Scan) -> Iterable[Finding]:
-    """`` #`` in an unquoted text value: YAML read the rest of the line as a comment."""
-    found = []
-    for m in s.memories:
-        block = split(m.text).frontmatter
-        if block is not None and " #" in block:
-            found += swallowed_values(m)
-    return found
-
-
-def swallowed_values(m: Memory) -> list[Finding]:
-    """Compare each raw text line with what YAML made of it (one line loaded at a time)."""
-    from frontmatter.default_handlers import YAMLHandler
-
-    parts = split(m.text)
-    first = line_of(m.text, parts.fm_start)
-    found = []
-    for offset, raw_line in enumerate((parts.frontmatter or "").splitlines()):
-        match = _SWALLOW.match(raw_line.rstrip("\r"))
-        if not match or match["key"] not in _TEXT_KEYS or " #" not in match["value"]:
-            continue
-        raw = match["value"].rstrip()
-        try:
-            parsed = YAMLHandler().load(raw_line).get(match["key"])
-        except Exception:  # a line YAML refuses is frontmatter_unparsable's business
-            continue
-        if isinstance(parsed, str) and parsed != raw and raw.startswith(parsed):
-            found.append(problem("comment_swallowed", m.file, first + offset,
-                                 f"{match['key']}: ' #' started a YAML comment; the value "
-                                 f"read is {parsed!r}", field=match["key"], raw=raw,
-                                 parsed=parsed))
-    return found
+def _index_target(s: Scan, target: str) -> str | None:
+    """The spelling that exists, else the first (None: a URL, a folder, another file)."""
+    spellings = index_spellings(target)
+    return next((t for t in spellings if s.exists(t)), spellings[0] if spellings else None)
 
 
 def check_text(s: Scan) -> Iterable[Finding]:
@@ -225,7 +154,7 @@ def check_links(s: Scan) -> Iterable[Finding]:
     found: list[Finding] = []
     for m in s.memories:
         found += [_link_finding(s, m, link) for link in memory_links(m)
-                  if name_key(link.target) not in s.live]
+                  if not s.exists(link.target)]
         if m.superseded_by:
             found += _superseded_finding(s, m)
     return found
@@ -265,11 +194,19 @@ def check_tags(s: Scan) -> Iterable[Finding]:
 
 
 def check_duplicates(s: Scan) -> Iterable[Finding]:
-    """Near-duplicate memories (blocked first, never all pairs), each pair once."""
-    return [hint("near_duplicate", pair.file, None,
-                 f"near-duplicate of {pair.other} (score {pair.score:.0f})",
-                 other=pair.other, score=round(pair.score, 1))
-            for pair in near_duplicates(s.memories)]
+    """Near-duplicate memories (blocked first, never all pairs), each pair once; a group
+    of identical memories is one hint per copy, naming the group's first file."""
+    return [_duplicate_finding(pair) for pair in near_duplicates(s.memories)]
+
+
+def _duplicate_finding(pair: NearDuplicate) -> Finding:
+    if pair.copies:
+        return hint("near_duplicate", pair.file, None,
+                    f"identical to {pair.other} (score 100; {pair.copies} copies)",
+                    other=pair.other, score=100.0, copies=pair.copies)
+    return hint("near_duplicate", pair.file, None,
+                f"near-duplicate of {pair.other} (score {pair.score:.0f})",
+                other=pair.other, score=round(pair.score, 1))
 
 
 def check_conflicts(s: Scan) -> Iterable[Finding]:
@@ -300,13 +237,3 @@ def audit(store: MemoryStore, *, checks: tuple[Check, ...] = CHECKS,
     if s.index is not None:
         revisions[INDEX_FILE] = s.index.revision
     return AuditReport(store.directory, len(s.memories), tuple(findings), revisions)
-
-
-def key_line(m: Memory, key: str) -> int | None:
-    """The file line of a frontmatter key (at any depth, e.g. ``metadata.type``)."""
-    parts = split(m.text)
-    if parts.frontmatter is None:
-        return None
-    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*:", re.MULTILINE)
-    found = pattern.search(parts.frontmatter)
-    return None if found is None else line_of(m.text, parts.fm_start + found.start())

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from . import indexfile
-from .audit import AuditReport, Finding, audit
+from .audit import AuditReport, Finding, audit, index_spellings
 from .errors import SagememError, StaleRevision
-from .memory import line_of, split
+from .memory import line_of, revision_of, split
 from .paths import INDEX_FILE
 from .store import MemoryStore
 
@@ -85,6 +85,22 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
     return FixReport(tuple(changes), tuple(skipped), False, snapshot_id, audit(store))
 
 
+def fix_confirmed(store: MemoryStore, report: AuditReport | None = None, *,
+                  confirm: Callable[[FixReport], bool], keep: int = SNAPSHOT_KEEP
+                  ) -> FixReport:
+    """Plan the repairs, let ``confirm`` see the plan, then make exactly those.
+
+    Nothing to repair asks nothing; a declined plan is returned as the dry run it is.
+    The repairs are guarded by the revisions ``report`` read, so a file changed while
+    the person read the plan is skipped, never overwritten.
+    """
+    report = report or audit(store)
+    plan = fix(store, report, dry_run=True)
+    if plan.changes and not confirm(plan):
+        return plan
+    return fix(store, report, keep=keep)
+
+
 def _snapshot_before_fixing(store: MemoryStore, keep: int) -> str:
     from .snapshots import create_snapshot  # only a real fix needs it
 
@@ -102,11 +118,12 @@ class _Moved(Exception):
 
 
 def _by_file(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
-    """Index repairs all land in MEMORY.md; the others in the file they were found in."""
+    """Index repairs all land in MEMORY.md, repaired last (its new lines are built from
+    the memories as repaired); the others in the file they were found in."""
     grouped: defaultdict[str, list[Finding]] = defaultdict(list)
     for f in findings:
         grouped[INDEX_FILE if f.category == "not_in_index" else f.file].append(f)
-    return sorted(grouped.items())
+    return sorted(grouped.items(), key=lambda item: (item[0] == INDEX_FILE, item[0]))
 
 
 def _planned(file: str, found: list[Finding]) -> list[Change]:
@@ -146,27 +163,49 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
 
 def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]
                  ) -> list[Change]:
+    expected = report.revisions.get(INDEX_FILE)
+
     def edit(text: str) -> str:
+        if not _index_at(text, expected):
+            raise _Moved(INDEX_FILE)
         for f in _ordered(found):
             text = _index_edit(store, text, f)
         return text
 
     with store.locked():
-        if store.read_index()[1] != report.revisions.get(INDEX_FILE):
-            raise _Moved(INDEX_FILE)
         store.update_index(edit)  # guarded: an editor saving MEMORY.md meanwhile wins
     store.notice_change()
     return _planned(INDEX_FILE, found)
 
 
+def _index_at(text: str, revision: str | None) -> bool:
+    """Whether MEMORY.md still reads as the audit saw it (None: there was none, and
+    ``read_index`` then gives the starter text)."""
+    if revision is None:
+        return text == indexfile.INDEX_HEADER
+    return revision_of(text.encode("utf-8")) == revision
+
+
 def _index_edit(store: MemoryStore, text: str, f: Finding) -> str:
     if f.category == "dangling_index_entry":
-        return indexfile.remove_entries(text, str(f.data["target"]))
+        target = str(f.data["target"])
+        if any(store.existing_name(name) for name in index_spellings(target)):
+            raise _Moved(INDEX_FILE)  # the file is back: never drop a line that works
+        return indexfile.remove_entries(text, target)
     if f.category == "crlf_line_endings":
         return to_lf(text)
-    title = str(f.data.get("title") or f.file[:-3])
-    return indexfile.add_entry(text, indexfile.format_entry(
-        title, f.file, str(f.data.get("description") or "")))
+    title, description = _entry_fields(store, f)
+    return indexfile.add_entry(text, indexfile.format_entry(title, f.file, description))
+
+
+def _entry_fields(store: MemoryStore, f: Finding) -> tuple[str, str]:
+    """Title and hook for a new index line, from the memory as it reads now — after its
+    own repairs: a description that lost its tail to `` #`` gets it back first."""
+    try:
+        memory = store.get(f.file)
+    except SagememError:  # gone or unreadable since the audit: what the audit read
+        return str(f.data.get("title") or f.file[:-3]), str(f.data.get("description") or "")
+    return memory.title, memory.description
 
 
 def to_lf(text: str) -> str:

@@ -18,6 +18,7 @@ from .atomic import TMP_SUFFIX
 from .errors import (
     FileChangedDuringRead,
     FileTooLarge,
+    InvalidName,
     MemoryNotFound,
     SagememError,
     UnreadableFile,
@@ -72,6 +73,13 @@ class Scan:
     archived: frozenset[str]
     index: IndexRead | None
     temporary: tuple[str, ...]
+    reserved: frozenset[str]
+
+    def exists(self, name: str) -> bool:
+        """Whether a link or index line naming ``name`` points at a file: a live memory,
+        or a reserved file (MEMORY.md, session-log.md, …) that is not a memory but is there."""
+        key = name_key(name)
+        return key in self.live or key in self.reserved
 
 
 ReadCache = dict[str, tuple[tuple[int, int, int, int], "Memory | Finding"]]
@@ -103,15 +111,14 @@ def scan(store: MemoryStore, cache: ReadCache | None = None) -> Scan:
     failed += [f for f in (index_failure, archive_failure) if f is not None]
     return Scan(store, tuple(r for r in results if isinstance(r, Memory)), tuple(failed),
                 frozenset(name_key(n) for n in names), archived_names, index,
-                tuple(_temporary_files(store)))
+                tuple(_temporary_files(store)), _reserved_present(store))
 
 
 def _read_cached(store: MemoryStore, name: str, cache: ReadCache | None) -> Memory | Finding:
     try:
         st = os.lstat(store.directory / name)
     except OSError as exc:
-        return problem("unreadable", name, None, f"cannot be read: {exc.strerror or exc}",
-                       reason=exc.strerror or str(exc))
+        return _unreadable(name, exc.strerror or str(exc))
     identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
     if cache is not None and name in cache and cache[name][0] == identity:
         return cache[name][1]
@@ -123,12 +130,13 @@ def _read_cached(store: MemoryStore, name: str, cache: ReadCache | None) -> Memo
 
 def _read_one(store: MemoryStore, name: str, st: os.stat_result) -> Memory | Finding:
     """A memory, or the finding that says why it is not one: too large (never read in),
-    unreadable (permissions, not UTF-8, a symlink or device)."""
+    unreadable (permissions, not UTF-8, a symlink or device, a name the store refuses):
+    one bad file must never end the audit of the others."""
     if stat.S_ISREG(st.st_mode) and st.st_size > store.max_bytes:
         return _too_large(name, st.st_size, store.max_bytes)
     for attempt in range(2):  # a file caught mid-save is read once more
         try:
-            return store._read(name, archived=False)
+            return store.get(name)
         except FileTooLarge as exc:
             return _too_large(name, exc.size, exc.limit)
         except FileChangedDuringRead:
@@ -136,18 +144,26 @@ def _read_one(store: MemoryStore, name: str, st: os.stat_result) -> Memory | Fin
                 return _unreadable(name, "it kept changing while being read")
         except (UnreadableFile, UnsafeFile) as exc:
             return _unreadable(name, exc.reason)
+        except InvalidName as exc:  # a tab, a bidi override, a byte that is not UTF-8
+            return _unreadable(name, f"bad file name: {exc.reason}")
         except MemoryNotFound:
             return _unreadable(name, "it vanished while being read")
     raise AssertionError("not reached")
 
 
 def _too_large(name: str, size: int, limit: int) -> Finding:
-    return problem("file_too_large", name, None,
+    return problem("file_too_large", shown_name(name), None,
                    f"{size} bytes, over the {limit}-byte limit (not read)", size=size, limit=limit)
 
 
 def _unreadable(name: str, reason: str) -> Finding:
-    return problem("unreadable", name, None, f"cannot be read: {reason}", reason=reason)
+    return problem("unreadable", shown_name(name), None, f"cannot be read: {reason}", reason=reason)
+
+
+def shown_name(name: str) -> str:
+    """A file name that can be printed: bytes that are not UTF-8 (kept by the OS as lone
+    surrogates, which no encoder writes) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _read_index(store: MemoryStore) -> tuple[IndexRead | None, Finding | None]:
@@ -167,6 +183,16 @@ def _archived_names(store: MemoryStore) -> tuple[frozenset[str], Finding | None]
         return frozenset(name_key(n) for n in store.files(archived=True)), None
     except (UnreadableFile, UnsafeFile) as exc:
         return frozenset(), _unreadable(f"{ARCHIVE_DIR}/", exc.reason)
+
+
+def _reserved_present(store: MemoryStore) -> frozenset[str]:
+    """The reserved names (as keys) that exist in the folder: ``store.files()`` leaves them
+    out, yet ``- [Log](session-log.md)`` or ``[[MEMORY]]`` points at a real file."""
+    try:
+        with os.scandir(store.directory) as entries:
+            return frozenset(key for e in entries if (key := name_key(e.name)) in store.reserved)
+    except OSError:
+        return frozenset()
 
 
 def _temporary_files(store: MemoryStore) -> list[str]:

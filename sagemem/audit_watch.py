@@ -71,18 +71,21 @@ class LiveAudit:
 def follow(store: MemoryStore, on_change: Callable[[AuditDiff], None], *,
            stop: threading.Event | None = None, on_ready: Callable[[AuditReport], None]
            | None = None, debounce: float = DEBOUNCE_SECONDS, refresh_index: bool = True
-           ) -> AuditReport:
+           ) -> AuditReport | None:
     """Watch until ``stop`` is set or Ctrl-C; call ``on_change`` once per quiet batch.
 
-    Returns the last report. Ctrl-C ends the watch cleanly (no exception).
+    Returns the last report (None when stopped before the first audit finished). Ctrl-C
+    ends the watch cleanly at any point, the first audit included (no exception).
     """
     stop = stop or threading.Event()
-    live = LiveAudit(store, refresh_index=refresh_index)
-    woke = threading.Event()
-    watcher = DirectoryWatcher(store.directory, recursive=True)
-    watcher.add_listener(woke.set)
-    watcher.start()
+    live: LiveAudit | None = None
+    watcher: DirectoryWatcher | None = None
     try:
+        live = LiveAudit(store, refresh_index=refresh_index)
+        woke = threading.Event()
+        watcher = DirectoryWatcher(store.directory, recursive=True)
+        watcher.add_listener(woke.set)
+        watcher.start()
         _wait_ready(watcher, stop)
         if on_ready is not None:
             on_ready(live.report)
@@ -93,8 +96,9 @@ def follow(store: MemoryStore, on_change: Callable[[AuditDiff], None], *,
     except KeyboardInterrupt:
         pass
     finally:
-        watcher.stop()
-    return live.report
+        if watcher is not None:
+            watcher.stop()
+    return None if live is None else live.report
 
 
 def _wait_ready(watcher: DirectoryWatcher, stop: threading.Event) -> None:

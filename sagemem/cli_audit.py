@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .cli import JsonOption, app, echo_json, echo_lines
+from .output import JSON_VERSION
 
 if TYPE_CHECKING:  # the audit is imported by its commands only: every command, the hook
     # included, would otherwise pay for loading it
@@ -26,7 +28,10 @@ STRICT_FAILURE = 1
 
 
 def where(f: Finding) -> str:
-    return f"{f.file}:{f.line}" if f.line else f.file
+    """``file:line``; a name with a tab or a bidi override is shown escaped, so the line
+    reads as it is (an override would reorder the terminal's text)."""
+    file = f.file if f.file.isprintable() else ascii(f.file)
+    return f"{file}:{f.line}" if f.line else file
 
 
 def report_text(report: AuditReport) -> list[str]:
@@ -53,7 +58,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def fix_json(result: FixReport, report: AuditReport) -> dict[str, Any]:
-    return {"version": 1, "dry_run": result.dry_run, "snapshot": result.snapshot,
+    return {"version": JSON_VERSION, "dry_run": result.dry_run, "snapshot": result.snapshot,
             "changes": [{"category": c.category, "file": c.file, "line": c.line,
                          "detail": c.detail} for c in result.changes],
             "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
@@ -70,20 +75,19 @@ def fix_text(result: FixReport) -> list[str]:
     return lines
 
 
+StrictOption = Annotated[bool, typer.Option(
+    "--strict", help="Exit 1 when any problem (not hint) exists: for CI and git hooks.")]
+FixOption = Annotated[bool, typer.Option(
+    "--fix", help="Make the safe repairs (index lines, CRLF, ' #' quoting), then re-audit.")]
+DryRunOption = Annotated[bool, typer.Option(
+    "--dry-run", help="With --fix: show the repairs, change nothing.")]
+YesOption = Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")]
+
+
 @app.command("audit")
-def audit_command(
-    ctx: typer.Context,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Exit 1 when any problem (not hint) exists: for CI and git hooks.")
-    ] = False,
-    apply_fixes: Annotated[bool, typer.Option(
-        "--fix", help="Make the safe repairs (index lines, CRLF, ' #' quoting), then re-audit.")
-    ] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="With --fix: show the repairs, change nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")] = False,
-    as_json: JsonOption = False,
-) -> None:
+def audit_command(ctx: typer.Context, strict: StrictOption = False,
+                  apply_fixes: FixOption = False, dry_run: DryRunOption = False,
+                  yes: YesOption = False, as_json: JsonOption = False) -> None:
     """Check the memory folder: index vs files, frontmatter, links, leftovers, duplicates.
 
     Reports only (exit 0) unless --fix; --strict exits 1 on any problem.
@@ -107,21 +111,34 @@ def audit_command(
 
 def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool,
          keep: int) -> AuditReport:
-    """Preview, ask on a terminal (unless --yes), repair; returns the audit afterwards."""
-    from .audit_fix import fix
+    """Preview (and ask, unless --yes), repair, show; returns the audit afterwards."""
+    from .audit_fix import fix, fix_confirmed
 
-    result = fix(store, report, dry_run=True)
-    if not dry_run and result.changes:
-        if not yes and sys.stdin.isatty():  # the preview goes to stderr: stdout stays data
-            typer.echo("\n".join(fix_text(result)), err=True)
-            typer.confirm(f"make these {len(result.changes)} changes?", abort=True, err=True)
-        result = fix(store, report, keep=keep)
+    if dry_run:
+        result = fix(store, report, dry_run=True)
+    else:
+        result = fix_confirmed(store, report, keep=keep,
+                               confirm=lambda plan: yes or _confirmed(plan))
     if as_json:
         echo_json(fix_json(result, report))
     else:
-        heading = "now:" if dry_run else "after fixing:"
+        heading = "now:" if result.dry_run else "after fixing:"
         echo_lines([*fix_text(result), "", heading, *report_text(result.after or report)])
     return result.after or report
+
+
+def _confirmed(plan: FixReport) -> bool:
+    """Ask on a terminal; a pipe or CI has no one to ask. The plan and the question go to
+    stderr, so stdout stays data (JSON) even then."""
+    if not sys.stdin.isatty():
+        return True
+    typer.echo("\n".join(fix_text(plan)), err=True)
+    return typer.confirm(f"make these {len(plan.changes)} changes?", abort=True, err=True)
+
+
+def ready_line(store: MemoryStore, report: AuditReport) -> str:
+    return (f"watching {store.directory}: {_count(len(report.problems), 'problem')}, "
+            f"{_count(len(report.hints), 'hint')}; Ctrl-C to stop")
 
 
 def diff_line(sign: str, f: Finding) -> str:
@@ -130,7 +147,7 @@ def diff_line(sign: str, f: Finding) -> str:
 
 
 def diff_json(diff: AuditDiff) -> dict[str, Any]:
-    return {"version": 1, "added": [f.to_json() for f in diff.added],
+    return {"version": JSON_VERSION, "added": [f.to_json() for f in diff.added],
             "fixed": [f.to_json() for f in diff.fixed],
             "problems": len(diff.report.problems), "hints": len(diff.report.hints),
             "index": {"reindexed": diff.reindexed, "removed": diff.removed,
@@ -141,9 +158,12 @@ def diff_json(diff: AuditDiff) -> dict[str, Any]:
 def watch(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Follow the memory folder: refresh the search index on each change and print what
     the audit now says differently (+ new, - fixed). Ctrl-C stops it (exit 0)."""
-    from .audit_watch import follow
+    with suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends, even during startup
+        _watch(ctx.obj.store(), as_json)
 
-    store = ctx.obj.store()
+
+def _watch(store: MemoryStore, as_json: bool) -> None:
+    from .audit_watch import follow
 
     def changed(diff: AuditDiff) -> None:
         if as_json:
@@ -156,7 +176,6 @@ def watch(ctx: typer.Context, as_json: JsonOption = False) -> None:
         sys.stdout.flush()
 
     def ready(report: AuditReport) -> None:
-        typer.echo(f"watching {store.directory}: {len(report.problems)} problems, "
-                   f"{len(report.hints)} hints; Ctrl-C to stop", err=True)
+        typer.echo(ready_line(store, report), err=True)
 
     follow(store, changed, on_ready=ready)

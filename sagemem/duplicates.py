@@ -9,9 +9,13 @@ most of its words, so most of its bands). A block holding more than ``MAX_BLOCK`
 memories is not a block of near-copies, so it is skipped. Each memory sits in at most
 ``BLOCK_TOKENS + BANDS`` blocks of at most ``MAX_BLOCK``: the work grows linearly with
 the folder, never with its square. A pair must share ``MIN_SHARED_KEYS`` keys (near-copies
-share most of theirs; two memories that merely mention one rare word share one);
-identical fingerprints are always compared. Candidates are scored with rapidfuzz's
-``fuzz.ratio`` (0-100) and kept at ``THRESHOLD``.
+share most of theirs; two memories that merely mention one rare word share one).
+Candidates are scored with rapidfuzz's ``fuzz.ratio`` (0-100) and kept at ``THRESHOLD``.
+
+Identical fingerprints are grouped first, whatever their words: a group of n copies
+gives n - 1 results, each naming the group's first file, and only that first file
+takes part in the blocking — 2,000 copies of one memory are 1,999 results, not
+the 1,999,000 pairs comparing all of them would give.
 """
 
 from __future__ import annotations
@@ -42,11 +46,14 @@ _KEYS = re.compile(r"[a-z0-9]+(?:[._\-/:@#+][a-z0-9]+)*"
 
 @dataclass(frozen=True)
 class NearDuplicate:
-    """Two memories that read almost the same; ``file`` sorts before ``other``."""
+    """Two memories that read almost the same; ``file`` sorts before ``other`` — except
+    for an exact copy: ``file`` is the copy, ``other`` the first (in file order) of the
+    ``copies`` identical memories (0 for a pair that is not an exact copy)."""
 
     file: str
     other: str
     score: float
+    copies: int = 0
 
 
 def fingerprint(memory: Memory) -> str:
@@ -56,21 +63,35 @@ def fingerprint(memory: Memory) -> str:
 
 def near_duplicates(memories: Sequence[Memory], threshold: float = THRESHOLD
                     ) -> list[NearDuplicate]:
-    """Every pair scoring at least ``threshold``, each once, sorted by file."""
+    """Every exact copy once, then every other pair scoring at least ``threshold``, each
+    once, sorted by file."""
     from rapidfuzz.fuzz import ratio
 
-    texts = [fingerprint(m) for m in memories]
-    found = []
+    every = [fingerprint(m) for m in memories]
+    groups = _identical(every, [m.file for m in memories])
+    found = [NearDuplicate(memories[i].file, memories[group[0]].file, 100.0, len(group))
+             for group in groups for i in group[1:]]
+    firsts = [group[0] for group in groups]
+    texts = [every[i] for i in firsts]
     for i, j in sorted(candidate_pairs(texts)):
         score = ratio(texts[i], texts[j], score_cutoff=threshold)
         if score:
-            a, b = sorted((memories[i].file, memories[j].file))
+            a, b = sorted((memories[firsts[i]].file, memories[firsts[j]].file))
             found.append(NearDuplicate(a, b, score))
     return sorted(found, key=lambda d: (d.file, d.other))
 
 
+def _identical(texts: Sequence[str], files: Sequence[str]) -> list[list[int]]:
+    """Indexes grouped by identical text, each group in file order (most hold one)."""
+    same: defaultdict[str, list[int]] = defaultdict(list)
+    for i in sorted(range(len(texts)), key=files.__getitem__):
+        same[texts[i]].append(i)
+    return list(same.values())
+
+
 def candidate_pairs(texts: Sequence[str]) -> set[tuple[int, int]]:
-    """Index pairs sharing ``MIN_SHARED_KEYS`` blocking keys (see the module docstring)."""
+    """Index pairs sharing ``MIN_SHARED_KEYS`` blocking keys (see the module docstring);
+    the texts are expected to be distinct (``near_duplicates`` groups copies first)."""
     token_sets = [block_keys(text[:KEY_CHARS]) for text in texts]
     frequency = Counter(token for found in token_sets for token in found)
     orders = [{t: n for n, t in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}]
@@ -87,22 +108,13 @@ def candidate_pairs(texts: Sequence[str]) -> set[tuple[int, int]]:
     for members in blocks.values():
         if 1 < len(members) <= MAX_BLOCK:
             shared.update(combinations(members, 2))
-    pairs = {pair for pair, count in shared.items() if count >= MIN_SHARED_KEYS}
-    return pairs | _exact_copies(texts)
+    return {pair for pair, count in shared.items() if count >= MIN_SHARED_KEYS}
 
 
 def _shuffled(vocabulary: Iterable[str], band: int) -> dict[str, int]:
     """A fixed pseudo-random order of the words (crc32: the same in every process, unlike
     ``hash``): the first few words of a text in that order are a MinHash-style band key."""
     return {t: zlib.crc32(f"{band}\x00{t}".encode()) for t in vocabulary}
-
-
-def _exact_copies(texts: Sequence[str]) -> set[tuple[int, int]]:
-    """Identical fingerprints are always candidates, however common their words."""
-    same: defaultdict[str, list[int]] = defaultdict(list)
-    for i, text in enumerate(texts):
-        same[text].append(i)
-    return {pair for members in same.values() for pair in combinations(members, 2)}
 
 
 def block_keys(text: str) -> list[str]:

@@ -22,8 +22,8 @@ deadlines), **reference** (where information lives outside the project).
 
 """
 _ENTRY = re.compile(
-    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\])*)\]\((?:<(?P<angled>[^>]+)>|(?P<target>[^)\s]+))\)"
-    r"\s*(?:[—–:-]+\s*(?P<hook>.*?))?\s*$"
+    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\])*)\]\((?:<(?P<angled>[^>]+)>|(?P<target>[^)\s]+))"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)\s*(?:[—–:-]+\s*(?P<hook>.*?))?\s*$"
 )
 
 

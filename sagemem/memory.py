@@ -23,7 +23,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from frontmatter.default_handlers import SafeLoader, YAMLHandler
+import yaml
+from frontmatter.default_handlers import SafeLoader
 
 from .errors import UnreadableFile
 
@@ -34,8 +35,28 @@ MAX_TAG_CHARS = 40
 _OPEN = re.compile(r"\A(\ufeff?)---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _TOP_KEY = re.compile(r"^([^\s#\-][^:]*?)\s*:(?:\s|$)")
-_YAML = YAMLHandler()
 MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(SafeLoader):  # type: ignore[misc,valid-type]  # a C or Python loader
+    """The fast safe loader, except that a date that cannot be (``2026-02-30``) stays
+    text: PyYAML raises on it, which made the whole block unparsable and hid the field;
+    ``_date`` now reports it as that field's problem."""
+
+
+def _timestamp(loader: Any, node: Any) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except ValueError:  # month 13, February 30th, …
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+
+
+def load_yaml(text: str) -> Any:
+    """One YAML document, read as a memory's frontmatter is (impossible dates as text)."""
+    return yaml.load(text, Loader=_Loader)
 
 
 @dataclass(frozen=True)
@@ -215,7 +236,7 @@ def _load_whole(block: str, first_line: int) -> tuple[Any, list[Problem]]:
     Composing and constructing by hand costs what ``yaml.load`` costs and keeps the nodes,
     which still know about duplicate keys (the loaded dict silently keeps the last one).
     """
-    loader = SafeLoader(block)
+    loader = _Loader(block)
     try:
         root = loader.get_single_node()
         found = _node_problems(block, root, first_line)  # before constructing: merges rewrite
@@ -334,7 +355,7 @@ def _load_by_key(block: str, first_line: int, problems: list[Problem]) -> dict[s
         key_match = _TOP_KEY.match(chunk)
         key = key_match.group(1).strip() if key_match else "frontmatter"
         try:
-            loaded = _YAML.load(chunk)
+            loaded = load_yaml(chunk)
         except Exception as exc:  # this key alone is broken; the others still count
             problems.append(Problem(key, f"does not parse as YAML ({_reason(exc)}); default used",
                                     first_line + offset))
@@ -377,15 +398,23 @@ def _text(raw: dict[str, Any], key: str, problems: list[Problem]) -> str | None:
     return None
 
 
+def type_key(raw: dict[str, Any]) -> str | None:
+    """The field that gives a memory its type: ``metadata.type`` wins over a top-level
+    ``type``; None when neither is set (the type is then the default)."""
+    metadata = raw.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("type") is not None:
+        return "metadata.type"
+    return "type" if raw.get("type") is not None else None
+
+
 def _type(raw: dict[str, Any], problems: list[Problem]) -> str:
     metadata = raw.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         problems.append(Problem("metadata", f"expected a mapping, got {_kind(metadata)}; ignored"))
-        metadata = None
-    nested = metadata.get("type") if metadata else None
-    value, key = (nested, "metadata.type") if nested is not None else (raw.get("type"), "type")
-    if value is None:
+    key = type_key(raw)
+    if key is None:
         return DEFAULT_TYPE
+    value = raw["metadata"]["type"] if key == "metadata.type" else raw["type"]
     if isinstance(value, str) and value.strip().lower() in TYPES:
         return value.strip().lower()
     problems.append(Problem(key, f"unknown type {_show(value)}; read as {DEFAULT_TYPE!r}"))

@@ -241,9 +241,40 @@ def test_near_duplicate_candidates_grow_linearly_not_quadratically() -> None:
     assert len(pairs) < len(texts) * 10
 
 
-def test_identical_copies_are_candidates_even_with_only_common_words() -> None:
-    texts = ["deploy staging cache"] * 2 + [f"deploy staging cache {n}" for n in range(200)]
-    assert (0, 1) in candidate_pairs(texts)
+def test_identical_copies_are_reported_even_with_only_common_words() -> None:
+    memories = [_memory(f"user_{n:03d}.md", "deploy staging cache", f"deploy {n}")
+                for n in range(200)]
+    copy = CLEAN.format(name="copy", description="deploy staging cache", type="user",
+                        body="same").encode()
+    copies = [parse(copy, "user_copy0.md"), parse(copy, "user_copy1.md")]
+    found = near_duplicates([*memories, *copies])  # type: ignore[list-item]
+    assert [(d.file, d.other, d.score) for d in found] == [
+        ("user_copy1.md", "user_copy0.md", 100.0)]
+
+
+def test_an_identical_copy_is_a_hint_with_the_number_of_copies(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    text = (store.directory / "user_alice.md").read_text()
+    (store.directory / "user_alice2.md").write_text(text)
+    (store.directory / "MEMORY.md").write_text("- [a](user_alice.md)\n- [b](user_alice2.md)\n")
+    [finding] = audit(store).findings
+    assert (finding.category, finding.file, finding.message, finding.data) == (
+        "near_duplicate", "user_alice2.md", "identical to user_alice.md (score 100; 2 copies)",
+        {"other": "user_alice.md", "score": 100.0, "copies": 2})
+
+
+def test_identical_memories_give_one_hint_per_copy_naming_the_first() -> None:
+    text = b"---\nname: same\ndescription: same words\n---\nthe same body\n"
+    memories = [parse(text, f"user_{n:04d}.md") for n in range(2000)]
+    near = parse(text.replace(b"body", b"body!"), "user_near.md")
+    start = time.perf_counter()
+    found = near_duplicates([*reversed(memories), near])
+    assert time.perf_counter() - start < 2
+    copies = [d for d in found if d.copies]
+    assert len(copies) == 1999 and {(d.other, d.copies) for d in copies} == {
+        ("user_0000.md", 2000)}
+    assert [(d.file, d.other) for d in found if not d.copies] == [
+        ("user_0000.md", "user_near.md")]
 
 
 def test_open_conflicts_are_hints(tmp_path: Path) -> None:

@@ -197,3 +197,40 @@ def test_quoting_any_swallowed_value_restores_exactly_the_raw_text(head: str, ta
     before, after = text.splitlines(keepends=True), fixed.splitlines(keepends=True)
     assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [1]
     assert to_lf(fixed) == fixed.replace("\r\n", "\n") and "\r" not in to_lf(fixed)
+
+
+@pytest.mark.parametrize("file", ["A_swallow.md", "user_swallow.md"])  # before/after MEMORY.md
+def test_an_added_index_line_holds_the_description_as_repaired(tmp_path: Path, file: str
+                                                               ) -> None:
+    from tests.test_audit import clean_store
+
+    store = clean_store(tmp_path)
+    (store.directory / file).write_text(
+        "---\nname: Swallow\ndescription: use C # for this\ntype: user\n---\nbody\n")
+    fix(store)
+    assert (store.directory / "MEMORY.md").read_text().endswith(
+        f"- [Swallow]({file}) — use C # for this\n")
+
+
+def test_fix_confirmed_repairs_only_once_the_plan_is_accepted(store: MemoryStore) -> None:
+    from sagemem.audit_fix import fix_confirmed
+
+    before = snapshot_bytes(store)
+    seen = []
+    declined = fix_confirmed(store, confirm=lambda plan: seen.append(plan) or False)
+    assert declined.dry_run and len(seen[0].changes) == len(FIXABLE)
+    assert snapshot_bytes(store) == before
+    accepted = fix_confirmed(store, confirm=lambda plan: True)
+    assert not accepted.dry_run and accepted.changes == seen[0].changes
+    assert snapshot_bytes(store) != before
+
+
+def test_fix_confirmed_asks_nothing_when_nothing_needs_repair(tmp_path: Path) -> None:
+    from sagemem.audit_fix import fix_confirmed
+    from tests.test_audit import clean_store
+
+    def never(_: object) -> bool:
+        raise AssertionError("asked")
+
+    result = fix_confirmed(clean_store(tmp_path), confirm=never)
+    assert result.changes == () and not result.dry_run and result.after is not None

@@ -63,3 +63,17 @@ def test_follow_sees_a_change_and_stops_when_asked(tmp_path: Path) -> None:
     assert not thread.is_alive()
     added = [f for diff in seen for f in diff.added]
     assert [(f.category, f.file) for f in added] == [("not_in_index", "user_new.md")]
+
+
+def interrupt(*_: object, **__: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_during_the_first_audit_ends_the_watch_quietly(tmp_path: Path,
+                                                               monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sagemem.audit_watch
+
+    monkeypatch.setattr(sagemem.audit_watch, "audit", interrupt)
+    ready: list[object] = []
+    assert follow(clean_store(tmp_path), ready.append, on_ready=ready.append) is None
+    assert ready == []

@@ -90,6 +90,16 @@ def test_strict_passes_when_only_hints_remain(capsys: pytest.CaptureFixture[str]
     assert result.code == 0 and "empty_body" in result.out
 
 
+def test_a_badly_named_file_is_reported_escaped_not_an_error(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "user_\u202eevil.md").write_text("---\ndescription: d\n---\nbody\n")
+    result = runner(capsys, store)("audit")
+    assert result.code == 0 and result.err == ""
+    assert "    'user_\\u202eevil.md'  cannot be read: bad file name: no control characters" \
+        in result.out.splitlines()
+
+
 def test_dry_run_without_fix_is_a_usage_error(clean_run: Run) -> None:
     result = clean_run("audit", "--dry-run")
     assert result.code == 2 and result.err.startswith("error: ") and result.out == ""
@@ -169,6 +179,36 @@ def test_watch_prints_json_lines_and_exits_0_on_ctrl_c(tmp_path: Path) -> None:
         finally:
             if process.poll() is None:
                 process.kill()
+
+
+def test_watch_ctrl_c_during_startup_exits_0_quietly(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sagemem.audit_watch
+    from tests.test_audit_watch import interrupt
+
+    monkeypatch.setattr(sagemem.audit_watch, "audit", interrupt)
+    result = runner(capsys, clean_store(tmp_path))("watch")
+    assert (result.code, result.out, result.err) == (0, "", "")
+
+
+def test_watch_ready_line_counts_in_singular_and_plural(tmp_path: Path) -> None:
+    from sagemem.audit import AuditReport, hint, problem
+    from sagemem.cli_audit import ready_line
+
+    store = clean_store(tmp_path)
+    one = AuditReport(store.directory, 1, (problem("x", "a.md", None, "m"),))
+    two = AuditReport(store.directory, 1, (hint("y", "a.md", None, "m"),) * 2)
+    assert ready_line(store, one) == f"watching {store.directory}: 1 problem, 0 hints; " \
+        "Ctrl-C to stop"
+    assert ready_line(store, two).endswith(": 0 problems, 2 hints; Ctrl-C to stop")
+
+
+def test_every_audit_json_carries_the_shared_version() -> None:
+    from sagemem.audit import JSON_VERSION as AUDIT_VERSION
+    from sagemem.output import JSON_VERSION
+
+    assert AUDIT_VERSION == JSON_VERSION
 
 
 def test_watch_text_lines_say_new_and_fixed() -> None:

@@ -44,3 +44,10 @@ def test_remove_drops_lines_whatever_the_link_spelling() -> None:
 def test_points_at_compares_like_file_names() -> None:
     assert points_at("./Project_A.md", "project_a.md")
     assert not points_at("sub/project_a.md", "project_a.md")
+
+
+def test_a_link_title_after_the_target_is_not_part_of_it() -> None:
+    text = "- [E](project_e.md \"title\") — e\n- [F](<my f.md> 'title')\n- [G](g.md (x))\n"
+    assert [(e.target, e.hook) for e in entries(text)] == [("project_e.md", "e"),
+                                                            ("my f.md", "")]
+    assert remove_entries(text, "project_e.md") == text.split("\n", 1)[1]

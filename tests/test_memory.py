@@ -165,3 +165,11 @@ def test_arbitrary_bytes_parse_or_fail_cleanly(data: bytes) -> None:
     except UnreadableFile:
         return
     assert memory.text.encode("utf-8") == data
+
+
+def test_an_impossible_date_is_that_fields_problem_not_the_whole_blocks() -> None:
+    memory = parse(b"---\ndescription: d\nvalid_at: 2026-02-30\nupdated: 2026-01-02\n---\n",
+                   "user_x.md")
+    assert memory.description == "d" and memory.updated == date(2026, 1, 2)
+    assert memory.valid_at is None
+    assert [(p.field, p.kind, p.line) for p in memory.problems] == [("valid_at", "field", 3)]

@@ -65,13 +65,14 @@ def fix_json(result: FixReport, report: AuditReport) -> dict[str, Any]:
             "audit": (result.after or report).to_json()}
 
 
-def fix_text(result: FixReport) -> list[str]:
+def fix_text(result: FixReport, sagemem: str = "sagemem") -> list[str]:
     verb = "would" if result.dry_run else "fixed"
     lines = [f"{verb}  {c.file}{f':{c.line}' if c.line else ''}  {c.detail}"
              for c in result.changes] or ["nothing to fix safely"]
     lines += [f"skipped  {s.file}  {s.reason}" for s in result.skipped]
     if result.snapshot:
-        lines.append(f"snapshot {result.snapshot} taken first")
+        lines.append(f"snapshot {result.snapshot} taken first; undo: "
+                     f"{sagemem} rollback {result.snapshot}")
     return lines
 
 
@@ -92,15 +93,17 @@ def audit_command(ctx: typer.Context, strict: StrictOption = False,
 
     Reports only (exit 0) unless --fix; --strict exits 1 on any problem.
     """
-    if dry_run and not apply_fixes:
-        raise typer.BadParameter("goes with --fix", param_hint="--dry-run")
+    for given, option in ((dry_run, "--dry-run"), (yes, "--yes")):
+        if given and not apply_fixes:
+            raise typer.BadParameter("goes with --fix", param_hint=option)
     from .audit import audit
 
     store = ctx.obj.store()
     report = audit(store)
     if apply_fixes:
         keep = ctx.obj.settings().snapshot_keep
-        report = _fix(store, report, dry_run=dry_run, yes=yes, as_json=as_json, keep=keep)
+        report = _fix(store, report, dry_run=dry_run, yes=yes, as_json=as_json, keep=keep,
+                      sagemem=ctx.obj.command())
     elif as_json:
         typer.echo(report.dumps())
     else:
@@ -110,7 +113,7 @@ def audit_command(ctx: typer.Context, strict: StrictOption = False,
 
 
 def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, as_json: bool,
-         keep: int) -> AuditReport:
+         keep: int, sagemem: str) -> AuditReport:
     """Preview (and ask, unless --yes), repair, show; returns the audit afterwards."""
     from .audit_fix import fix, fix_confirmed
 
@@ -123,7 +126,8 @@ def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, a
         echo_json(fix_json(result, report))
     else:
         heading = "now:" if result.dry_run else "after fixing:"
-        echo_lines([*fix_text(result), "", heading, *report_text(result.after or report)])
+        echo_lines([*fix_text(result, sagemem), "", heading,
+                    *report_text(result.after or report)])
     return result.after or report
 
 

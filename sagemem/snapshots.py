@@ -29,6 +29,7 @@ from typing import Any
 from .atomic import make_folder, remove_quietly, sync_directory, write_new
 from .errors import (
     FileChangedDuringRead,
+    InvalidName,
     MemoryNotFound,
     SagememError,
     SnapshotDamaged,
@@ -162,10 +163,22 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
 
 
 def memory_file_names(store: MemoryStore) -> list[str]:
-    """What a snapshot holds: the top-level memory files and MEMORY.md, as spelt on disk."""
-    names = store.files()
+    """What a snapshot holds: the top-level memory files and MEMORY.md, as spelt on disk.
+    A file whose name the store refuses (a control character, bytes that are not UTF-8)
+    is no memory: it is neither copied nor ever touched by a rollback (the audit reports
+    it as unreadable)."""
+    names = [n for n in store.files() if _acceptable(n)]
     index = store.existing_name(INDEX_FILE)
     return [*names, index] if index is not None else names
+
+
+def _acceptable(name: str) -> bool:
+    try:
+        check_name(name)
+        name.encode("utf-8")
+    except (InvalidName, UnicodeEncodeError):
+        return False
+    return True
 
 
 def _copy_files(store: MemoryStore, into: Path, progress: Progress | None

@@ -100,9 +100,17 @@ def test_a_badly_named_file_is_reported_escaped_not_an_error(
         in result.out.splitlines()
 
 
-def test_dry_run_without_fix_is_a_usage_error(clean_run: Run) -> None:
-    result = clean_run("audit", "--dry-run")
+@pytest.mark.parametrize("option", ["--dry-run", "--yes"])
+def test_fix_options_without_fix_are_a_usage_error(clean_run: Run, option: str) -> None:
+    result = clean_run("audit", option)
     assert result.code == 2 and result.err.startswith("error: ") and result.out == ""
+
+
+def test_fix_names_the_snapshot_and_the_command_that_undoes_it(fixture_run: Run) -> None:
+    result = fixture_run("audit", "--fix", "--yes")
+    line = next(ln for ln in result.out.splitlines() if ln.startswith("snapshot "))
+    snapshot_id = line.split()[1]
+    assert line.endswith(f" rollback {snapshot_id}") and " --state-dir " in line
 
 
 def test_a_missing_directory_is_a_one_line_error(capsys: pytest.CaptureFixture[str],

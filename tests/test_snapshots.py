@@ -323,3 +323,19 @@ def test_init_refuses_a_symlinked_gitignore(tmp_path: Path) -> None:
     with pytest.raises(UnsafeFile):
         init_directory(memory, memory / "state")
     assert (tmp_path / "elsewhere").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("bad_name", ["project_\tb.md", "project_\u202eb.md",
+                                      os.fsdecode(b"project_\xff.md")])
+def test_a_file_the_store_refuses_to_name_is_not_part_of_a_snapshot(
+    tmp_path: Path, bad_name: str
+) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / "project_a.md").write_text("a\n")
+    (memory / bad_name).write_text("bad\n")
+    store = MemoryStore(memory, tmp_path / "state")
+    snapshot = create_snapshot(store)
+    assert [f.name for f in snapshot.files] == ["project_a.md"]
+    assert verify_snapshot(load_snapshot(store, snapshot.id)) == snapshot
+    assert (memory / bad_name).read_text() == "bad\n"

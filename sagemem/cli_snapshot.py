@@ -42,24 +42,38 @@ def snapshot_create(
     as_json: JsonOption = False,
 ) -> None:
     """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
-    the newest snapshot_keep manual snapshots (protection snapshots are not counted)."""
-    from .snapshots import create_snapshot, memory_file_names, rotation_victims, snapshot_json
+    the newest snapshot_keep manual and auto snapshots (protection snapshots are kept
+    apart); the ones rotated away are named."""
+    from .snapshots import (
+        create_snapshot,
+        list_snapshots,
+        memory_file_names,
+        rotation_victims,
+        snapshot_json,
+    )
 
     store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
     if dry_run:
         files, rotated = len(memory_file_names(store)), rotation_victims(store, keep - 1)
         if as_json:
-            echo_json({"dry_run": True, "file_count": files, "rotated": list(rotated)})
+            echo_json({"version": 1, "dry_run": True, "file_count": files,
+                       "rotated": list(rotated)})
         else:
             typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
                        + "".join(f"\n  {i}" for i in rotated))
         return
+    before = {s.id for s in list_snapshots(store).snapshots}
     with _progress() as progress:
         snapshot = create_snapshot(store, label=label, keep=keep, progress=progress)
+    # rotation deletes snapshots: say which, never silently
+    gone = sorted(before - {s.id for s in list_snapshots(store).snapshots})
     if as_json:
-        echo_json(snapshot_json(snapshot))
+        echo_json({**snapshot_json(snapshot), "rotated": gone})
     else:
         typer.echo(f"created  {snapshot.id}  ({len(snapshot.files)} files)")
+        if gone:
+            typer.echo(f"rotated away {len(gone)} older snapshot(s) (snapshot_keep = {keep}): "
+                       + ", ".join(gone))
     _warn_skipped(snapshot)
 
 
@@ -111,7 +125,7 @@ def snapshot_diff_(
     snapshot = load_snapshot(store, snapshot_id)
     diff = snapshot_diff(store, snapshot, name)
     if as_json:
-        echo_json({"id": snapshot.id, "name": name, "diff": diff})
+        echo_json({"version": 1, "id": snapshot.id, "name": name, "diff": diff})
     else:
         typer.echo(diff, nl=False)
 

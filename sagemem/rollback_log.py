@@ -25,10 +25,14 @@ MAX_HISTORY_BYTES = 32 * 1024 * 1024
 """Tens of thousands of rollbacks; a bigger file is refused rather than read into memory."""
 
 
+JSON_VERSION = 1
+
+
 def report_json(report: RollbackReport) -> dict[str, Any]:
     """The stable JSON shape of a report; also the line ``rollbacks.jsonl`` holds."""
     collisions = sum(1 for s in report.skipped if s.code == "collision")
     return {
+        "version": JSON_VERSION,
         "time": report.time.isoformat(), "snapshot": report.snapshot_id, "scope": report.scope,
         "dry_run": report.dry_run, "protection": report.protection_id,
         "counts": {"restored": len(report.restored), "moved": len(report.moved),

@@ -45,6 +45,7 @@ from .store import MemoryStore
 SNAPSHOTS_DIR = "snapshots"
 MANIFEST_FILE = "manifest.json"
 PARTIAL_SUFFIX = ".partial"
+JSON_VERSION = 1
 KINDS = ("manual", "auto", "protection")
 """``auto``: made by another operation (``audit --fix``), rotated like ``manual``;
 ``protection``: taken before a rollback, outside the rotation."""
@@ -403,6 +404,7 @@ def rotation_victims(store: MemoryStore, keep: int, *, spare: str | None = None
 def snapshot_json(snapshot: Snapshot, *, files: bool = False) -> dict[str, Any]:
     """The stable JSON shape of a snapshot (``files`` adds each file and the skipped)."""
     data: dict[str, Any] = {
+        "version": JSON_VERSION,
         "id": snapshot.id, "created": snapshot.created.isoformat(), "kind": snapshot.kind,
         "label": snapshot.label, "reason": snapshot.reason, "run_id": snapshot.run_id,
         "git": _git_json(snapshot.git), "file_count": len(snapshot.files),

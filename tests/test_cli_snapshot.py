@@ -70,7 +70,8 @@ def test_create_json_prints_the_id_and_list_json_the_documented_fields(run: Run)
 
 def test_create_dry_run_writes_nothing(run: Run, store: MemoryStore) -> None:
     result = run("snapshot", "create", "--dry-run", "--json")
-    assert json.loads(result.out) == {"dry_run": True, "file_count": 2, "rotated": []}
+    assert json.loads(result.out) == {"version": 1, "dry_run": True, "file_count": 2,
+                                      "rotated": []}
     assert not (store.state_dir / "snapshots").exists()
 
 
@@ -81,6 +82,10 @@ def test_create_rotates_by_the_snapshot_keep_setting(run: Run, store: MemoryStor
     assert [s["id"] for s in json.loads(run("snapshot", "list", "--json").out)] == ids[1:]
     dry = json.loads(run("snapshot", "create", "--dry-run", "--json").out)
     assert dry["rotated"] == [ids[1]]
+    created = json.loads(run("snapshot", "create", "--json").out)
+    assert created["rotated"] == [ids[1]]
+    text = run("snapshot", "create")
+    assert f"rotated away 1 older snapshot(s) (snapshot_keep = 2): {ids[2]}" in text.out
 
 
 def test_show_lists_files_and_what_differs_now(run: Run, store: MemoryStore) -> None:

@@ -164,6 +164,8 @@ def _candidates(ctx: typer.Context, *, apply: bool, yes: bool, dry_run: bool,
         echo_json(candidates_json(report, thresholds, applied))
     elif applied is None:
         echo_lines(candidates_text(report, thresholds, would=apply))
+    else:
+        typer.echo(applied_summary(applied))
     return 1 if applied and applied["failed"] else 0
 
 
@@ -193,6 +195,13 @@ def _apply(store: MemoryStore, candidates: tuple[Candidate, ...], *, ask: bool,
         if not as_json:
             typer.echo(f"archived  {candidate.file}  ({candidate.why})")
     return done
+
+
+def applied_summary(applied: dict[str, list[Any]]) -> str:
+    """The last line of ``--apply`` in text mode: answering n or q to every question
+    otherwise ended the run with no output at all."""
+    line = f"{len(applied['archived'])} archived, {len(applied['skipped'])} skipped"
+    return f"{line}, {len(applied['failed'])} failed" if applied["failed"] else line
 
 
 def _ask(candidate: Candidate) -> str:

@@ -305,12 +305,23 @@ def test_apply_quit_stops_and_all_takes_the_rest(run: Run, store: MemoryStore,
     assert data["applied"]["archived"] == ["project_old.md", "user_prefs.md"]
 
 
+def test_apply_ends_with_a_summary_even_when_every_answer_is_no(
+        run: Run, store: MemoryStore, terminal: None) -> None:
+    # click's prompt echoes the space after the question through input(), to stdout
+    result = run("archive", "candidates", "--apply", stdin="n\n")
+    assert result.code == 0 and result.out.strip() == "0 archived, 1 skipped"
+    result = run("archive", "candidates", "--apply", stdin="q\n")
+    assert result.out.strip() == "0 archived, 1 skipped"
+    assert here(store, "project_old.md")
+
+
 def test_a_failed_candidate_costs_no_other(run: Run, store: MemoryStore) -> None:
     (store.state_dir / "settings.json").write_text('{"idle_days_user": 30}')
     store.archive_dir.mkdir()
     (store.archive_dir / "project_old.md").write_text("taken\n")
     result = run("archive", "candidates", "--apply", "--yes")
     assert result.code == 1 and "project_old.md" in result.err
+    assert result.out.endswith("1 archived, 0 skipped, 1 failed\n")
     assert archived(store, "user_prefs.md") and here(store, "project_old.md")
 
 

@@ -277,7 +277,9 @@ def locks(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """List the locked memories, since when, and where each one is now."""
     from .locks import list_locks
 
-    found = list_locks(ctx.obj.store())
+    store = ctx.obj.store()
+    store.require_directory()  # like every other command: not "(no locked memories)"
+    found = list_locks(store)
     if as_json:
         echo_json({"version": JSON_VERSION, "locks": [asdict(lk) for lk in found]})
     else:

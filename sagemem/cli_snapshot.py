@@ -82,7 +82,9 @@ def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every snapshot, oldest first: id, kind, number of files, label."""
     from .snapshots import list_snapshots, snapshot_json
 
-    listing = list_snapshots(ctx.obj.store())
+    store = ctx.obj.store()
+    store.require_directory()  # like every other command: no "no snapshots" for a typo
+    listing = list_snapshots(store)
     if as_json:
         typer.echo(_dumps([snapshot_json(s) for s in listing.snapshots]))
     else:
@@ -101,6 +103,7 @@ def snapshot_show(ctx: typer.Context, snapshot_id: IdArgument,
     from .snapshots import damaged_files, load_snapshot
 
     store = ctx.obj.store()
+    store.require_directory()
     snapshot = load_snapshot(store, snapshot_id)
     damaged, comparison = damaged_files(snapshot), compare(store, snapshot)
     if as_json:
@@ -122,6 +125,7 @@ def snapshot_diff_(
     from .snapshots import load_snapshot
 
     store = ctx.obj.store()
+    store.require_directory()
     snapshot = load_snapshot(store, snapshot_id)
     diff = snapshot_diff(store, snapshot, name)
     if as_json:

@@ -261,6 +261,10 @@ def test_bad_type_error_names_the_allowed_types(run: Run, memory_dir: Path) -> N
     pytest.param(["list"], id="list"),
     pytest.param(["show", "user_prefs"], id="show"),
     pytest.param(["new", "--type", "user", "--name", "x", "--description", "d"], id="new"),
+    pytest.param(["snapshot", "list"], id="snapshot-list"),
+    pytest.param(["snapshot", "show", "x"], id="snapshot-show"),
+    pytest.param(["snapshot", "diff", "x"], id="snapshot-diff"),
+    pytest.param(["locks"], id="locks"),
 ])
 def test_missing_memory_directory_exits_1_naming_it(
     run: Run, tmp_path: Path, args: list[str]

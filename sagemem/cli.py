@@ -130,6 +130,7 @@ def init(
         echo_json(init_json(report))
         return
     echo_lines([f"created  {p}" for p in report.created]
+                + [f"updated  {u.path} (added {u.added})" for u in report.updated]
                 + [f"exists   {p} (left as it was)" for p in report.existed])
     exports = f"SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"
     if settings.state_dir != default_state_dir(settings.memory_dir):

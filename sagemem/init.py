@@ -16,11 +16,20 @@ GITIGNORE = ".gitignore"
 
 
 @dataclass(frozen=True)
+class Updated:
+    """A file ``init`` appended to rather than created (an existing .gitignore)."""
+
+    path: Path
+    added: str
+
+
+@dataclass(frozen=True)
 class InitReport:
-    """What ``init`` created and what was already there (and left alone)."""
+    """What ``init`` created, appended to, and found already there (and left alone)."""
 
     created: tuple[Path, ...]
     existed: tuple[Path, ...]
+    updated: tuple[Updated, ...] = ()
 
 
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
@@ -29,10 +38,11 @@ def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
     keeps it out of git).
 
     Never overwrites anything: what already exists is reported and left alone; an
-    existing .gitignore only gets the missing line appended (reported as created).
+    existing .gitignore only gets the missing line appended (reported as updated).
     """
     created: list[Path] = []
     existed: list[Path] = []
+    updated: list[Updated] = []
     for folder in (memory_dir, state_dir):
         _make_dir(folder, created, existed)
     index = memory_dir / INDEX_FILE
@@ -46,16 +56,19 @@ def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
         else:
             created.append(index)
     ignore = _ignore_state_dir(memory_dir, state_dir)
-    if ignore is not None:
+    if isinstance(ignore, Updated):
+        updated.append(ignore)
+    elif ignore is not None:
         (created if ignore[1] else existed).append(ignore[0])
-    return InitReport(tuple(created), tuple(existed))
+    return InitReport(tuple(created), tuple(existed), tuple(updated))
 
 
-def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | None:
+def _ignore_state_dir(memory_dir: Path, state_dir: Path
+                      ) -> tuple[Path, bool] | Updated | None:
     """Keep a state directory that lies inside the memory directory out of git: add
     ``/<state>/`` to the memory directory's .gitignore — appended to an existing one,
-    never overwriting it. (.gitignore, True) if a line was written, False if it was there;
-    None when the state directory is elsewhere."""
+    never overwriting it. (.gitignore, True) if the file was created, False if the line
+    was there; Updated if it was appended; None when the state directory is elsewhere."""
     memory, state = Path(os.path.abspath(memory_dir)), Path(os.path.abspath(state_dir))
     if memory == state or memory not in state.parents:
         return None
@@ -69,9 +82,10 @@ def _ignore_state_dir(memory_dir: Path, state_dir: Path) -> tuple[Path, bool] | 
            for line in old.decode("utf-8", errors="replace").splitlines()):
         return path, False
     separator = b"\n" if old and not old.endswith(b"\n") else b""
-    data = old + separator + f"/{relative}/\n".encode()
-    atomic_write(path, data, create=not old and not os.path.lexists(path))
-    return path, True
+    line = f"/{relative}/"
+    fresh = not old and not os.path.lexists(path)
+    atomic_write(path, old + separator + f"{line}\n".encode(), create=fresh)
+    return (path, True) if fresh else Updated(path, line)
 
 
 def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:

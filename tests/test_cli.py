@@ -391,7 +391,24 @@ def test_init_json_lists_created_and_existed(run: Run, empty_dir: Path, state_di
         "version": 1,
         "created": [str(state_dir)],
         "existed": [str(empty_dir), str(empty_dir / "MEMORY.md")],
+        "updated": [],
     }
+
+
+def test_init_reports_an_appended_gitignore_as_updated(
+    empty_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ignore, argv = empty_dir / ".gitignore", ["--state-dir", str(empty_dir / ".sage-mem"),
+                                              "init", str(empty_dir)]
+    ignore.write_text("*.swp\n")
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["updated"] == [{"path": str(ignore),
+                                                               "added": "/.sage-mem/"}]
+    ignore.write_text("*.swp\n")
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"updated  {ignore} (added /.sage-mem/)" in lines
+    assert f"created  {ignore}" not in lines
 
 
 def test_init_on_a_file_exits_1(run: Run, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from sagemem.errors import InvalidName, SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
 from sagemem.githead import GitHead, git_head
-from sagemem.init import init_directory
+from sagemem.init import Updated, init_directory
 from sagemem.snapshot_diff import compare, snapshot_diff
 from sagemem.snapshots import (
     MANIFEST_FILE,
@@ -303,8 +303,10 @@ def test_init_appends_to_an_existing_gitignore_never_overwriting(tmp_path: Path)
     memory = tmp_path / "memory"
     memory.mkdir()
     (memory / ".gitignore").write_text("*.swp")
-    init_directory(memory, memory / "state")
+    report = init_directory(memory, memory / "state")
     assert (memory / ".gitignore").read_text() == "*.swp\n/state/\n"
+    assert report.updated == (Updated(memory / ".gitignore", "/state/"),)
+    assert memory / ".gitignore" not in report.created
     (memory / ".gitignore").write_text("state/\n")
     init_directory(memory, memory / "state")
     assert (memory / ".gitignore").read_text() == "state/\n"

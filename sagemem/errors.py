@@ -232,15 +232,18 @@ class SnapshotNotFound(SagememError):
 
 
 class SnapshotDamaged(SagememError):
-    """A snapshot whose files no longer match their manifest: never used to restore."""
+    """A snapshot whose files no longer match their manifest, or whose manifest cannot
+    be read (``reason`` then says why): never used to restore."""
 
-    def __init__(self, snapshot_id: str, files: list[str]) -> None:
+    def __init__(self, snapshot_id: str, files: list[str], reason: str | None = None) -> None:
         self.snapshot_id = snapshot_id
         self.files = files
+        self.reason = reason
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         verb = "no longer matches" if len(files) == 1 else "no longer match"
-        super().__init__(f"snapshot {snapshot_id} is damaged ({shown} {verb} its "
-                         "manifest); it is never used to restore — pick another snapshot")
+        what = reason or f"{shown} {verb} its manifest"
+        super().__init__(f"snapshot {snapshot_id} is damaged ({what}); it is never used to "
+                         "restore — pick another snapshot")
 
 
 class MemoryLocked(SagememError):

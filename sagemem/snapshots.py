@@ -312,10 +312,26 @@ def _load(path: Path, snapshot_id: str) -> Snapshot:
         snapshot = _from_manifest(manifest, path)
     except (SagememError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
         # InvalidName (a SagememError) too: a manifest naming ../x.md is never used
-        raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE]) from exc
+        raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE],
+                              f"its {MANIFEST_FILE} cannot be read: {_unreadable(exc)}") from exc
     if snapshot.id != snapshot_id:
-        raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE])
+        raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE],
+                              f"its {MANIFEST_FILE} names another snapshot, {snapshot.id}")
     return snapshot
+
+
+def _unreadable(exc: Exception) -> str:
+    """Why a manifest could not be read, in words: "no longer matches its manifest" said
+    nothing true about a manifest that is itself broken."""
+    if isinstance(exc, MemoryNotFound):
+        return "it is missing"
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"it is not valid JSON at line {exc.lineno} ({exc.msg})"
+    if isinstance(exc, KeyError):
+        return f"it has no {exc.args[0]!r} field"
+    return str(exc) or type(exc).__name__
 
 
 def _from_manifest(manifest: dict[str, Any], path: Path) -> Snapshot:

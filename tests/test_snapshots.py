@@ -154,6 +154,26 @@ def test_an_unreadable_manifest_is_listed_as_damaged(store: MemoryStore) -> None
         load_snapshot(store, bad.id)
 
 
+@pytest.mark.parametrize(("manifest", "why"), [
+    pytest.param(b"{not json", "cannot be read: it is not valid JSON at line 1", id="not-json"),
+    pytest.param(b"\xff{}", "cannot be read: it is not UTF-8", id="not-utf8"),
+    pytest.param(b"{}", "cannot be read: it has no 'files' field", id="no-files"),
+    pytest.param(None, "cannot be read: it is missing", id="missing"),
+])
+def test_an_unreadable_manifest_says_why_not_that_files_differ(
+    store: MemoryStore, manifest: bytes | None, why: str
+) -> None:
+    snapshot = create_snapshot(store)
+    if manifest is None:
+        (snapshot.path / MANIFEST_FILE).unlink()
+    else:
+        (snapshot.path / MANIFEST_FILE).write_bytes(manifest)
+    with pytest.raises(SnapshotDamaged) as caught:
+        load_snapshot(store, snapshot.id)
+    assert f"(its manifest.json {why}" in str(caught.value)
+    assert "no longer matches" not in str(caught.value)
+
+
 def test_load_accepts_a_unique_prefix_only(store: MemoryStore) -> None:
     first = create_snapshot(store, now=T0)
     create_snapshot(store, now=T0 + timedelta(days=1))

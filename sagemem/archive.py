@@ -88,13 +88,16 @@ def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str =
     """Bring an archived memory back to the top level and give it its MEMORY.md line
     again (title and description from the file), unless a line already points at it.
 
-    Raises MemoryNotFound (not in archive/), NameCollision when the top level already
-    has that name; nothing changes then.
+    Raises NotArchived when it is live (at the top level, not in archive/),
+    MemoryNotFound when it is nowhere, NameCollision when the top level already has
+    that name; nothing changes then.
     """
     record_time = now or datetime.now(timezone.utc)
     wanted = _checked(store, name)
     with store.locked():
         file = store.existing_name(wanted, archived=True)
+        if file is None and store.existing_name(wanted) is not None:
+            raise NotArchived(wanted, store.archive_dir, live=True, action="restore")
         if file is None:
             raise MemoryNotFound(wanted, store.folder(archived=True))
         lstat_regular(store.archive_dir / file)

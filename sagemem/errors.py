@@ -9,7 +9,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
      ├── MemoryNotFound           no such memory
-     │    └── NotArchived         purging a memory that is not in archive/
+     │    └── NotArchived         purging or restoring a memory that is not in archive/
      ├── UnsafeFile               a symlink, a non-regular file, or a path outside the directory
      ├── FileTooLarge             over the per-file size limit (read or write)
      ├── FileChangedDuringRead    the file was swapped between the check and the read
@@ -117,18 +117,25 @@ class MemoryNotFound(SagememError):
 
 
 class NotArchived(MemoryNotFound):
-    """Purge deletes only archived memories: a live one must be archived first."""
+    """Purge deletes, and restore brings back, only archived memories: a live one must
+    be archived first (purge), or is already back (restore)."""
 
-    def __init__(self, name: str, archive_dir: Path, live: bool = False) -> None:
+    def __init__(self, name: str, archive_dir: Path, live: bool = False,
+                 action: str = "purge") -> None:
         self.name = name
         self.directory = archive_dir
         self.archived = False
         self.live = live
+        self.action = action
         what = (f"{name} is not archived" if live
                 else f"no memory named {name} in {archive_dir}")
-        hint = (f"archive it first (sagemem archive {name} --reason ...)" if live
-                else "`sagemem list` shows the archived ones")
-        SagememError.__init__(self, f"{what}: purge deletes only archived memories; {hint}")
+        hint = "`sagemem list` shows the archived ones"
+        if live:
+            hint = ("it is a live memory already (top level); nothing to restore"
+                    if action == "restore"
+                    else f"archive it first (sagemem archive {name} --reason ...)")
+        doing = {"purge": "purge deletes", "restore": "restore brings back"}[action]
+        SagememError.__init__(self, f"{what}: {doing} only archived memories; {hint}")
 
 
 class UnsafeFile(SagememError):

@@ -344,6 +344,14 @@ def test_purge_refuses_a_live_memory(indexed: MemoryStore) -> None:
     assert (indexed.directory / "project_deploy.md").exists()
 
 
+def test_restore_of_a_live_memory_says_it_is_not_archived(indexed: MemoryStore) -> None:
+    with pytest.raises(NotArchived) as caught:
+        restore_memory(indexed, "project_deploy")
+    message = str(caught.value)
+    assert caught.value.live and message.startswith("project_deploy.md is not archived")
+    assert "already (top level); nothing to restore" in message and "list" not in message
+
+
 def test_purge_of_an_unknown_memory_is_not_archived(indexed: MemoryStore) -> None:
     with pytest.raises(NotArchived) as caught:
         purge_memory(indexed, "project_nope")

@@ -130,8 +130,8 @@ def snapshot_diff_(
     diff = snapshot_diff(store, snapshot, name)
     if as_json:
         echo_json({"version": 1, "id": snapshot.id, "name": name, "diff": diff})
-    else:
-        typer.echo(diff, nl=False)
+    else:  # an empty diff printed nothing, which read like a failure
+        typer.echo(diff or "no differences", nl=not diff)
 
 
 @app.command("rollback")

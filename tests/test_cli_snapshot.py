@@ -108,6 +108,15 @@ def test_diff_prints_a_unified_diff(run: Run, store: MemoryStore) -> None:
     assert json.loads(run("snapshot", "diff", snapshot_id, "--json").out)["diff"] == result.out
 
 
+def test_diff_of_an_unchanged_file_says_no_differences(run: Run) -> None:
+    snapshot_id = created_id(run)
+    result = run("snapshot", "diff", snapshot_id, "project_a")
+    assert (result.code, result.out) == (0, "no differences\n")
+    assert run("snapshot", "diff", snapshot_id).out == "no differences\n"
+    data = json.loads(run("snapshot", "diff", snapshot_id, "project_a", "--json").out)
+    assert data["diff"] == ""
+
+
 def test_diff_of_a_name_outside_the_memory_directory_is_a_one_line_error(
         run: Run, store: MemoryStore) -> None:
     (store.directory.parent / "outside.md").write_text("secret\n")

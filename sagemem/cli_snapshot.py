@@ -79,7 +79,10 @@ def snapshot_create(
 
 @snapshot_app.command("list")
 def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Every snapshot, oldest first: id, kind, number of files, label."""
+    """Every snapshot, oldest first: id, kind, number of files, label (or reason).
+
+    Files are not hashed here (20 snapshots of 10k files would take seconds): `snapshot
+    show ID` says whether one is damaged."""
     from .snapshots import list_snapshots, snapshot_json
 
     store = ctx.obj.store()
@@ -224,7 +227,9 @@ def report_text(report: RollbackReport, sagemem: str = "sagemem") -> list[str]:
 
 
 def _line(snapshot: Snapshot) -> str:
-    label = f"  {snapshot.label}" if snapshot.label else ""
+    # a protection snapshot has no label, only its reason ("before rollback to <id>")
+    note = snapshot.label or snapshot.reason
+    label = f"  {note}" if note else ""
     return f"{snapshot.id}  {snapshot.kind:<10} {len(snapshot.files):>6} files{label}"
 
 

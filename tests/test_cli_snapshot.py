@@ -140,6 +140,17 @@ def test_rollback_json_reports_and_undo_is_possible(run: Run, store: MemoryStore
     assert (store.directory / "project_a.md").read_text() == "changed\n"
 
 
+def test_list_shows_a_protection_snapshots_reason_where_it_has_no_label(
+        run: Run, store: MemoryStore) -> None:
+    snapshot_id = created_id(run, "--label", "mine")
+    (store.directory / "project_a.md").write_text("changed\n")
+    protection = json.loads(run("rollback", snapshot_id, "--json").out)["protection"]
+    lines = run("snapshot", "list").out.splitlines()
+    assert lines[0].startswith(snapshot_id) and lines[0].endswith("files  mine")
+    assert lines[1].startswith(protection)
+    assert lines[1].endswith(f"files  before rollback to {snapshot_id}")
+
+
 def test_a_failed_history_line_prints_the_report_then_one_error_line(
         run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     snapshot_id = created_id(run)

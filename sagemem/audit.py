@@ -102,10 +102,11 @@ def check_index(s: Scan) -> Iterable[Finding]:
                                  f"index line points at missing {target}{where}",
                                  target=entry.target))
     indexed = {name_key(target) for _, target in targets if target is not None}
-    found += [problem("not_in_index", m.file, None, f"{m.file} has no line in {INDEX_FILE}",
+    # the finding already names the file: the message does not repeat it
+    found += [problem("not_in_index", m.file, None, f"no line in {INDEX_FILE}",
                       title=m.title, description=m.description)
               for m in s.memories if name_key(m.file) not in indexed]
-    found += [problem("not_in_index", f.file, None, f"{f.file} has no line in {INDEX_FILE}")
+    found += [problem("not_in_index", f.file, None, f"no line in {INDEX_FILE}")
               for f in s.failed if f.file != INDEX_FILE and not f.file.endswith("/")
               and name_key(f.file) not in indexed]
     return found
@@ -183,8 +184,16 @@ def _superseded_finding(s: Scan, m: Memory) -> list[Finding]:
 
 def check_bodies(s: Scan) -> Iterable[Finding]:
     """Memories with nothing under their frontmatter."""
-    return [hint("empty_body", m.file, m.body_line, "the memory has no body")
+    return [hint("empty_body", m.file, _last_line_from(m.text, m.body_line),
+                 "the memory has no body")
             for m in s.memories if not m.body.strip()]
+
+
+def _last_line_from(text: str, line: int) -> int | None:
+    """``line``, or the file's last line when ``line`` lies past it (a file that ends on
+    its frontmatter's ``---`` has its body line one past the end); None for an empty file."""
+    count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return min(line, count) or None
 
 
 def check_tags(s: Scan) -> Iterable[Finding]:

@@ -186,6 +186,27 @@ def test_missing_index_file_means_every_memory_is_unindexed(tmp_path: Path) -> N
     assert categories(store) == ["not_in_index"]
 
 
+def test_not_in_index_message_does_not_repeat_the_file(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "MEMORY.md").unlink()
+    [finding] = audit(store).findings
+    assert (finding.file, finding.message) == ("user_alice.md", "no line in MEMORY.md")
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    pytest.param("---\nname: e\n---\n", 3, id="ends-on-delimiter-newline"),
+    pytest.param("---\nname: e\n---", 3, id="ends-on-delimiter"),
+    pytest.param("---\nname: e\n---\n\n\n", 4, id="blank-body-lines"),
+])
+def test_empty_body_is_reported_at_a_line_the_file_has(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "user_alice.md").write_text(text)
+    [finding] = [f for f in audit(store).findings if f.category == "empty_body"]
+    assert finding.line == line
+
+
 def test_merge_markers_and_crlf_in_memory_md_are_reported(tmp_path: Path) -> None:
     store = clean_store(tmp_path, index="# i\r\n<<<<<<< HEAD\r\n>>>>>>> b\r\n")
     found = {(f.category, f.file, f.line) for f in audit(store).findings}

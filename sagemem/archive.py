@@ -65,7 +65,7 @@ def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "lib
         raise ValueError("archiving needs a reason (it is recorded in archive.jsonl)")
     record_time = now or datetime.now(timezone.utc)
     wanted = _checked(store, name)
-    with store.locked():
+    with store.locked(dry_run=dry_run):
         file = store.existing_name(wanted)
         if file is None:
             raise MemoryNotFound(wanted, store.directory, archived=_archived(store, wanted))
@@ -94,7 +94,7 @@ def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str =
     """
     record_time = now or datetime.now(timezone.utc)
     wanted = _checked(store, name)
-    with store.locked():
+    with store.locked(dry_run=dry_run):
         file = store.existing_name(wanted, archived=True)
         if file is None and store.existing_name(wanted) is not None:
             raise NotArchived(wanted, store.archive_dir, live=True, action="restore")
@@ -123,7 +123,7 @@ def purge_memory(store: MemoryStore, name: str, *, reason: str = "", by: str = "
     """
     record_time = now or datetime.now(timezone.utc)
     wanted = _checked(store, name)
-    with store.locked():
+    with store.locked(dry_run=dry_run):
         file = store.existing_name(wanted, archived=True)
         if file is None:
             raise NotArchived(wanted, store.archive_dir,

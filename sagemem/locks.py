@@ -69,7 +69,7 @@ def lock_memory(store: MemoryStore, name: str, *, by: str = "library",
     now = now or datetime.now(timezone.utc)
     store.require_directory()
     wanted = check_name(with_suffix(name), store.reserved)
-    with store.locked():
+    with store.locked(dry_run=dry_run):
         file = _existing(store, wanted)
         data = _load(store)
         if _key_in(data["locked"], file) is not None:
@@ -87,7 +87,7 @@ def unlock_memory(store: MemoryStore, name: str, *, by: str = "library",
     now = now or datetime.now(timezone.utc)
     store.require_directory()
     wanted = check_name(with_suffix(name), store.reserved)
-    with store.locked():
+    with store.locked(dry_run=dry_run):
         data = _load(store)
         key = _key_in(data["locked"], wanted)
         if key is None:

@@ -317,8 +317,13 @@ class MemoryStore:
             raise FileTooLarge(name, len(data), self.max_bytes)
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the store lock (every writer, in any process, takes it to write)."""
+    def locked(self, *, dry_run: bool = False) -> Iterator[None]:
+        """Hold the store lock (every writer, in any process, takes it to write). A dry
+        run writes nothing, so it takes no lock: it neither waits for a writer nor
+        creates the state directory just to hold a lock file."""
+        if dry_run:
+            yield
+            return
         lock = self.lock()
         try:
             lock.acquire()

@@ -31,7 +31,7 @@ from sagemem.errors import (
     UnsafeFile,
     WriteFailed,
 )
-from sagemem.locks import lock_memory
+from sagemem.locks import lock_memory, unlock_memory
 from sagemem.store import MemoryStore
 
 NOW = datetime(2026, 11, 30, 1, 2, 3, tzinfo=timezone.utc)
@@ -335,6 +335,18 @@ def test_purge_deletes_an_archived_memory_and_logs_it(indexed: MemoryStore) -> N
     assert result.event == ArchiveEvent(STAMP, "purge", "project_deploy.md", "obsolete",
                                         "library")
     assert files(indexed.archive_dir) == []  # no leftover temporary file either
+
+
+def test_dry_runs_take_no_lock_and_create_no_state_directory(store: MemoryStore) -> None:
+    (store.directory / "project_b.md").write_text("---\nname: B\n---\nbody b\n")
+    store.archive_dir.mkdir()
+    shutil.move(store.directory / "project_b.md", store.archive_dir)
+    archive_memory(store, "project_a", "x", dry_run=True)
+    restore_memory(store, "project_b", dry_run=True)
+    purge_memory(store, "project_b", dry_run=True)
+    lock_memory(store, "project_a", dry_run=True)
+    unlock_memory(store, "project_a", dry_run=True)
+    assert not store.state_dir.exists()
 
 
 def test_purge_refuses_a_live_memory(indexed: MemoryStore) -> None:

@@ -26,7 +26,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    └── UnresolvedMerge     the text holds git merge markers
      ├── ConflictNotFound         no conflict record with that id
      ├── SnapshotNotFound         no snapshot with that id
-     ├── SnapshotDamaged          a snapshot whose files no longer match its manifest
+     ├── SnapshotDamaged          a snapshot whose files (or manifest) no longer hold up
      ├── MemoryLocked             archiving (or purging) a locked memory
      ├── NameCollision            a move whose target name is already taken (nothing moved)
      ├── MoveIncomplete           a move whose index change failed and could not be undone

@@ -57,6 +57,7 @@ class FixReport:
     dry_run: bool
     snapshot: str | None
     after: AuditReport | None
+    rotated: tuple[str, ...] = ()  # older snapshots the snapshot's rotation removed
 
 
 def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool = False,
@@ -72,7 +73,7 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
     if dry_run or not fixable:
         planned = tuple(c for file, found in _by_file(fixable) for c in _planned(file, found))
         return FixReport(planned, (), dry_run, None, None if dry_run else report)
-    snapshot_id = _snapshot_before_fixing(store, keep) if snapshot else None
+    snapshot_id, rotated = _snapshot_before_fixing(store, keep) if snapshot else (None, ())
     changes: list[Change] = []
     skipped: list[Skipped] = []
     for file, found in _by_file(fixable):
@@ -82,7 +83,7 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
             skipped.append(Skipped(file, "changed since the audit read it; audit again"))
         except SagememError as exc:  # merge markers, a vanished file, a full disk, …
             skipped.append(Skipped(file, str(exc)))
-    return FixReport(tuple(changes), tuple(skipped), False, snapshot_id, audit(store))
+    return FixReport(tuple(changes), tuple(skipped), False, snapshot_id, audit(store), rotated)
 
 
 def fix_confirmed(store: MemoryStore, report: AuditReport | None = None, *,
@@ -101,11 +102,12 @@ def fix_confirmed(store: MemoryStore, report: AuditReport | None = None, *,
     return fix(store, report, keep=keep)
 
 
-def _snapshot_before_fixing(store: MemoryStore, keep: int) -> str:
+def _snapshot_before_fixing(store: MemoryStore, keep: int) -> tuple[str, tuple[str, ...]]:
     from .snapshots import create_snapshot  # only a real fix needs it
 
-    return create_snapshot(store, kind="auto", label="before audit --fix",
-                           reason="audit --fix", keep=keep).id
+    taken = create_snapshot(store, kind="auto", label="before audit --fix",
+                            reason="audit --fix", keep=keep)
+    return taken.id, taken.rotated
 
 
 def is_fixable(f: Finding) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
 from .output import JSON_VERSION
 
@@ -59,6 +60,7 @@ def _count(n: int, noun: str) -> str:
 
 def fix_json(result: FixReport, report: AuditReport) -> dict[str, Any]:
     return {"version": JSON_VERSION, "dry_run": result.dry_run, "snapshot": result.snapshot,
+            "rotated": list(result.rotated),
             "changes": [{"category": c.category, "file": c.file, "line": c.line,
                          "detail": c.detail} for c in result.changes],
             "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
@@ -73,6 +75,9 @@ def fix_text(result: FixReport, sagemem: str = "sagemem") -> list[str]:
     if result.snapshot:
         lines.append(f"snapshot {result.snapshot} taken first; undo: "
                      f"{sagemem} rollback {result.snapshot}")
+    if result.rotated:  # rotation deletes snapshots: never silently
+        lines.append(f"rotated away {len(result.rotated)} older snapshot(s): "
+                     + ", ".join(result.rotated))
     return lines
 
 
@@ -134,7 +139,7 @@ def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, a
 def _confirmed(plan: FixReport) -> bool:
     """Ask on a terminal; a pipe or CI has no one to ask. The plan and the question go to
     stderr, so stdout stays data (JSON) even then."""
-    if not sys.stdin.isatty():
+    if not cli.interactive():
         return True
     typer.echo("\n".join(fix_text(plan)), err=True)
     return typer.confirm(f"make these {len(plan.changes)} changes?", abort=True, err=True)

@@ -26,7 +26,7 @@ PROGRESS_MIN_FILES = 500
 # Skips that leave the directory short of the snapshot against the user's wish (a write
 # that met a newer edit, or an OS failure) make the exit code 1; locked, collision and the
 # like are the rules working as documented.
-INCOMPLETE_CODES = frozenset({"conflict", "failed"})
+INCOMPLETE_CODES = frozenset({"conflict", "failed", "damaged"})
 snapshot_app = typer.Typer(no_args_is_help=True,
                            help="Snapshots of the memory directory, to roll back to.")
 app.add_typer(snapshot_app, name="snapshot")
@@ -44,13 +44,7 @@ def snapshot_create(
     """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
     the newest snapshot_keep manual and auto snapshots (protection snapshots are kept
     apart); the ones rotated away are named."""
-    from .snapshots import (
-        create_snapshot,
-        list_snapshots,
-        memory_file_names,
-        rotation_victims,
-        snapshot_json,
-    )
+    from .snapshots import create_snapshot, memory_file_names, rotation_victims, snapshot_json
 
     store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
     if dry_run:
@@ -62,18 +56,14 @@ def snapshot_create(
             typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
                        + "".join(f"\n  {i}" for i in rotated))
         return
-    before = {s.id for s in list_snapshots(store).snapshots}
     with _progress() as progress:
         snapshot = create_snapshot(store, label=label, keep=keep, progress=progress)
-    # rotation deletes snapshots: say which, never silently
-    gone = sorted(before - {s.id for s in list_snapshots(store).snapshots})
     if as_json:
-        echo_json({**snapshot_json(snapshot), "rotated": gone})
+        echo_json({**snapshot_json(snapshot), "rotated": list(snapshot.rotated)})
     else:
         typer.echo(f"created  {snapshot.id}  ({len(snapshot.files)} files)")
-        if gone:
-            typer.echo(f"rotated away {len(gone)} older snapshot(s) (snapshot_keep = {keep}): "
-                       + ", ".join(gone))
+        for line in rotated_text(snapshot.rotated, keep):
+            typer.echo(line)
     _warn_skipped(snapshot)
 
 
@@ -172,13 +162,21 @@ def rollback_(
         typer.echo(f"error: {report.history_error}", err=True)
         raise typer.Exit(1)
     if incomplete := [s.file for s in report.skipped if s.code in INCOMPLETE_CODES]:
+        shown = ", ".join(incomplete[:3]) + (", …" if len(incomplete) > 3 else "")
         typer.echo(f"error: rollback incomplete: {len(incomplete)} file(s) could not be "
-                   f"restored ({', '.join(incomplete[:3])}{', …' if len(incomplete) > 3 else ''});"
-                   " see the report above, then roll back again", err=True)
+                   f"restored or moved ({shown}); see the report above, then roll back again",
+                   err=True)
         raise typer.Exit(1)
 
 
 # -- rendering -----------------------------------------------------------------------------
+
+def rotated_text(rotated: tuple[str, ...], keep: int) -> list[str]:
+    """Rotation deletes snapshots: say which, never silently."""
+    if not rotated:
+        return []
+    return [f"rotated away {len(rotated)} older snapshot(s) (snapshot_keep = {keep}): "
+            + ", ".join(rotated)]
 
 def show_json(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
               ) -> dict[str, Any]:

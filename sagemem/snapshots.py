@@ -15,6 +15,7 @@ never used to restore (``SnapshotDamaged``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -87,6 +88,9 @@ class Snapshot:
     files: tuple[SnapshotFile, ...]
     skipped: tuple[SkippedFile, ...]
     path: Path
+    rotated: tuple[str, ...] = ()
+    """Only on the value ``create_snapshot`` returns: the older snapshots its rotation
+    removed (rotation deletes, so callers must be able to say which)."""
 
     def file(self, name: str) -> SnapshotFile | None:
         """The entry for ``name``, compared ignoring case and Unicode form."""
@@ -127,7 +131,8 @@ def create_snapshot(store: MemoryStore, *, label: str | None = None, kind: str =
         snapshot = write_snapshot(store, label=label, kind=kind, reason=reason, run_id=run_id,
                                   progress=progress, now=now)
         if kind in ROTATED_KINDS:
-            rotate_snapshots(store, keep, spare=snapshot.id)
+            rotated = rotate_snapshots(store, keep, spare=snapshot.id)
+            snapshot = dataclasses.replace(snapshot, rotated=rotated)
     return snapshot
 
 

@@ -139,8 +139,10 @@ def test_fix_applies_then_reaudits(fixture_run: Run) -> None:
 
 def test_fix_json_holds_changes_and_the_audit_after(fixture_run: Run) -> None:
     data = json.loads(fixture_run("audit", "--fix", "--json").out)
-    assert list(data) == ["version", "dry_run", "snapshot", "changes", "skipped", "audit"]
+    assert list(data) == ["version", "dry_run", "snapshot", "rotated", "changes", "skipped",
+                          "audit"]
     assert len(data["changes"]) == 4 and data["audit"]["problems"] == 13
+    assert data["rotated"] == []
     assert fixture_run("audit", "--fix", "--json").out.count('"detail"') == 0
 
 
@@ -228,3 +230,12 @@ def test_watch_text_lines_say_new_and_fixed() -> None:
         "+ problem  dangling_index_entry  MEMORY.md:12  index line points at x.md"
     assert diff_line("-", finding) == \
         "- fixed    dangling_index_entry  MEMORY.md:12  index line points at x.md"
+
+
+def test_fix_names_the_snapshots_its_rotation_removed(
+        fixture_run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGE_MEM_SNAPSHOT_KEEP", "1")
+    first = fixture_run("snapshot", "create", "--json")
+    older = json.loads(first.out)["id"]
+    result = fixture_run("audit", "--fix", "--yes")
+    assert f"rotated away 1 older snapshot(s): {older}" in result.out

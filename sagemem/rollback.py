@@ -182,6 +182,10 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
     each restore and move, each guarded against a change since the plan (refused and
     reported as skipped, with a conflict record for a restore). Appends to the history."""
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    if not plan.restores and not plan.moves:  # nothing to change: nothing to protect
+        report = replace(preview(plan, now=when), dry_run=False)
+        with store.locked():
+            return replace(report, history_error=append_history(store, report))
     restored: list[str] = []
     moved: list[str] = []
     skipped = list(plan.skips)

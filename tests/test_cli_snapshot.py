@@ -171,6 +171,7 @@ def test_a_failed_history_line_prints_the_report_then_one_error_line(
 def test_rollback_text_says_how_to_undo(run: Run, store: MemoryStore) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_new.md").write_text("new\n")
+    (store.directory / "project_a.md").write_text("changed\n")
     result = run("rollback", snapshot_id)
     assert "left     project_new.md (added since" in result.out
     # with the options the run was given, so the line can be pasted as it is

@@ -286,7 +286,11 @@ def test_rollback_all_is_exact_and_undoable_for_any_edit_sequence(
         for _ in range(2):  # roll back, undo; then the same again from where the undo left
             report = rollback(store, snapshot.id, scope="all")
             assert top_level(store) == at_snapshot and archived(store) == rolled_back
-            assert report.skipped == () and report.protection_id is not None
+            assert report.skipped == ()
+            if not (report.restored or report.moved):  # nothing changed: nothing to protect
+                assert report.protection_id is None
+                break
+            assert report.protection_id is not None
             undo = rollback(store, report.protection_id, scope="all")
             assert undo.skipped == ()
             assert {n: (store.directory / n).read_bytes() for n in top_level(store)} == edited
@@ -467,3 +471,16 @@ def test_history_is_read_through_the_safe_path(store: MemoryStore, tmp_path: Pat
     (store.state_dir / HISTORY_FILE).symlink_to(tmp_path / "elsewhere")
     with pytest.raises(UnsafeFile):
         rollback_history(store)
+
+
+def test_a_rollback_with_nothing_to_do_takes_no_protection_snapshot_but_is_logged(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore(tmp_path / "memory", tmp_path / "state")
+    store.directory.mkdir()
+    (store.directory / "project_a.md").write_text("a\n")
+    taken = create_snapshot(store)
+    report = rollback(store, taken.id, scope="all")
+    assert (report.restored, report.moved, report.protection_id) == ((), (), None)
+    assert [s.id for s in list_snapshots(store).snapshots] == [taken.id]
+    assert [h["protection"] for h in rollback_history(store)] == [None]

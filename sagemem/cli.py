@@ -132,6 +132,8 @@ def init(
     echo_lines([f"created  {p}" for p in report.created]
                 + [f"updated  {u.path} (added {u.added})" for u in report.updated]
                 + [f"exists   {p} (left as it was)" for p in report.existed])
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     exports = f"SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"
     if settings.state_dir != default_state_dir(settings.memory_dir):
         exports += f" SAGE_MEM_STATE_DIR={shlex.quote(str(settings.state_dir))}"

@@ -4,12 +4,13 @@ directory — never overwriting anything a person already has."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import indexfile
 from .atomic import atomic_write, make_folder
-from .errors import MemoryExists, MemoryNotFound
+from .errors import MemoryExists, MemoryNotFound, SagememError
 from .paths import INDEX_FILE, read_regular
 
 GITIGNORE = ".gitignore"
@@ -30,6 +31,7 @@ class InitReport:
     created: tuple[Path, ...]
     existed: tuple[Path, ...]
     updated: tuple[Updated, ...] = ()
+    warnings: tuple[str, ...] = ()  # what init could not do (the rest is done)
 
 
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
@@ -55,7 +57,12 @@ def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
             existed.append(index)
         else:
             created.append(index)
-    ignore = _ignore_state_dir(memory_dir, state_dir)
+    try:
+        ignore = _ignore_state_dir(memory_dir, state_dir)
+    except SagememError as exc:  # the folders exist by now: say what is left, do not fail
+        return InitReport(tuple(created), tuple(existed), tuple(updated),
+                          (f".gitignore left alone, add the state directory to it yourself: "
+                           f"{exc}",))
     if isinstance(ignore, Updated):
         updated.append(ignore)
     elif ignore is not None:
@@ -73,19 +80,26 @@ def _ignore_state_dir(memory_dir: Path, state_dir: Path
     if memory == state or memory not in state.parents:
         return None
     relative = state.relative_to(memory).as_posix()
+    line = f"/{gitignore_escape(relative)}/"
     path = memory / GITIGNORE
     try:
         old = read_regular(path).data
     except MemoryNotFound:
         old = b""
-    if any(line.strip().strip("/") == relative
-           for line in old.decode("utf-8", errors="replace").splitlines()):
+    if any(existing.strip() in (line, line.rstrip("/"), line[1:], line[1:-1])
+           for existing in old.decode("utf-8", errors="replace").splitlines()):
         return path, False
     separator = b"\n" if old and not old.endswith(b"\n") else b""
-    line = f"/{relative}/"
     fresh = not old and not os.path.lexists(path)
     atomic_write(path, old + separator + f"{line}\n".encode(), create=fresh)
     return (path, True) if fresh else Updated(path, line)
+
+
+def gitignore_escape(path: str) -> str:
+    """``path`` as a literal .gitignore pattern: ``[a1]``, ``*``, ``?`` and ``\\`` are
+    pattern syntax to git, and a trailing space is dropped unless escaped."""
+    escaped = re.sub(r"([\\\[\]*?])", r"\\\1", path)
+    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
 
 
 def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:

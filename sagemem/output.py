@@ -103,7 +103,8 @@ def settings_json(settings: Settings) -> dict[str, Any]:
 def init_json(report: InitReport) -> dict[str, Any]:
     return {"version": JSON_VERSION, "created": [str(p) for p in report.created],
             "existed": [str(p) for p in report.existed],
-            "updated": [{"path": str(u.path), "added": u.added} for u in report.updated]}
+            "updated": [{"path": str(u.path), "added": u.added} for u in report.updated],
+            "warnings": list(report.warnings)}
 
 
 # -- text ----------------------------------------------------------------------

@@ -392,6 +392,7 @@ def test_init_json_lists_created_and_existed(run: Run, empty_dir: Path, state_di
         "created": [str(state_dir)],
         "existed": [str(empty_dir), str(empty_dir / "MEMORY.md")],
         "updated": [],
+        "warnings": [],
     }
 
 

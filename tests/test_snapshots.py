@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -337,14 +339,34 @@ def test_init_writes_no_gitignore_for_a_state_directory_outside(tmp_path: Path) 
     assert not (tmp_path / "memory" / ".gitignore").exists()
 
 
-def test_init_refuses_a_symlinked_gitignore(tmp_path: Path) -> None:
+def test_init_leaves_a_symlinked_gitignore_alone_and_says_so(tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     memory.mkdir()
     (tmp_path / "elsewhere").write_text("mine\n")
     (memory / ".gitignore").symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(UnsafeFile):
-        init_directory(memory, memory / "state")
+    report = init_directory(memory, memory / "state")
     assert (tmp_path / "elsewhere").read_text() == "mine\n"
+    assert (memory / "state").is_dir() and (memory / "MEMORY.md").is_file()
+    assert len(report.warnings) == 1 and report.warnings[0].startswith(".gitignore left alone")
+
+
+@pytest.mark.parametrize("state", ["a[1]", "st*ar", "why?", "back\\slash", "trailing "])
+def test_the_gitignore_line_matches_exactly_the_state_directory(
+    tmp_path: Path, state: str
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: the pattern is checked by git itself")
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    subprocess.run(["git", "init", "-q", str(memory)], check=True)
+    init_directory(memory, memory / state)
+    (memory / "a1").mkdir()  # what an unescaped `a[1]` would hide instead
+
+    def ignored(name: str) -> bool:
+        return subprocess.run(["git", "-C", str(memory), "check-ignore", "-q", name + "/x"]
+                              ).returncode == 0
+
+    assert ignored(state) and not ignored("a1")
 
 
 @pytest.mark.parametrize("bad_name", ["project_\tb.md", "project_\u202eb.md",

@@ -235,8 +235,13 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
         raise WriteFailed(source, exc.strerror or str(exc)) from exc
     try:
         archive_log.append(store.state_dir, record)
-    except SagememError:
-        os.rename(aside, source)
+    except SagememError as exc:
+        try:
+            os.rename(aside, source)
+        except OSError as undo:
+            raise MoveIncomplete(record.file, aside.parent, f"{exc}; it could not be put back "
+                                 f"and is kept as {aside.name} ({undo.strerror or undo})"
+                                 ) from exc
         raise
     try:
         os.unlink(aside)

@@ -407,6 +407,32 @@ def test_a_failed_purge_log_keeps_the_file(indexed: MemoryStore,
     assert files(indexed.archive_dir) == ["project_deploy.md"]
 
 
+def test_a_purge_that_can_neither_log_nor_put_back_says_where_the_file_is(
+        indexed: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    archive_memory(indexed, "project_deploy", "x")
+
+    def refuse(state_dir: Path, record: ArchiveEvent) -> None:
+        raise WriteFailed(state_dir / LOG_FILE, "read-only")
+
+    real_rename = os.rename
+    calls: list[object] = []
+
+    def rename_once(source: object, target: object) -> None:
+        calls.append(source)
+        if len(calls) > 1:
+            raise OSError(30, "Read-only file system")
+        real_rename(source, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive_log, "append", refuse)
+    monkeypatch.setattr(os, "rename", rename_once)
+    with pytest.raises(MoveIncomplete) as caught:
+        purge_memory(indexed, "project_deploy")
+    kept = [n for n in os.listdir(indexed.archive_dir) if n.startswith(".project_deploy.md.")]
+    assert len(kept) == 1 and kept[0] in str(caught.value)
+
+
 # -- the log --------------------------------------------------------------------------------
 
 

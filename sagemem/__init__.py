@@ -37,8 +37,9 @@ from .errors import (
     WriteFailed,
     WriteRefused,
 )
+from .fields import TYPES, Problem
 from .init import InitReport, init_directory
-from .memory import TYPES, Memory, Problem, parse, revision_of
+from .memory import Memory, parse, revision_of
 from .store import ListError, Listing, MemoryStore
 
 if TYPE_CHECKING:

@@ -197,7 +197,7 @@ def _last_line_from(text: str, line: int) -> int | None:
 
 
 def check_tags(s: Scan) -> Iterable[Finding]:
-    """Tags over the format's limits (memory.MAX_TAGS, MAX_TAG_CHARS): kept, but noisy."""
+    """Tags over the format's limits (fields.MAX_TAGS, MAX_TAG_CHARS): kept, but noisy."""
     return [hint("tags_over_limit", m.file, p.line, f"tags: {p.message}", count=len(m.tags))
             for m in s.memories for p in m.problems if p.kind == "limit"]
 

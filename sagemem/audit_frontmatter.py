@@ -13,7 +13,8 @@ import yaml
 from frontmatter.default_handlers import SafeLoader
 
 from .audit_scan import Finding, Scan, problem
-from .memory import TYPES, Memory, Problem, line_of, load_frontmatter, split, type_key
+from .fields import TYPES, Problem, type_key
+from .memory import Memory, line_of, load_frontmatter, split
 
 __all__ = ["check_comment_swallowed", "check_frontmatter", "check_type_prefix", "key_line",
            "swallowed_values"]

@@ -16,8 +16,9 @@ from datetime import date, datetime, timezone
 
 from . import ledger
 from .config import Settings
+from .fields import TYPES
 from .locks import locked_names
-from .memory import TYPES, Memory
+from .memory import Memory
 from .paths import name_key
 from .store import MemoryStore
 

@@ -24,8 +24,8 @@ import typer
 from . import __version__
 from .config import Settings, default_state_dir, load_settings, parse_debug
 from .errors import SagememError
+from .fields import TYPES
 from .init import init_directory
-from .memory import TYPES
 from .output import (
     init_json,
     listing_json,

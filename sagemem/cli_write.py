@@ -19,10 +19,11 @@ from typing import Annotated
 
 import typer
 
-from . import conflicts
+from . import conflict_resolve, conflicts
 from .cli import JsonOption, app, echo_json, echo_lines, stdin_text
 from .errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
-from .memory import TYPES, Memory
+from .fields import TYPES
+from .memory import Memory
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 from .paths import with_suffix
 from .store import MemoryStore
@@ -314,11 +315,11 @@ def conflicts_resolve(
                                  param_hint="--undo")
     store = ctx.obj.store()
     if keep is not None:
-        record = conflicts.resolve_keep(store, conflict_id, keep)
+        record = conflict_resolve.resolve_keep(store, conflict_id, keep)
     else:
         assert invalidate is not None
-        record = conflicts.resolve_invalidate(store, conflict_id, invalidate, superseded_by,
-                                              undo=undo)
+        record = conflict_resolve.resolve_invalidate(store, conflict_id, invalidate,
+                                                     superseded_by, undo=undo)
     if as_json:
         echo_json(conflict_json(record, full=False))
     else:

@@ -3,8 +3,9 @@
 A memory file is YAML frontmatter between ``---`` lines, then a Markdown body. Parsing
 never hides a memory: a field that cannot be parsed falls back to its default and the
 problem is recorded on the value (the audit reports it); a file with no frontmatter is a
-memory with defaults. The text is kept exactly as it was on disk, so nothing here can
-change a file — edits live in ``edit.py``.
+memory with defaults (turning values into typed fields is ``fields.py``). The text is
+kept exactly as it was on disk, so nothing here can change a file — edits live in
+``edit.py``.
 
 Reading uses the C-accelerated safe loader that python-frontmatter picks (PyYAML's
 ``CSafeLoader``): it is about 15 times faster than ruamel.yaml, which matters when a
@@ -19,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,8 @@ import yaml
 from frontmatter.default_handlers import SafeLoader
 
 from .errors import UnreadableFile
+from .fields import Problem, read_fields
 
-TYPES = ("user", "feedback", "project", "reference")
-DEFAULT_TYPE = "reference"
-MAX_TAGS = 20
-MAX_TAG_CHARS = 40
 _OPEN = re.compile(r"\A(\ufeff?)---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _TOP_KEY = re.compile(r"^([^\s#\-][^:]*?)\s*:(?:\s|$)")
@@ -41,7 +39,7 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 class _Loader(SafeLoader):  # type: ignore[misc,valid-type]  # a C or Python loader
     """The fast safe loader, except that a date that cannot be (``2026-02-30``) stays
     text: PyYAML raises on it, which made the whole block unparsable and hid the field;
-    ``_date`` now reports it as that field's problem."""
+    ``fields._date`` now reports it as that field's problem."""
 
 
 def _timestamp(loader: Any, node: Any) -> Any:
@@ -57,21 +55,6 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 def load_yaml(text: str) -> Any:
     """One YAML document, read as a memory's frontmatter is (impossible dates as text)."""
     return yaml.load(text, Loader=_Loader)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something wrong found while parsing: the field, what, and the file line if known.
-
-    ``kind`` lets the audit sort problems without reading messages: ``unparsable`` (the
-    frontmatter block as a whole was not read: fields fell back), ``limit`` (over a
-    format limit, the value still kept) or ``field`` (one field's own trouble).
-    """
-
-    field: str
-    message: str
-    line: int | None = None
-    kind: str = "field"
 
 
 @dataclass(frozen=True)
@@ -369,129 +352,3 @@ def _load_by_key(block: str, first_line: int, problems: list[Problem]) -> dict[s
             problems.append(Problem(key, "line is not a 'key: value' field; ignored",
                                     first_line + offset))
     return fields
-
-
-def read_fields(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
-    """Turn loose YAML values into typed fields, recording each one that had to default."""
-    return {
-        "name": _text(raw, "name", problems),
-        "description": _text(raw, "description", problems) or "",
-        "type": _type(raw, problems),
-        "tags": _tags(raw, problems),
-        "aliases": _words(raw, "aliases", problems),
-        "baseline": _flag(raw, "baseline", problems),
-        "baseline_priority": _number(raw, "baselinePriority", problems),
-        "updated": _date(raw, "updated", problems),
-        "valid_at": _date(raw, "valid_at", problems),
-        "invalid_at": _date(raw, "invalid_at", problems),
-        "superseded_by": _text(raw, "superseded_by", problems),
-    }
-
-
-def _text(raw: dict[str, Any], key: str, problems: list[Problem]) -> str | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, (str, int, float, date)) and not isinstance(value, bool):
-        return str(value).strip() or None
-    problems.append(Problem(key, f"expected text, got {_kind(value)}; ignored"))
-    return None
-
-
-def type_key(raw: dict[str, Any]) -> str | None:
-    """The field that gives a memory its type: ``metadata.type`` wins over a top-level
-    ``type``; None when neither is set (the type is then the default)."""
-    metadata = raw.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("type") is not None:
-        return "metadata.type"
-    return "type" if raw.get("type") is not None else None
-
-
-def _type(raw: dict[str, Any], problems: list[Problem]) -> str:
-    metadata = raw.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        problems.append(Problem("metadata", f"expected a mapping, got {_kind(metadata)}; ignored"))
-    key = type_key(raw)
-    if key is None:
-        return DEFAULT_TYPE
-    value = raw["metadata"]["type"] if key == "metadata.type" else raw["type"]
-    if isinstance(value, str) and value.strip().lower() in TYPES:
-        return value.strip().lower()
-    problems.append(Problem(key, f"unknown type {_show(value)}; read as {DEFAULT_TYPE!r}"))
-    return DEFAULT_TYPE
-
-
-def _words(raw: dict[str, Any], key: str, problems: list[Problem]) -> tuple[str, ...]:
-    value = raw.get(key)
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        problems.append(Problem(key, f"expected a list, got {_kind(value)}; ignored"))
-        return ()
-    words = [str(v).strip() for v in value
-             if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v).strip()]
-    if len(words) != len(value):
-        problems.append(Problem(key, "entries that are not plain words were skipped"))
-    return tuple(words)
-
-
-def _tags(raw: dict[str, Any], problems: list[Problem]) -> tuple[str, ...]:
-    """Tags, kept even over the format's limits: the audit reports them, reading never drops."""
-    tags = _words(raw, "tags", problems)
-    if len(tags) > MAX_TAGS:
-        problems.append(Problem("tags", f"{len(tags)} tags, more than the {MAX_TAGS} allowed",
-                                kind="limit"))
-    long = [tag for tag in tags if len(tag) > MAX_TAG_CHARS]
-    if long:
-        problems.append(Problem("tags", f"tags longer than {MAX_TAG_CHARS} characters: "
-                                f"{len(long)}, the first {_show(long[0])}", kind="limit"))
-    return tags
-
-
-def _flag(raw: dict[str, Any], key: str, problems: list[Problem]) -> bool:
-    value = raw.get(key)
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    problems.append(Problem(key, f"expected true or false, got {_show(value)}; read as false"))
-    return False
-
-
-def _number(raw: dict[str, Any], key: str, problems: list[Problem]) -> int:
-    value = raw.get(key)
-    if value is None:
-        return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    problems.append(Problem(key, f"expected a whole number, got {_show(value)}; read as 0"))
-    return 0
-
-
-def _date(raw: dict[str, Any], key: str, problems: list[Problem]) -> date | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            pass
-    problems.append(Problem(key, f"not a date (YYYY-MM-DD): {_show(value)}; ignored"))
-    return None
-
-
-def _show(value: object) -> str:
-    """A short, bounded rendering: never walks a container (it may be an alias bomb)."""
-    if isinstance(value, (str, int, float, date)):
-        return repr(str(value)[:40])
-    return _kind(value)
-
-
-def _kind(value: object) -> str:
-    kinds = {dict: "a mapping", list: "a list", bool: "true/false"}
-    return kinds.get(type(value), type(value).__name__)

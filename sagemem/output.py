@@ -14,10 +14,11 @@ from typing import Any
 
 from .config import Settings, describe_settings
 from .conflicts import Conflict
+from .fields import Problem
 from .init import InitReport
 from .inject import Injection
 from .ledger import KINDS, MemoryAccess
-from .memory import Memory, Problem
+from .memory import Memory
 from .reading import ReadResult
 from .retrieve import SearchResponse
 from .session import Budget, SessionState

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .errors import IndexUnavailable, InvalidCursor, SagememError
+from .fields import TYPES
 from .index import IndexedFile, SearchIndex, SyncReport, TermStats
 from .index_scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
-from .memory import TYPES, revision_of
+from .memory import revision_of
 from .paths import safe_read
 from .text import file_lines, is_cjk, tokens
 

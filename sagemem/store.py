@@ -33,8 +33,9 @@ from .errors import (
     UnsafeFile,
     WriteFailed,
 )
+from .fields import TYPES
 from .guard import REQUIRED, Required, guarded_write
-from .memory import TYPES, Memory, decode, parse, revision_of
+from .memory import Memory, decode, parse, revision_of
 from .paths import (
     INDEX_FILE,
     MAX_FILE_BYTES,

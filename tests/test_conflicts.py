@@ -23,6 +23,7 @@ from sagemem import (
     init_directory,
 )
 from sagemem import atomic as atomic_mod
+from sagemem.conflict_resolve import resolve_invalidate, resolve_keep
 from sagemem.conflicts import open_contradictions
 from sagemem.guard import merge_marker_line
 
@@ -147,7 +148,7 @@ def test_a_resolved_record_does_not_absorb_a_new_failure(store: MemoryStore) -> 
     edit_by_hand(store, "user_alice.md", "edited\n")
     with pytest.raises(StaleRevision) as first:
         store.write(memory.file, "mine\n", memory.revision)
-    conflicts.resolve_keep(store, first.value.conflict_id or "", "disk")
+    resolve_keep(store, first.value.conflict_id or "", "disk")
     with pytest.raises(StaleRevision) as second:
         store.write(memory.file, "mine\n", memory.revision)
     assert second.value.conflict_id != first.value.conflict_id
@@ -196,7 +197,7 @@ def test_readers_ignore_unknown_fields(store: MemoryStore, contradiction: confli
     path.write_text(json.dumps(data))
     assert conflicts.load(store.state_dir, contradiction.id).kind == "contradiction"
     assert open_contradictions(store.state_dir) == [("user_alice.md", "user_bob.md")]
-    resolved = conflicts.resolve_invalidate(store, contradiction.id, "user_bob", today=TODAY)
+    resolved = resolve_invalidate(store, contradiction.id, "user_bob", today=TODAY)
     assert resolved.data["severity"] == "high"
 
 
@@ -235,8 +236,8 @@ def test_contradiction_needs_two_existing_memories(store: MemoryStore) -> None:
 def test_invalidate_adds_only_the_fields(store: MemoryStore,
                                          contradiction: conflicts.Conflict) -> None:
     before = store.get("user_alice")
-    resolved = conflicts.resolve_invalidate(store, contradiction.id, "user_alice",
-                                            superseded_by="user_bob", today=TODAY, now=NOW)
+    resolved = resolve_invalidate(store, contradiction.id, "user_alice",
+                                  superseded_by="user_bob", today=TODAY, now=NOW)
     after = store.get("user_alice")
     assert after.text == ALICE.replace(
         "---\nAlice", "invalid_at: 2026-11-30\nsuperseded_by: user_bob.md\n---\nAlice")
@@ -249,11 +250,11 @@ def test_invalidate_adds_only_the_fields(store: MemoryStore,
 
 def test_invalidating_twice_changes_nothing(store: MemoryStore,
                                             contradiction: conflicts.Conflict) -> None:
-    conflicts.resolve_invalidate(store, contradiction.id, "user_alice", today=TODAY)
+    resolve_invalidate(store, contradiction.id, "user_alice", today=TODAY)
     memory_bytes = (store.directory / "user_alice.md").read_bytes()
     record_bytes = (store.state_dir / "conflicts" / f"{contradiction.id}.json").read_bytes()
     later = date(2026, 12, 5)
-    conflicts.resolve_invalidate(store, contradiction.id, "user_alice", today=later)
+    resolve_invalidate(store, contradiction.id, "user_alice", today=later)
     assert (store.directory / "user_alice.md").read_bytes() == memory_bytes
     assert (store.state_dir / "conflicts" / f"{contradiction.id}.json").read_bytes() == \
         record_bytes
@@ -261,14 +262,14 @@ def test_invalidating_twice_changes_nothing(store: MemoryStore,
 
 def test_undo_removes_exactly_those_fields(store: MemoryStore,
                                            contradiction: conflicts.Conflict) -> None:
-    conflicts.resolve_invalidate(store, contradiction.id, "user_alice",
-                                 superseded_by="user_bob", today=TODAY)
-    undone = conflicts.resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
+    resolve_invalidate(store, contradiction.id, "user_alice",
+                       superseded_by="user_bob", today=TODAY)
+    undone = resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
     assert (store.directory / "user_alice.md").read_text() == ALICE
     assert (undone.status, undone.decision) == ("open", "undo_invalidate")
     assert undone.data["history"][0]["decision"] == "invalidate"
     assert open_contradictions(store.state_dir) == [("user_alice.md", "user_bob.md")]
-    again = conflicts.resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
+    again = resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
     assert again.data == undone.data
 
 
@@ -278,9 +279,9 @@ def test_undo_keeps_a_superseded_by_the_user_wrote(store: MemoryStore,
     store.write(memory.file, fields={"superseded_by": "user_bob.md"},
                 expected_revision=memory.revision)
     before = (store.directory / "user_alice.md").read_text()
-    conflicts.resolve_invalidate(store, contradiction.id, "user_alice",
-                                 superseded_by="user_bob", today=TODAY)
-    conflicts.resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
+    resolve_invalidate(store, contradiction.id, "user_alice",
+                       superseded_by="user_bob", today=TODAY)
+    resolve_invalidate(store, contradiction.id, "user_alice", undo=True)
     assert (store.directory / "user_alice.md").read_text() == before
 
 
@@ -288,7 +289,7 @@ def test_invalidate_refuses_a_name_outside_the_pair(store: MemoryStore,
                                                     contradiction: conflicts.Conflict) -> None:
     write_memory(store.directory, "user_carol.md", ALICE)
     with pytest.raises(ResolutionRefused, match="not one of"):
-        conflicts.resolve_invalidate(store, contradiction.id, "user_carol")
+        resolve_invalidate(store, contradiction.id, "user_carol")
     assert conflicts.load(store.state_dir, contradiction.id).status == "open"
 
 
@@ -296,10 +297,10 @@ def test_invalidate_failure_keeps_the_record_open(store: MemoryStore,
                                                   contradiction: conflicts.Conflict) -> None:
     edit_by_hand(store, "user_alice.md", "---\ndescription: [broken\n---\nbody\n")
     with pytest.raises(ResolutionRefused, match="stays open"):
-        conflicts.resolve_invalidate(store, contradiction.id, "user_alice", today=TODAY)
+        resolve_invalidate(store, contradiction.id, "user_alice", today=TODAY)
     assert conflicts.load(store.state_dir, contradiction.id).status == "open"
     with pytest.raises(ResolutionRefused, match="superseded-by"):
-        conflicts.resolve_invalidate(store, contradiction.id, "user_bob", superseded_by="nope")
+        resolve_invalidate(store, contradiction.id, "user_bob", superseded_by="nope")
 
 
 # -- keeping one side ---------------------------------------------------------------------
@@ -316,26 +317,26 @@ def stale(store: MemoryStore) -> conflicts.Conflict:
 
 def test_keep_disk_leaves_the_file(store: MemoryStore, stale: conflicts.Conflict) -> None:
     before = (store.directory / "user_alice.md").read_bytes()
-    resolved = conflicts.resolve_keep(store, stale.id, "disk", now=NOW)
+    resolved = resolve_keep(store, stale.id, "disk", now=NOW)
     assert (store.directory / "user_alice.md").read_bytes() == before
     assert (resolved.status, resolved.decision) == ("resolved", "keep_disk")
     assert resolved.data["appliedVersion"] == stale.side("disk")["revision"]
 
 
 def test_keep_mine_is_a_guarded_write(store: MemoryStore, stale: conflicts.Conflict) -> None:
-    resolved = conflicts.resolve_keep(store, stale.id, "mine")
+    resolved = resolve_keep(store, stale.id, "mine")
     assert store.get("user_alice").text == ALICE + "Mine.\n"
     assert resolved.data["appliedVersion"] == store.get("user_alice").revision
-    assert conflicts.resolve_keep(store, stale.id, "mine").data == resolved.data  # a no-op
+    assert resolve_keep(store, stale.id, "mine").data == resolved.data  # a no-op
     with pytest.raises(ResolutionRefused, match="already resolved"):
-        conflicts.resolve_keep(store, stale.id, "disk")
+        resolve_keep(store, stale.id, "disk")
 
 
 def test_keep_mine_failure_keeps_the_record_open(store: MemoryStore,
                                                  stale: conflicts.Conflict) -> None:
     edit_by_hand(store, "user_alice.md", "changed again\n")
     with pytest.raises(ResolutionRefused, match="stale_version"):
-        conflicts.resolve_keep(store, stale.id, "mine")
+        resolve_keep(store, stale.id, "mine")
     assert conflicts.load(store.state_dir, stale.id).status == "open"
     assert (store.directory / "user_alice.md").read_text() == "changed again\n"
     assert len(records(store)) == 1
@@ -346,7 +347,7 @@ def test_keep_mine_of_stale_fields_sets_them_on_the_disk_version(store: MemorySt
     edit_by_hand(store, "user_alice.md", ALICE.replace("tea", "green tea"))
     with pytest.raises(StaleRevision) as info:
         store.write("user_alice", fields={"valid_at": TODAY}, expected_revision=memory.revision)
-    conflicts.resolve_keep(store, info.value.conflict_id or "", "mine")
+    resolve_keep(store, info.value.conflict_id or "", "mine")
     assert store.get("user_alice").valid_at == TODAY
     assert "green tea" in store.get("user_alice").text
 
@@ -356,20 +357,20 @@ def test_keep_mine_of_a_merge_stays_refused(store: MemoryStore) -> None:
     with pytest.raises(UnresolvedMerge) as info:
         store.write(memory.file, "<<<<<<< a\n", memory.revision)
     with pytest.raises(ResolutionRefused, match="unresolved_merge"):
-        conflicts.resolve_keep(store, info.value.conflict_id or "", "mine")
+        resolve_keep(store, info.value.conflict_id or "", "mine")
 
 
 def test_keep_is_refused_for_a_contradiction(store: MemoryStore,
                                              contradiction: conflicts.Conflict) -> None:
     with pytest.raises(ResolutionRefused, match="--invalidate"):
-        conflicts.resolve_keep(store, contradiction.id, "disk")
+        resolve_keep(store, contradiction.id, "disk")
     assert conflicts.load(store.state_dir, contradiction.id).status == "open"
 
 
 def test_invalidate_is_refused_for_a_write_conflict(store: MemoryStore,
                                                     stale: conflicts.Conflict) -> None:
     with pytest.raises(ResolutionRefused, match="--keep"):
-        conflicts.resolve_invalidate(store, stale.id, "user_alice")
+        resolve_invalidate(store, stale.id, "user_alice")
 
 
 def test_delete_removes_the_record(store: MemoryStore, stale: conflicts.Conflict) -> None:
@@ -416,9 +417,9 @@ def test_undo_restores_validity_fields_the_memory_already_had(store: MemoryStore
                 "invalid_at: 2099-01-01\n---\nAlice likes tea.\n")
     edit_by_hand(store, "user_alice.md", original)
     record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
-    conflicts.resolve_invalidate(store, record.id, "user_alice", superseded_by="user_bob")
+    resolve_invalidate(store, record.id, "user_alice", superseded_by="user_bob")
     assert "superseded_by: user_bob.md" in (store.directory / "user_alice.md").read_text()
-    conflicts.resolve_invalidate(store, record.id, "user_alice", undo=True)
+    resolve_invalidate(store, record.id, "user_alice", undo=True)
     assert (store.directory / "user_alice.md").read_text() == original
 
 
@@ -427,17 +428,17 @@ def test_undo_of_a_file_without_frontmatter_gives_back_the_same_bytes(
 ) -> None:
     edit_by_hand(store, "user_alice.md", "just a note\n")
     record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
-    conflicts.resolve_invalidate(store, record.id, "user_alice")
-    conflicts.resolve_invalidate(store, record.id, "user_alice", undo=True)
+    resolve_invalidate(store, record.id, "user_alice")
+    resolve_invalidate(store, record.id, "user_alice", undo=True)
     assert (store.directory / "user_alice.md").read_text() == "just a note\n"
 
 
 def test_undo_after_a_later_edit_keeps_that_edit(store: MemoryStore) -> None:
     record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
-    conflicts.resolve_invalidate(store, record.id, "user_alice")
+    resolve_invalidate(store, record.id, "user_alice")
     text = (store.directory / "user_alice.md").read_text()
     edit_by_hand(store, "user_alice.md", text + "A later line.\n")
-    conflicts.resolve_invalidate(store, record.id, "user_alice", undo=True)
+    resolve_invalidate(store, record.id, "user_alice", undo=True)
     after = store.get("user_alice")
     assert after.invalid_at is None and after.body.endswith("A later line.\n")
 
@@ -446,7 +447,7 @@ def test_a_setext_heading_underline_is_no_merge_marker(store: MemoryStore) -> No
     memory = store.get("user_alice")
     written = store.write(memory.file, memory.text + "\nSummary\n=======\n", memory.revision)
     record = conflicts.contradict(store, "user_alice", "user_bob", "which?", now=NOW)
-    conflicts.resolve_invalidate(store, record.id, "user_alice")
+    resolve_invalidate(store, record.id, "user_alice")
     assert store.get("user_alice").body.endswith("Summary\n=======\n")
     assert written.revision != memory.revision
 

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .atomic import append_line
-from .errors import SagememError, WriteFailed
+from .atomic import append_line, make_folder
+from .errors import SagememError
 from .paths import read_regular
 
 LOG_FILE = "archive.jsonl"
@@ -52,10 +52,7 @@ def event(action: str, file: str, reason: str, by: str, now: datetime) -> Archiv
 def append(state_dir: Path, record: ArchiveEvent) -> None:
     """Add one line (the caller holds the store lock); see ``atomic.append_line``."""
     line = (json.dumps(asdict(record), ensure_ascii=False) + "\n").encode("utf-8")
-    try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteFailed(state_dir, exc.strerror or str(exc)) from exc
+    make_folder(state_dir, follow_link=True)  # the state directory is the user's to name
     append_line(state_dir / LOG_FILE, line)
 
 

@@ -10,6 +10,7 @@ refused instead of returned.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -191,6 +192,15 @@ def read_chunks(path: Path, chunk_size: int = 1 << 16) -> Iterator[bytes]:
         os.close(fd)
     if _identity(after) != _identity(before):
         raise FileChangedDuringRead(path)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a regular file of any size, read in chunks (bounded memory); a
+    symlink or device is UnsafeFile, a missing file MemoryNotFound."""
+    digest = hashlib.sha256()
+    for chunk in read_chunks(path):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _open_checked(path: Path, before: os.stat_result) -> int:

@@ -41,12 +41,12 @@ from .errors import (
     WriteRefused,
 )
 from .locks import locked_names
-from .paths import name_key, read_regular
+from .paths import file_sha256, name_key, read_regular
 from .rollback_log import HISTORY_FILE as HISTORY_FILE
 from .rollback_log import append_history, check_history_file
 from .rollback_log import report_json as report_json
 from .rollback_log import rollback_history as rollback_history
-from .snapshot_diff import CurrentFile, Pairing, current_files, file_sha256, pair
+from .snapshot_diff import CurrentFile, Pairing, current_files, pair
 from .snapshots import (
     Snapshot,
     SnapshotFile,

@@ -14,17 +14,15 @@ overwrite one file with another's bytes — and leaves both alone.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from .errors import (
     MemoryNotFound,
     SagememError,
     SnapshotDamaged,
 )
-from .paths import INDEX_FILE, check_name, name_key, read_chunks, read_regular, with_suffix
+from .paths import INDEX_FILE, check_name, file_sha256, name_key, read_regular, with_suffix
 from .snapshots import SkippedFile, Snapshot, SnapshotFile, memory_file_names, read_copy
 from .store import MemoryStore
 
@@ -52,15 +50,6 @@ class Comparison:
     @property
     def differs(self) -> tuple[str, ...]:
         return tuple(sorted((*self.changed, *self.added, *self.removed), key=name_key))
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a regular file of any size, read in chunks (bounded memory); a
-    symlink or device is UnsafeFile, a missing file MemoryNotFound."""
-    digest = hashlib.sha256()
-    for chunk in read_chunks(path):
-        digest.update(chunk)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from .errors import (
     WriteFailed,
 )
 from .githead import GitHead, git_head
-from .paths import INDEX_FILE, check_name, name_key, read_chunks, read_regular
+from .paths import INDEX_FILE, check_name, file_sha256, name_key, read_chunks, read_regular
 from .store import MemoryStore
 
 SNAPSHOTS_DIR = "snapshots"
@@ -392,15 +392,10 @@ def _damaged(folder: Path, files: list[SnapshotFile]) -> list[str]:
 
 def _matches(path: Path, entry: SnapshotFile) -> bool:
     """Whether the copy at ``path`` is exactly ``entry``: hashed in chunks, any size."""
-    digest = hashlib.sha256()
-    size = 0
     try:
-        for chunk in read_chunks(path):
-            digest.update(chunk)
-            size += len(chunk)
-    except SagememError:
+        return os.lstat(path).st_size == entry.size and file_sha256(path) == entry.sha256
+    except (OSError, SagememError):
         return False
-    return size == entry.size and digest.hexdigest() == entry.sha256
 
 
 # -- rotation ------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from .audit_scan import (
     problem,
     scan,
 )
+from .config import JSON_VERSION
 from .duplicates import NearDuplicate, near_duplicates
 from .guard import merge_marker_line
 from .links import Link, local_target, memory_links
@@ -47,9 +48,6 @@ __all__ = [
     "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",
     "Scan", "audit", "hint", "index_spellings", "key_line", "problem", "scan", "swallowed_values",
 ]
-
-JSON_VERSION = 1  # output.JSON_VERSION (a test pins them equal): importing output here
-# would load the whole retrieval stack into every audit
 
 
 @dataclass(frozen=True)

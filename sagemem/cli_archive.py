@@ -20,6 +20,7 @@ import typer
 
 from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
+from .config import JSON_VERSION
 from .errors import SagememError
 from .store import MemoryStore
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:  # the library is imported by the commands that use it: every 
 
 BY = "cli"
 CANDIDATES = "candidates"
-JSON_VERSION = 1
 NameArgument = Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")]
 YesOption = Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")]
 DryRunOption = Annotated[bool, typer.Option(

@@ -16,7 +16,7 @@ import typer
 
 from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
-from .output import JSON_VERSION
+from .config import JSON_VERSION
 
 if TYPE_CHECKING:  # the audit is imported by its commands only: every command, the hook
     # included, would otherwise pay for loading it

@@ -23,6 +23,10 @@ from .paths import read_state_file
 
 Source = Literal["default", "env", "settings", "option"]
 
+JSON_VERSION = 1
+"""The ``version`` of every JSON object sagemem prints or keeps; later versions only add
+keys. It lives here, in a module every command loads anyway, so no module imports the
+heavier ``output`` for one number."""
 SETTINGS_FILE = "settings.json"
 DEFAULT_MEMORY_DIR = "~/.sage-mem/memory"
 STATE_DIR_NAME = ".sage-mem"

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from datetime import date, datetime, timezone
 from typing import Any
 
-from .config import Settings, describe_settings
+from .config import JSON_VERSION, Settings, describe_settings
 from .conflicts import Conflict
 from .fields import Problem
 from .init import InitReport
@@ -24,8 +24,6 @@ from .retrieve import SearchResponse
 from .session import Budget, SessionState
 from .store import ListError, Listing
 from .tasks import Checkpoint, handle
-
-JSON_VERSION = 1
 
 
 def _iso(value: date | None) -> str | None:

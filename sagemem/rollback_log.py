@@ -13,6 +13,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .atomic import append_line
+from .config import JSON_VERSION
 from .errors import MemoryNotFound, WriteFailed
 from .paths import lstat_regular, read_regular
 from .store import MemoryStore
@@ -25,7 +26,6 @@ MAX_HISTORY_BYTES = 32 * 1024 * 1024
 """Tens of thousands of rollbacks; a bigger file is refused rather than read into memory."""
 
 
-JSON_VERSION = 1
 
 
 def report_json(report: RollbackReport) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import make_folder, remove_quietly, sync_directory, write_new
+from .config import JSON_VERSION
 from .errors import (
     FileChangedDuringRead,
     InvalidName,
@@ -46,7 +47,6 @@ from .store import MemoryStore
 SNAPSHOTS_DIR = "snapshots"
 MANIFEST_FILE = "manifest.json"
 PARTIAL_SUFFIX = ".partial"
-JSON_VERSION = 1
 KINDS = ("manual", "auto", "protection")
 """``auto``: made by another operation (``audit --fix``), rotated like ``manual``;
 ``protection``: taken before a rollback, outside the rotation."""

@@ -214,11 +214,15 @@ def test_watch_ready_line_counts_in_singular_and_plural(tmp_path: Path) -> None:
     assert ready_line(store, two).endswith(": 0 problems, 2 hints; Ctrl-C to stop")
 
 
-def test_every_audit_json_carries_the_shared_version() -> None:
-    from sagemem.audit import JSON_VERSION as AUDIT_VERSION
-    from sagemem.output import JSON_VERSION
+def test_the_json_version_is_defined_once_for_the_package() -> None:
+    import re
 
-    assert AUDIT_VERSION == JSON_VERSION
+    import sagemem
+
+    package = Path(sagemem.__file__).parent
+    defining = sorted(p.name for p in package.glob("*.py")
+                      if re.search(r"^JSON_VERSION\s*=", p.read_text(encoding="utf-8"), re.M))
+    assert defining == ["config.py"]
 
 
 def test_watch_text_lines_say_new_and_fixed() -> None:

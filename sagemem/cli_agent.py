@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from .cli import Globals, JsonOption, app, echo_json, echo_lines, memory_type
-from .config import Settings
+from .config import JSON_VERSION, Settings
 from .errors import NoCheckpoint
 from .hooks import run_claude_code_hook
 from .inject import inject as inject_block
@@ -153,7 +153,7 @@ def eval_(
 
     report = evaluate(set_dir, ctx.obj.state_dir)
     if as_json:
-        echo_json({"version": 1, **report})
+        echo_json({"version": JSON_VERSION, **report})
     else:
         echo_lines(eval_text(report))
 
@@ -286,7 +286,7 @@ def session_show(
     if not session_file(settings.state_dir, session_id).exists():
         typer.echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
     if as_json:
-        echo_json({"version": 1, **asdict(state)})
+        echo_json({"version": JSON_VERSION, **asdict(state)})
     else:
         echo_lines(session_text(state, Budget.of(settings.max_session_bytes)))
         echo_lines(explain_text(state.attempts[-1:]))

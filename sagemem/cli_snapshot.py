@@ -15,6 +15,7 @@ import typer
 
 from . import cli
 from .cli import JsonOption, app, echo_json, echo_lines
+from .config import JSON_VERSION
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -50,7 +51,7 @@ def snapshot_create(
     if dry_run:
         files, rotated = len(memory_file_names(store)), rotation_victims(store, keep - 1)
         if as_json:
-            echo_json({"version": 1, "dry_run": True, "file_count": files,
+            echo_json({"version": JSON_VERSION, "dry_run": True, "file_count": files,
                        "rotated": list(rotated)})
         else:
             typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
@@ -122,7 +123,7 @@ def snapshot_diff_(
     snapshot = load_snapshot(store, snapshot_id)
     diff = snapshot_diff(store, snapshot, name)
     if as_json:
-        echo_json({"version": 1, "id": snapshot.id, "name": name, "diff": diff})
+        echo_json({"version": JSON_VERSION, "id": snapshot.id, "name": name, "diff": diff})
     else:  # an empty diff printed nothing, which read like a failure
         typer.echo(diff or "no differences", nl=not diff)
 

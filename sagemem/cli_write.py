@@ -21,6 +21,7 @@ import typer
 
 from . import conflict_resolve, conflicts
 from .cli import JsonOption, app, echo_json, echo_lines, stdin_text
+from .config import JSON_VERSION
 from .errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
 from .fields import TYPES
 from .memory import Memory
@@ -273,7 +274,8 @@ def conflicts_list(
     state_dir = ctx.obj.settings().state_dir
     records = conflicts.list_conflicts(state_dir, status)
     if as_json:
-        echo_json({"version": 1, "conflicts": [conflict_json(c, full=False) for c in records]})
+        echo_json({"version": JSON_VERSION,
+                   "conflicts": [conflict_json(c, full=False) for c in records]})
     else:
         echo_lines(conflicts_text(records))
     for path in conflicts.unreadable_records(state_dir):

@@ -14,6 +14,8 @@ import shlex
 import shutil
 import sys
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -103,8 +105,33 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def echo_json(data: dict[str, Any]) -> None:
+def echo_json(data: dict[str, Any] | list[Any]) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+PROGRESS_MIN_FILES = 500
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback for long library work: a bar on stderr, only for large
+    directories (a small one finishes before a bar would be read)."""
+    bar: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if total < PROGRESS_MIN_FILES:
+            return
+        if bar is None:
+            bar = typer.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
 
 
 def echo_lines(lines: list[str]) -> None:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli import Globals, JsonOption, app, echo_json, echo_lines, memory_type
+from .cli import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
 from .config import JSON_VERSION, Settings
 from .errors import NoCheckpoint
 from .hooks import run_claude_code_hook
@@ -164,7 +162,7 @@ def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw it away and rebuild.")] = False,
 ) -> None:
     """Bring the search index up to date (it is a cache under the state directory)."""
-    with ctx.obj.store() as store, _progress() as progress:
+    with ctx.obj.store() as store, progress_bar("indexing") as progress:
         search_index = store.search_index()
         report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
@@ -174,7 +172,6 @@ def index(
 
 
 BATCH_LINE_LIMIT = 64 * 1024
-PROGRESS_MIN_FILES = 500
 
 
 def read_batch(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
@@ -202,26 +199,6 @@ def _batch_item(raw: bytes) -> dict[str, Any] | str:
         return 'expected an object with a "query" string'
     return item
 
-
-@contextmanager
-def _progress() -> Iterator[Any]:
-    """A progress callback that shows a bar on stderr only for large directories."""
-    bar: Any = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if total < PROGRESS_MIN_FILES:
-            return
-        if bar is None:
-            bar = typer.progressbar(length=total, label="indexing", file=sys.stderr)
-            bar.__enter__()
-        bar.update(done - bar.pos)
-
-    try:
-        yield update
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
 
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)

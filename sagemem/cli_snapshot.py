@@ -5,16 +5,12 @@ to go back to, and going back without deleting anything. They register on the on
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import cli
-from .cli import JsonOption, app, echo_json, echo_lines
+from .cli import JsonOption, app, echo_json, echo_lines, progress_bar
 from .config import JSON_VERSION
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
@@ -23,7 +19,6 @@ if TYPE_CHECKING:  # the library is imported by the commands that use it: every 
     from .snapshot_diff import Comparison
     from .snapshots import Snapshot
 
-PROGRESS_MIN_FILES = 500
 # Skips that leave the directory short of the snapshot against the user's wish (a write
 # that met a newer edit, or an OS failure) make the exit code 1; locked, collision and the
 # like are the rules working as documented.
@@ -57,7 +52,7 @@ def snapshot_create(
             typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
                        + "".join(f"\n  {i}" for i in rotated))
         return
-    with _progress() as progress:
+    with progress_bar("snapshot") as progress:
         snapshot = create_snapshot(store, label=label, keep=keep, progress=progress)
     if as_json:
         echo_json({**snapshot_json(snapshot), "rotated": list(snapshot.rotated)})
@@ -80,7 +75,7 @@ def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     store.require_directory()  # like every other command: no "no snapshots" for a typo
     listing = list_snapshots(store)
     if as_json:
-        typer.echo(_dumps([snapshot_json(s) for s in listing.snapshots]))
+        echo_json([snapshot_json(s) for s in listing.snapshots])
     else:
         echo_lines([_line(s) for s in listing.snapshots] or ["no snapshots"])
     for snapshot_id in listing.unreadable:
@@ -237,27 +232,4 @@ def _warn_skipped(snapshot: Snapshot) -> None:
         typer.echo(f"warning: not copied: {skipped.name}: {skipped.reason}", err=True)
 
 
-def _dumps(data: object) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2)
-
-
-@contextmanager
-def _progress() -> Iterator[Any]:
-    """A progress callback that draws a bar on stderr only for large directories."""
-    bar: Any = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if total < PROGRESS_MIN_FILES:
-            return
-        if bar is None:
-            bar = typer.progressbar(length=total, label="snapshot", file=sys.stderr)
-            bar.__enter__()
-        bar.update(done - bar.pos)
-
-    try:
-        yield update
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli, cli_snapshot, rollback_log
+from sagemem import cli, rollback_log
 from sagemem.cli import main
 from sagemem.errors import WriteFailed
 from sagemem.store import MemoryStore
@@ -285,8 +285,8 @@ def test_snapshot_and_rollback_in_a_real_process(store: MemoryStore) -> None:
 
 def test_a_large_directory_gets_a_progress_bar_on_stderr(
         run: Run, store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
-    for n in range(cli_snapshot.PROGRESS_MIN_FILES):
+    for n in range(cli.PROGRESS_MIN_FILES):
         (store.directory / f"project_{n}.md").write_text(f"memory {n}\n")
     result = run("snapshot", "create", "--json")
     assert result.code == 0 and "snapshot" in result.err
-    assert json.loads(result.out)["file_count"] == cli_snapshot.PROGRESS_MIN_FILES + 2
+    assert json.loads(result.out)["file_count"] == cli.PROGRESS_MIN_FILES + 2

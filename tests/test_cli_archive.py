@@ -3,34 +3,23 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from sagemem import cli
-from sagemem.cli import main
 from sagemem.store import MemoryStore
+from tests.cli_run import Run, one_line_error, store_runner
 
 RESULT_KEYS = {"version", "time", "action", "file", "reason", "by", "index_changed", "dry_run"}
 CANDIDATE_KEYS = {"file", "type", "idle_days", "threshold", "last_active", "source", "why"}
 
 
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-Run = Callable[..., Result]
 
 
 @pytest.fixture
@@ -48,18 +37,7 @@ def store(tmp_path: Path) -> MemoryStore:
 
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
-    def run(*args: str, stdin: str | None = None) -> Result:
-        if stdin is not None:
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()))
-        try:
-            code = main(["--dir", str(store.directory), "--state-dir", str(store.state_dir),
-                         *args])
-        finally:
-            sys.stdin = sys.__stdin__
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return run
+    return store_runner(capsys, store)
 
 
 @pytest.fixture
@@ -67,12 +45,6 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend stdin is a terminal, so the commands ask."""
     monkeypatch.setattr(cli, "interactive", lambda: True)
 
-
-def one_line_error(result: Result, code: int = 1) -> str:
-    assert result.code == code, result
-    assert result.out == "" and result.err.startswith("error: ")
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
-    return result.err
 
 
 def tree(store: MemoryStore) -> dict[str, bytes]:

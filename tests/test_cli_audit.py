@@ -9,36 +9,21 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from sagemem.cli import main
 from sagemem.store import MemoryStore
+from tests.cli_run import Run, store_runner
 from tests.test_audit import FIXTURE, clean_store, fixture_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-Run = Callable[..., Result]
 
 
 def runner(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
-    def run(*args: str) -> Result:
-        code = main(["--dir", str(store.directory), "--state-dir", str(store.state_dir), *args])
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return run
+    return store_runner(capsys, store)
 
 
 @pytest.fixture

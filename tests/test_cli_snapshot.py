@@ -6,26 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from sagemem import cli, rollback_log
-from sagemem.cli import main
 from sagemem.errors import WriteFailed
 from sagemem.store import MemoryStore
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-Run = Callable[..., Result]
+from tests.cli_run import Run, one_line_error, store_runner
 
 
 @pytest.fixture
@@ -39,19 +27,8 @@ def store(tmp_path: Path) -> MemoryStore:
 
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
-    def run(*args: str) -> Result:
-        code = main(["--dir", str(store.directory), "--state-dir", str(store.state_dir), *args])
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
+    return store_runner(capsys, store)
 
-    return run
-
-
-def one_line_error(result: Result, code: int = 1) -> str:
-    assert result.code == code, result
-    assert result.out == "" and result.err.startswith("error: ")
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
-    return result.err
 
 
 def created_id(run: Run, *args: str) -> str:

@@ -6,8 +6,6 @@ import io
 import json
 import stat
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from sagemem.cli import main
 from sagemem.cli_write import parse_value
 from sagemem.store import MemoryStore
+from tests.cli_run import Run, one_line_error, store_runner
 
 ALICE = """---
 name: alice
@@ -28,14 +27,6 @@ Alice likes tea.
 BOB = ALICE.replace("alice", "bob").replace("tea", "coffee")
 
 
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-Run = Callable[..., Result]
 
 
 @pytest.fixture
@@ -55,19 +46,8 @@ def store(memory_dir: Path, tmp_path: Path) -> MemoryStore:
 
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
-    def run(*args: str) -> Result:
-        code = main(["--dir", str(store.directory), "--state-dir", str(store.state_dir), *args])
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
+    return store_runner(capsys, store)
 
-    return run
-
-
-def one_line_error(result: Result, code: int = 1) -> str:
-    assert result.code == code, result
-    assert result.out == "" and result.err.startswith("error: ")
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
-    return result.err
 
 
 def open_ids(run: Run) -> list[str]:
@@ -314,7 +294,6 @@ def test_failed_edit_keeps_the_edited_text(tmp_path, monkeypatch, capsys) -> Non
     editor.write_text('#!/bin/sh\nhead -c 600000 /dev/zero | tr "\\\\0" x >> "$1"\n')
     editor.chmod(0o755)
     monkeypatch.setenv("EDITOR", str(editor))
-    from sagemem.cli import main
 
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "edit", "user_tea"])
     err = capsys.readouterr().err
@@ -329,7 +308,6 @@ def test_set_refuses_values_the_reader_would_ignore(tmp_path, capsys, assignment
     memory = tmp_path / "m"
     memory.mkdir()
     (memory / "user_tea.md").write_text("---\ndescription: tea\n---\nGreen tea.\n")
-    from sagemem.cli import main
 
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "set", "user_tea",
                  assignment])
@@ -341,7 +319,6 @@ def test_write_to_a_missing_name_is_not_found_and_records_nothing(tmp_path, caps
     memory = tmp_path / "m"
     memory.mkdir()
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"text\n")))
-    from sagemem.cli import main
 
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "write",
                  "user_nope", "-", "--expect", "deadbeefdead"])
@@ -354,7 +331,6 @@ def test_write_expect_new_indexes_the_new_memory(tmp_path, capsys, monkeypatch) 
     memory.mkdir()
     text = b"---\ndescription: brand new\nmetadata:\n  type: user\n---\nbody\n"
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text)))
-    from sagemem.cli import main
 
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "write",
                  "user_brand", "-", "--expect", "new"])

@@ -31,10 +31,11 @@ from pathlib import Path
 
 from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 
-from sagemem import MemoryStore, ledger
-from sagemem.archive import archive_memory, restore_memory
-from sagemem.candidates import archive_candidates
-from sagemem.locks import lock_memory, unlock_memory
+from sagemem import MemoryStore
+from sagemem.history import ledger
+from sagemem.history.archive import archive_memory, restore_memory
+from sagemem.history.candidates import archive_candidates
+from sagemem.history.locks import lock_memory, unlock_memory
 
 THRESHOLDS = {"project": 90, "reference": 180, "feedback": 365, "user": 0}
 

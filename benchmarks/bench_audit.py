@@ -25,8 +25,8 @@ from pathlib import Path
 from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 
 from sagemem import MemoryStore
-from sagemem.audit import ReadCache, audit
-from sagemem.duplicates import candidate_pairs, fingerprint, near_duplicates
+from sagemem.audit.duplicates import candidate_pairs, fingerprint, near_duplicates
+from sagemem.audit.report import ReadCache, audit
 
 PLANTED_DUPLICATES = 20
 

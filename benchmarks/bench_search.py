@@ -34,8 +34,8 @@ from pathlib import Path
 from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 
 from sagemem import MemoryStore
-from sagemem.memory import parse
-from sagemem.text import tokens
+from sagemem.files.memory import parse
+from sagemem.search.text import tokens
 
 FRESH_QUERY = """
 import resource, sys, time

@@ -28,8 +28,8 @@ from pathlib import Path
 from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 
 from sagemem import MemoryStore
-from sagemem.rollback import rollback
-from sagemem.snapshots import create_snapshot, damaged_files, load_snapshot
+from sagemem.history.rollback import rollback
+from sagemem.history.snapshots import create_snapshot, damaged_files, load_snapshot
 
 EDITED = 100
 

@@ -149,7 +149,7 @@ def stress(root: Path, writers: int = 8, cycles: int = 200, with_editor: bool = 
 
 
 def account(root: Path, writers: int, seconds: float) -> dict[str, object]:
-    from sagemem.conflicts import list_conflicts
+    from sagemem.writes.conflicts import list_conflicts
 
     attempts = [a for i in range(writers)
                 for a in json.loads((root / f"writer-{i}.json").read_text())]

@@ -31,7 +31,7 @@ from common import GEN_CORPUS, corpus_generator_or_exit, median_of
 from ruamel.yaml import YAML
 
 from sagemem import MemoryStore
-from sagemem.memory import split
+from sagemem.files.memory import split
 
 # Each runs with its own defaults (their sizes differ: search 1,000 and 10,000, inject
 # 1,000 as processes, snapshot 10,000); `--all` only passes --repeat along.

@@ -37,36 +37,36 @@ from .errors import (
     WriteFailed,
     WriteRefused,
 )
-from .fields import TYPES, Problem
-from .init import InitReport, init_directory
-from .memory import Memory, parse, revision_of
+from .files.fields import TYPES, Problem
+from .files.init import InitReport, init_directory
+from .files.memory import Memory, parse, revision_of
 from .store import ListError, Listing, MemoryStore
 
 if TYPE_CHECKING:
-    from .archive import ArchiveResult, archive_memory, purge_memory, restore_memory
-    from .archive_log import ArchiveEvent, read_log
-    from .audit import AuditReport
-    from .audit import audit as run_audit
-    from .audit_fix import FixReport
-    from .audit_fix import fix as fix_audit
-    from .audit_scan import Finding
-    from .audit_watch import AuditDiff, LiveAudit
-    from .audit_watch import follow as follow_audit
-    from .candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
-    from .edit import render_new, set_fields
-    from .locks import Lock, LockChange, list_locks, lock_memory, unlock_memory
-    from .rollback import (
+    from .audit.fix import FixReport
+    from .audit.fix import fix as fix_audit
+    from .audit.report import AuditReport
+    from .audit.report import audit as run_audit
+    from .audit.scan import Finding
+    from .audit.watch import AuditDiff, LiveAudit
+    from .audit.watch import follow as follow_audit
+    from .files.edit import render_new, set_fields
+    from .history.archive import ArchiveResult, archive_memory, purge_memory, restore_memory
+    from .history.archive_log import ArchiveEvent, read_log
+    from .history.candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
+    from .history.locks import Lock, LockChange, list_locks, lock_memory, unlock_memory
+    from .history.rollback import (
         RollbackPlan,
         RollbackReport,
         apply_rollback,
         plan_rollback,
         rollback_history,
     )
-    from .rollback import (
+    from .history.rollback import (
         rollback as roll_back,
     )
-    from .snapshot_diff import snapshot_diff as diff_snapshot
-    from .snapshots import (
+    from .history.snapshot_diff import snapshot_diff as diff_snapshot
+    from .history.snapshots import (
         Snapshot,
         create_snapshot,
         list_snapshots,
@@ -76,43 +76,43 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 _LAZY = {  # public name: module, or module:attribute where the name differs
-    "ArchiveEvent": "archive_log",
-    "ArchiveResult": "archive",
-    "AuditDiff": "audit_watch",
-    "AuditReport": "audit",
-    "Candidate": "candidates",
-    "CandidateReport": "candidates",
-    "Finding": "audit_scan",
-    "FixReport": "audit_fix",
-    "LiveAudit": "audit_watch",
-    "Lock": "locks",
-    "LockChange": "locks",
-    "RollbackPlan": "rollback",
-    "RollbackReport": "rollback",
-    "Snapshot": "snapshots",
-    "apply_rollback": "rollback",
-    "archive_candidates": "candidates",
-    "archive_memory": "archive",
-    "create_snapshot": "snapshots",
-    "diff_snapshot": "snapshot_diff:snapshot_diff",
-    "fix_audit": "audit_fix:fix",
-    "follow_audit": "audit_watch:follow",
-    "idle_thresholds": "candidates",
-    "list_locks": "locks",
-    "list_snapshots": "snapshots",
-    "load_snapshot": "snapshots",
-    "lock_memory": "locks",
-    "plan_rollback": "rollback",
-    "purge_memory": "archive",
-    "read_log": "archive_log",
-    "render_new": "edit",
-    "restore_memory": "archive",
-    "roll_back": "rollback:rollback",
-    "rollback_history": "rollback",
-    "run_audit": "audit:audit",
-    "set_fields": "edit",
-    "unlock_memory": "locks",
-    "verify_snapshot": "snapshots",
+    "ArchiveEvent": "history.archive_log",
+    "ArchiveResult": "history.archive",
+    "AuditDiff": "audit.watch",
+    "AuditReport": "audit.report",
+    "Candidate": "history.candidates",
+    "CandidateReport": "history.candidates",
+    "Finding": "audit.scan",
+    "FixReport": "audit.fix",
+    "LiveAudit": "audit.watch",
+    "Lock": "history.locks",
+    "LockChange": "history.locks",
+    "RollbackPlan": "history.rollback",
+    "RollbackReport": "history.rollback",
+    "Snapshot": "history.snapshots",
+    "apply_rollback": "history.rollback",
+    "archive_candidates": "history.candidates",
+    "archive_memory": "history.archive",
+    "create_snapshot": "history.snapshots",
+    "diff_snapshot": "history.snapshot_diff:snapshot_diff",
+    "fix_audit": "audit.fix:fix",
+    "follow_audit": "audit.watch:follow",
+    "idle_thresholds": "history.candidates",
+    "list_locks": "history.locks",
+    "list_snapshots": "history.snapshots",
+    "load_snapshot": "history.snapshots",
+    "lock_memory": "history.locks",
+    "plan_rollback": "history.rollback",
+    "purge_memory": "history.archive",
+    "read_log": "history.archive_log",
+    "render_new": "files.edit",
+    "restore_memory": "history.archive",
+    "roll_back": "history.rollback:rollback",
+    "rollback_history": "history.rollback",
+    "run_audit": "audit.report:audit",
+    "set_fields": "files.edit",
+    "unlock_memory": "history.locks",
+    "verify_snapshot": "history.snapshots",
 }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import SettingsError
-from .paths import read_state_file
+from .files.paths import read_state_file
 
 Source = Literal["default", "env", "settings", "option"]
 

@@ -18,8 +18,6 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import indexfile
-from .atomic import atomic_write, remove_quietly
 from .config import STATE_DIR_NAME, Settings
 from .errors import (
     DirectoryMissing,
@@ -33,10 +31,11 @@ from .errors import (
     UnsafeFile,
     WriteFailed,
 )
-from .fields import TYPES
-from .guard import REQUIRED, Required, guarded_write
-from .memory import Memory, decode, parse, revision_of
-from .paths import (
+from .files import indexfile
+from .files.atomic import atomic_write, remove_quietly
+from .files.fields import TYPES
+from .files.memory import Memory, decode, parse, revision_of
+from .files.paths import (
     INDEX_FILE,
     MAX_FILE_BYTES,
     MAX_INDEX_BYTES,
@@ -47,13 +46,14 @@ from .paths import (
     safe_read,
     with_suffix,
 )
+from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:
     from filelock import FileLock
 
-    from .index import SearchIndex
-    from .reading import ReadResult
-    from .retrieve import SearchResponse
+    from .search.index import SearchIndex
+    from .search.reading import ReadResult
+    from .search.retrieve import SearchResponse
 
 ARCHIVE_DIR = "archive"
 LOCK_FILE = "locks/store.lock"
@@ -110,7 +110,7 @@ class MemoryStore:
     def search_index(self) -> SearchIndex:
         """The derived search index of this directory, opened on first use."""
         if self._index is None:
-            from .index import SearchIndex
+            from .search.index import SearchIndex
 
             self._index = SearchIndex(self)
         return self._index
@@ -119,7 +119,7 @@ class MemoryStore:
                cursor: str | None = None, include_archived: bool = False) -> SearchResponse:
         """The memories that answer ``query``, best first, each with its paragraph;
         archived ones only with ``include_archived`` (each result says ``archived``)."""
-        from .retrieve import search
+        from .search.retrieve import search
 
         return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor,
                       include_archived=include_archived)
@@ -127,7 +127,7 @@ class MemoryStore:
     def read(self, name: str, start_line: int | None = None, start_byte: int | None = None,
              max_bytes: int | None = None, revision: str | None = None) -> ReadResult:
         """A page of a memory's body by line or byte; ``revision_changed`` if it moved on."""
-        from .reading import read
+        from .search.reading import read
 
         return read(self, name, start_line=start_line, start_byte=start_byte,
                     max_bytes=max_bytes, revision=revision)
@@ -280,7 +280,7 @@ class MemoryStore:
             "aliases": list(aliases),
             "updated": today or date.today(),
         }
-        from .edit import render_new  # ruamel.yaml is only needed to write
+        from .files.edit import render_new  # ruamel.yaml is only needed to write
 
         data = render_new(fields, body).encode("utf-8")
         self.check_size(file, data)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sagemem.memory import parse
+from sagemem.files.memory import parse
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -11,15 +11,6 @@ from typing import Any
 
 import pytest
 
-from sagemem import archive, archive_log, atomic
-from sagemem.archive import (
-    archive_memory,
-    locked_names,
-    move_file,
-    purge_memory,
-    restore_memory,
-)
-from sagemem.archive_log import LOG_FILE, ArchiveEvent, read_log
 from sagemem.errors import (
     MemoryLocked,
     MemoryNotFound,
@@ -31,7 +22,17 @@ from sagemem.errors import (
     UnsafeFile,
     WriteFailed,
 )
-from sagemem.locks import lock_memory, unlock_memory
+from sagemem.files import atomic
+from sagemem.history import archive, archive_log
+from sagemem.history.archive import (
+    archive_memory,
+    locked_names,
+    move_file,
+    purge_memory,
+    restore_memory,
+)
+from sagemem.history.archive_log import LOG_FILE, ArchiveEvent, read_log
+from sagemem.history.locks import lock_memory, unlock_memory
 from sagemem.store import MemoryStore
 
 NOW = datetime(2026, 11, 30, 1, 2, 3, tzinfo=timezone.utc)

@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.audit import CHECKS, HINT, PROBLEM, audit, swallowed_values
-from sagemem.duplicates import BANDS, BLOCK_TOKENS, MAX_BLOCK, candidate_pairs, near_duplicates
-from sagemem.links import memory_links
-from sagemem.memory import parse
+from sagemem.audit.duplicates import (
+    BANDS,
+    BLOCK_TOKENS,
+    MAX_BLOCK,
+    candidate_pairs,
+    near_duplicates,
+)
+from sagemem.audit.links import memory_links
+from sagemem.audit.report import CHECKS, HINT, PROBLEM, audit, swallowed_values
+from sagemem.files.memory import parse
 from sagemem.store import MemoryStore
 
 FIXTURE = Path(__file__).parent / "audit_fixture"
@@ -120,7 +126,7 @@ def test_a_file_without_read_permission_is_unreadable(tmp_path: Path) -> None:
 
 def test_permission_denied_is_unreadable_and_the_rest_still_audited(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sagemem.paths
+    import sagemem.files.paths
 
     store = clean_store(tmp_path)
     (store.directory / "user_locked.md").write_text("---\ndescription: d\n---\nbody\n")
@@ -131,7 +137,7 @@ def test_permission_denied_is_unreadable_and_the_rest_still_audited(
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sagemem.paths.os, "open", refusing_open)
+    monkeypatch.setattr(sagemem.files.paths.os, "open", refusing_open)
     found = {(f.category, f.file): f for f in audit(store).findings}
     assert found[("unreadable", "user_locked.md")].data == {"reason": "Permission denied"}
     assert set(found) == {("unreadable", "user_locked.md"), ("not_in_index", "user_locked.md")}
@@ -299,7 +305,7 @@ def test_identical_memories_give_one_hint_per_copy_naming_the_first() -> None:
 
 
 def test_open_conflicts_are_hints(tmp_path: Path) -> None:
-    from sagemem import conflicts
+    from sagemem.writes import conflicts
 
     store = clean_store(tmp_path)
     (store.directory / "user_bob.md").write_text(CLEAN.format(

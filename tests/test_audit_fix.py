@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sagemem.audit import audit, swallowed_values
-from sagemem.audit_fix import FIXABLE, fix, quote_value, to_lf
+from sagemem.audit.fix import FIXABLE, fix, quote_value, to_lf
+from sagemem.audit.report import audit, swallowed_values
 from sagemem.errors import WriteFailed
-from sagemem.memory import parse
-from sagemem.snapshots import list_snapshots, load_snapshot, read_copy
+from sagemem.files.memory import parse
+from sagemem.history.snapshots import list_snapshots, load_snapshot, read_copy
 from sagemem.store import MemoryStore
 from tests.test_audit import fixture_store
 
@@ -213,7 +213,7 @@ def test_an_added_index_line_holds_the_description_as_repaired(tmp_path: Path, f
 
 
 def test_fix_confirmed_repairs_only_once_the_plan_is_accepted(store: MemoryStore) -> None:
-    from sagemem.audit_fix import fix_confirmed
+    from sagemem.audit.fix import fix_confirmed
 
     before = snapshot_bytes(store)
     seen = []
@@ -226,7 +226,7 @@ def test_fix_confirmed_repairs_only_once_the_plan_is_accepted(store: MemoryStore
 
 
 def test_fix_confirmed_asks_nothing_when_nothing_needs_repair(tmp_path: Path) -> None:
-    from sagemem.audit_fix import fix_confirmed
+    from sagemem.audit.fix import fix_confirmed
     from tests.test_audit import clean_store
 
     def never(_: object) -> bool:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.audit import Finding, audit
+from sagemem.audit.report import Finding, audit
 from sagemem.store import MemoryStore
 from tests.test_audit import clean_store
 
@@ -73,9 +73,9 @@ def test_the_mismatch_points_at_the_type_in_effect(tmp_path: Path, frontmatter: 
 ])
 def test_a_value_cut_by_a_comment_is_swallowed_whatever_yaml_made_of_it(
         value: str, kept: str) -> None:
-    from sagemem.audit import swallowed_values
-    from sagemem.audit_fix import quote_value
-    from sagemem.memory import parse
+    from sagemem.audit.fix import quote_value
+    from sagemem.audit.report import swallowed_values
+    from sagemem.files.memory import parse
 
     text = f"---\ndescription: {value}\ntype: user\n---\nbody\n"
     [finding] = swallowed_values(parse(text.encode(), "user_x.md"))

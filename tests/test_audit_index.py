@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.audit import audit
-from sagemem.audit_fix import fix
+from sagemem.audit.fix import fix
+from sagemem.audit.report import audit
 from sagemem.store import MemoryStore
 from tests.test_audit import CLEAN
 
@@ -63,7 +63,7 @@ def test_fix_drops_the_dangling_encoded_line(spelt_store: MemoryStore) -> None:
 
 
 def test_a_name_with_a_hash_is_read_as_sagemem_writes_it(tmp_path: Path) -> None:
-    from sagemem.indexfile import format_entry
+    from sagemem.files.indexfile import format_entry
 
     directory = tmp_path / "memory"
     directory.mkdir()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.audit import audit
-from sagemem.audit_fix import fix
+from sagemem.audit.fix import fix
+from sagemem.audit.report import audit
 from sagemem.store import MemoryStore
 from tests.test_audit import clean_store
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from sagemem.audit_watch import AuditDiff, LiveAudit, follow
+from sagemem.audit.watch import AuditDiff, LiveAudit, follow
 from tests.test_audit import clean_store
 
 WAIT = 10.0  # generous: a loaded CI machine; every wait below ends as soon as it can
@@ -71,9 +71,9 @@ def interrupt(*_: object, **__: object) -> None:
 
 def test_ctrl_c_during_the_first_audit_ends_the_watch_quietly(tmp_path: Path,
                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import sagemem.audit_watch
+    import sagemem.audit.watch
 
-    monkeypatch.setattr(sagemem.audit_watch, "audit", interrupt)
+    monkeypatch.setattr(sagemem.audit.watch, "audit", interrupt)
     ready: list[object] = []
     assert follow(clean_store(tmp_path), ready.append, on_ready=ready.append) is None
     assert ready == []

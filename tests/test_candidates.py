@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import ledger
-from sagemem.candidates import archive_candidates, idle_thresholds
 from sagemem.config import load_settings
-from sagemem.locks import lock_memory
+from sagemem.history import ledger
+from sagemem.history.candidates import archive_candidates, idle_thresholds
+from sagemem.history.locks import lock_memory
 from sagemem.store import MemoryStore
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)

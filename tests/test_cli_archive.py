@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli
+from sagemem.cli import base as cli
 from sagemem.store import MemoryStore
 from tests.cli_run import Run, one_line_error, store_runner
 

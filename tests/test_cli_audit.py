@@ -179,17 +179,17 @@ def test_watch_prints_json_lines_and_exits_0_on_ctrl_c(tmp_path: Path) -> None:
 def test_watch_ctrl_c_during_startup_exits_0_quietly(
         capsys: pytest.CaptureFixture[str], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import sagemem.audit_watch
+    import sagemem.audit.watch
     from tests.test_audit_watch import interrupt
 
-    monkeypatch.setattr(sagemem.audit_watch, "audit", interrupt)
+    monkeypatch.setattr(sagemem.audit.watch, "audit", interrupt)
     result = runner(capsys, clean_store(tmp_path))("watch")
     assert (result.code, result.out, result.err) == (0, "", "")
 
 
 def test_watch_ready_line_counts_in_singular_and_plural(tmp_path: Path) -> None:
-    from sagemem.audit import AuditReport, hint, problem
-    from sagemem.cli_audit import ready_line
+    from sagemem.audit.report import AuditReport, hint, problem
+    from sagemem.cli.audit import ready_line
 
     store = clean_store(tmp_path)
     one = AuditReport(store.directory, 1, (problem("x", "a.md", None, "m"),))
@@ -211,8 +211,8 @@ def test_the_json_version_is_defined_once_for_the_package() -> None:
 
 
 def test_watch_text_lines_say_new_and_fixed() -> None:
-    from sagemem.audit import problem
-    from sagemem.cli_audit import diff_line
+    from sagemem.audit.report import problem
+    from sagemem.cli.audit import diff_line
 
     finding = problem("dangling_index_entry", "MEMORY.md", 12, "index line points at x.md")
     assert diff_line("+", finding) == \

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import cli, rollback_log
+from sagemem.cli import base as cli
 from sagemem.errors import WriteFailed
+from sagemem.history import rollback_log
 from sagemem.store import MemoryStore
 from tests.cli_run import Run, one_line_error, store_runner
 
@@ -158,7 +159,7 @@ def test_rollback_text_says_how_to_undo(run: Run, store: MemoryStore) -> None:
 
 def test_a_rollback_that_met_a_newer_edit_exits_1_after_its_report(
         run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sagemem import rollback
+    from sagemem.history import rollback
 
     snapshot_id = created_id(run)
     target = store.directory / "project_a.md"

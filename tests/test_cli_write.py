@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.cli import main
-from sagemem.cli_write import parse_value
+from sagemem.cli.write import parse_value
 from sagemem.store import MemoryStore
 from tests.cli_run import Run, one_line_error, store_runner
 

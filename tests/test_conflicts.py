@@ -19,13 +19,13 @@ from sagemem import (
     StaleRevision,
     UnresolvedMerge,
     WriteFailed,
-    conflicts,
     init_directory,
 )
-from sagemem import atomic as atomic_mod
-from sagemem.conflict_resolve import resolve_invalidate, resolve_keep
-from sagemem.conflicts import open_contradictions
-from sagemem.guard import merge_marker_line
+from sagemem.files import atomic as atomic_mod
+from sagemem.writes import conflicts
+from sagemem.writes.conflicts import open_contradictions
+from sagemem.writes.guard import merge_marker_line
+from sagemem.writes.resolve import resolve_invalidate, resolve_keep
 
 TODAY = date(2026, 11, 30)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemem import Memory, UneditableFrontmatter, parse, render_new, set_fields
-from sagemem.memory import load_frontmatter, split
+from sagemem.files.memory import load_frontmatter, split
 
 UNEDITABLE = ("broken_line.md", "unclosed.md", "bad_values.md", "duplicate_key.md",
               "tab_separator.md", "complex_key.md")

@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from sagemem.evaluate import QueryOutcome, evaluate, metrics, run_set
+from sagemem.search.evaluate import QueryOutcome, evaluate, metrics, run_set
 
 SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 needs_shared = pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""The derived search index (``sagemem.index``): a rebuildable SQLite cache.
+"""The derived search index (``sagemem.search.index``): a rebuildable SQLite cache.
 
 It must see every edit, new file, rename and deletion by the next search, rebuild a
 corrupt or foreign cache with one notice, lose nothing when deleted, and never index
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.atomic import TMP_SUFFIX
-from sagemem.index import INDEX_VERSION, SearchIndex
+from sagemem.files.atomic import TMP_SUFFIX
+from sagemem.search.index import INDEX_VERSION, SearchIndex
 from sagemem.store import MemoryStore
 
 DEPLOY = """\

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sagemem.indexfile import add_entry, entries, format_entry, points_at, remove_entries
+from sagemem.files.indexfile import add_entry, entries, format_entry, points_at, remove_entries
 
 INDEX = "# Memory index\n\nA note of mine.\n\n- [Prefs](user_prefs.md) — tabs not spaces\n"
 

@@ -11,8 +11,8 @@ import pytest
 
 from sagemem import MemoryStore
 from sagemem.config import Settings
-from sagemem.inject import TRUNCATED, inert, inject, is_explicit_request
-from sagemem.session import Budget, load_session, reset_session
+from sagemem.inject.block import TRUNCATED, inert, inject, is_explicit_request
+from sagemem.inject.session import Budget, load_session, reset_session
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 
@@ -178,7 +178,7 @@ def test_matched_baseline_is_injected_even_when_the_pool_is_dry(store: MemorySto
     run(store, "where does the kafka cluster run", "dry", max_session_bytes=4096)
     state = load_session(store.state_dir, "dry")
     exhausted = dataclasses.replace(state, body_used=10**6)
-    from sagemem.session import save_session
+    from sagemem.inject.session import save_session
 
     save_session(store.state_dir, exhausted)
     result = run(store, "how the user wants answers written short", "dry")
@@ -240,7 +240,7 @@ def test_reset_zeroes_budgets_and_signatures(store: MemoryStore) -> None:
 
 
 def test_task_checkpoint_handle_appears_and_returns_after_reset(store: MemoryStore) -> None:
-    from sagemem.tasks import task_dir
+    from sagemem.inject.tasks import task_dir
 
     folder = task_dir(store.state_dir, "t1")
     folder.mkdir(parents=True)
@@ -270,7 +270,7 @@ def test_text_cap_fits_the_block_by_design(tmp_path: Path) -> None:
 
 
 def test_injected_memories_are_counted_in_the_ledger(store: MemoryStore) -> None:
-    from sagemem.ledger import load
+    from sagemem.history.ledger import load
 
     run(store, "where does the kafka cluster run")
     ledger, _ = load(store.state_dir)

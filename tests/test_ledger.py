@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import ledger
-from sagemem.atomic import TMP_SUFFIX
 from sagemem.errors import WriteFailed
-from sagemem.ledger import ACCESS_FILE, NEVER, Access, MemoryAccess, load, record
+from sagemem.files.atomic import TMP_SUFFIX
+from sagemem.history import ledger
+from sagemem.history.ledger import ACCESS_FILE, NEVER, Access, MemoryAccess, load, record
 
 NOW = datetime(2026, 11, 30, 1, 2, 3, tzinfo=timezone.utc)
 LATER = NOW + timedelta(days=2, hours=3)
@@ -219,7 +219,7 @@ RECORDER = """
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from sagemem.ledger import record
+from sagemem.history.ledger import record
 for _ in range(25):
     for warning in record(Path(sys.argv[1]), "injected", ["user_cat.md"],
                           datetime.now(timezone.utc)):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sagemem.links import memory_links
-from sagemem.memory import parse
+from sagemem.audit.links import memory_links
+from sagemem.files.memory import parse
 
 
 def targets(body: str) -> list[tuple[str, int]]:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sagemem import archive_log
-from sagemem.archive import archive_memory
-from sagemem.archive_log import LOG_FILE, ArchiveEvent, read_log
 from sagemem.errors import MemoryNotFound, SettingsError, WriteFailed
-from sagemem.locks import (
+from sagemem.history import archive_log
+from sagemem.history.archive import archive_memory
+from sagemem.history.archive_log import LOG_FILE, ArchiveEvent, read_log
+from sagemem.history.locks import (
     LOCKS_FILE,
     Lock,
     LockChange,

@@ -16,9 +16,9 @@ from sagemem import (
     ReservedName,
     SettingsError,
     UnsafeFile,
-    paths,
 )
-from sagemem.paths import check_name, reserved_names, safe_read
+from sagemem.files import paths
+from sagemem.files.paths import check_name, reserved_names, safe_read
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Reading a memory's body a page at a time (``sagemem.reading``, sage-mem's read_memory).
+"""Reading a memory's body a page at a time (``sagemem.search.reading``, sage-mem's read_memory).
 
 Line numbers are the file's own (frontmatter lines counted), the same numbers search
 results carry; pages cut at line boundaries, or inside an over-long line at a UTF-8
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from sagemem.errors import MemoryNotFound
-from sagemem.reading import InvalidReadRange, ReadResult, read
+from sagemem.search.reading import InvalidReadRange, ReadResult, read
+from sagemem.search.text import file_lines
 from sagemem.store import MemoryStore
-from sagemem.text import file_lines
 
 DEPLOY = """\
 ---

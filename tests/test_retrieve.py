@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sagemem import MemoryStore
-from sagemem.retrieve import InvalidCursor
-from sagemem.text import file_lines
+from sagemem.search.retrieve import InvalidCursor
+from sagemem.search.text import file_lines
 
 MEMORIES = {
     "user_pets.md": """---

@@ -16,21 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagemem import rollback as rollback_mod
-from sagemem import rollback_log
-from sagemem.archive import LOCKS_FILE, archive_memory
-from sagemem.conflicts import load
 from sagemem.errors import SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
-from sagemem.init import init_directory
-from sagemem.rollback import (
+from sagemem.files.init import init_directory
+from sagemem.history import rollback as rollback_mod
+from sagemem.history import rollback_log
+from sagemem.history.archive import LOCKS_FILE, archive_memory
+from sagemem.history.rollback import (
     HISTORY_FILE,
     apply_rollback,
     plan_rollback,
     rollback,
     rollback_history,
 )
-from sagemem.snapshots import Snapshot, create_snapshot, list_snapshots
+from sagemem.history.snapshots import Snapshot, create_snapshot, list_snapshots
 from sagemem.store import MemoryStore
+from sagemem.writes.conflicts import load
 
 
 def make_store(root: Path) -> MemoryStore:

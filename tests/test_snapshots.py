@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from sagemem.errors import InvalidName, SnapshotDamaged, SnapshotNotFound, UnsafeFile, WriteFailed
-from sagemem.githead import GitHead, git_head
-from sagemem.init import Updated, init_directory
-from sagemem.snapshot_diff import compare, snapshot_diff
-from sagemem.snapshots import (
+from sagemem.files.init import Updated, init_directory
+from sagemem.history.githead import GitHead, git_head
+from sagemem.history.snapshot_diff import compare, snapshot_diff
+from sagemem.history.snapshots import (
     MANIFEST_FILE,
     create_snapshot,
     damaged_files,

@@ -25,8 +25,8 @@ from sagemem import (
     init_directory,
 )
 from sagemem import store as store_mod
-from sagemem.atomic import TMP_SUFFIX
-from sagemem.paths import file_name_for, slugify
+from sagemem.files.atomic import TMP_SUFFIX
+from sagemem.files.paths import file_name_for, slugify
 
 TODAY = date(2026, 11, 30)
 

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sagemem import UnsafeFile
-from sagemem.paths import MAX_FILE_BYTES
-from sagemem.tasks import (
+from sagemem.files.paths import MAX_FILE_BYTES
+from sagemem.inject.tasks import (
     WORKING_FILE,
     WORKING_TEMPLATE,
     Checkpoint,

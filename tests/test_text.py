@@ -1,4 +1,4 @@
-"""Tokenising and paragraph splitting (``sagemem.text``): the text model retrieval uses.
+"""Tokenising and paragraph splitting (``sagemem.search.text``): the text model retrieval uses.
 
 Tokens must make identifiers, paths, versions and numbers findable whole and by part,
 turn CJK runs into overlapping two-character units, and handle mixed text in one pass.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sagemem.text import Paragraph, cjk_units, file_lines, fold, paragraphs, tokens
+from sagemem.search.text import Paragraph, cjk_units, file_lines, fold, paragraphs, tokens
 
 # -- ASCII words --------------------------------------------------------------------------
 

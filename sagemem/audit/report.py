@@ -1,0 +1,246 @@
+"""The structural audit: what drifted in a hand-edited memory folder, reported, never fixed.
+
+One pass reads every file once (``audit_scan.scan``: the safe read path, symlinks
+refused, the size gate before reading), then runs ``CHECKS`` — a plain tuple of small
+functions, each taking the ``Scan`` and returning findings (the frontmatter ones are in
+``audit_frontmatter.py``). A finding is a ``problem`` (something is wrong: ``audit
+--strict`` fails on it) or a ``hint`` (worth a look).
+Fixing the deterministic ones is ``audit_fix.py``; following changes is ``audit_watch.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ..config import JSON_VERSION
+from ..files.memory import Memory, line_of
+from ..files.paths import INDEX_FILE, name_key
+from ..store import MemoryStore
+from ..writes import conflicts
+from ..writes.guard import merge_marker_line
+from .duplicates import NearDuplicate, near_duplicates
+from .frontmatter import (
+    check_comment_swallowed,
+    check_frontmatter,
+    check_type_prefix,
+    key_line,
+    swallowed_values,
+)
+from .links import Link, local_target, memory_links
+from .scan import (
+    HINT,
+    PROBLEM,
+    Finding,
+    IndexRead,
+    ReadCache,
+    Scan,
+    hint,
+    problem,
+    scan,
+)
+
+__all__ = [
+    "CHECKS", "HINT", "PROBLEM", "AuditReport", "Check", "Finding", "IndexRead", "ReadCache",
+    "Scan", "audit", "hint", "index_spellings", "key_line", "problem", "scan", "swallowed_values",
+]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Every finding, sorted; ``revisions`` are the file revisions the audit read (the
+    guard of ``--fix``: a file changed since is skipped, never overwritten)."""
+
+    directory: Path
+    memories: int
+    findings: tuple[Finding, ...]
+    revisions: Mapping[str, str | None] = field(default_factory=dict, compare=False)
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == PROBLEM)
+
+    @property
+    def hints(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == HINT)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": JSON_VERSION, "directory": str(self.directory),
+                "memories": self.memories, "problems": len(self.problems),
+                "hints": len(self.hints), "findings": [f.to_json() for f in self.findings]}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=2)
+
+
+Check = Callable[[Scan], Iterable[Finding]]
+
+
+# -- the checks ---------------------------------------------------------------------------
+
+def check_unreadable(s: Scan) -> Iterable[Finding]:
+    """Files that are not memories because they could not be read (their own categories)."""
+    return s.failed
+
+
+def check_index(s: Scan) -> Iterable[Finding]:
+    """Index lines pointing at nothing; memories with no index line."""
+    if s.index is None:
+        return []
+    found = []
+    targets = [(entry, _index_target(s, entry.target)) for entry in s.index.entries]
+    for entry, target in targets:
+        if target is not None and not s.exists(target):
+            where = " (it is in archive/)" if name_key(target) in s.archived else ""
+            found.append(problem("dangling_index_entry", INDEX_FILE, entry.line,
+                                 f"index line points at missing {target}{where}",
+                                 target=entry.target))
+    indexed = {name_key(target) for _, target in targets if target is not None}
+    # the finding already names the file: the message does not repeat it
+    found += [problem("not_in_index", m.file, None, f"no line in {INDEX_FILE}",
+                      title=m.title, description=m.description)
+              for m in s.memories if name_key(m.file) not in indexed]
+    found += [problem("not_in_index", f.file, None, f"no line in {INDEX_FILE}")
+              for f in s.failed if f.file != INDEX_FILE and not f.file.endswith("/")
+              and name_key(f.file) not in indexed]
+    return found
+
+
+def index_spellings(target: str) -> list[str]:
+    """The files an index line's target may name: as a link reads it (``%20`` decoded,
+    ``#fragment`` off), then as written — sagemem itself writes ``<C# notes.md>`` as is."""
+    written = target.removeprefix("./")
+    literal = written if local_target(quote(written)) == written else None  # read as is
+    return list(dict.fromkeys(t for t in (local_target(target), literal) if t is not None))
+
+
+def _index_target(s: Scan, target: str) -> str | None:
+    """The spelling that exists, else the first (None: a URL, a folder, another file)."""
+    spellings = index_spellings(target)
+    return next((t for t in spellings if s.exists(t)), spellings[0] if spellings else None)
+
+
+def check_text(s: Scan) -> Iterable[Finding]:
+    """CRLF line endings and git merge markers, in memories and in MEMORY.md."""
+    texts = [(m.file, m.text) for m in s.memories]
+    if s.index is not None and s.index.revision is not None:
+        texts.append((INDEX_FILE, s.index.text))
+    found = []
+    for file, text in texts:
+        if "\r\n" in text:
+            found.append(problem("crlf_line_endings", file, line_of(text, text.index("\r\n")),
+                                 "CRLF line endings (Windows); sagemem writes LF"))
+        marker = merge_marker_line(text)
+        if marker is not None:
+            found.append(problem("merge_markers", file, marker,
+                                 "unresolved git merge markers (<<<<<<< / >>>>>>>)"))
+    return found
+
+
+def check_temporary(s: Scan) -> Iterable[Finding]:
+    """Temporary files an interrupted write or archive move left behind."""
+    return [problem("temporary_file", name, None,
+                    "leftover temporary file of an interrupted write; safe to delete")
+            for name in s.temporary]
+
+
+def check_links(s: Scan) -> Iterable[Finding]:
+    """Wikilinks and Markdown links to ``.md`` files; ``superseded_by`` targets."""
+    found: list[Finding] = []
+    for m in s.memories:
+        found += [_link_finding(s, m, link) for link in memory_links(m)
+                  if not s.exists(link.target)]
+        if m.superseded_by:
+            found += _superseded_finding(s, m)
+    return found
+
+
+def _link_finding(s: Scan, m: Memory, link: Link) -> Finding:
+    if name_key(link.target) in s.archived:
+        return hint("link_to_archived", m.file, link.line,
+                    f"link to {link.target}, which is archived", target=link.target)
+    return problem("broken_link", m.file, link.line, f"link to missing {link.target}",
+                   target=link.target, text=link.text)
+
+
+def _superseded_finding(s: Scan, m: Memory) -> list[Finding]:
+    target = m.superseded_by or ""
+    key = name_key(target if name_key(target).endswith(".md") else target + ".md")
+    line = key_line(m, "superseded_by")
+    if key in s.live:
+        return []
+    if key in s.archived:
+        return [hint("superseded_by_archived", m.file, line,
+                     f"superseded_by {target}, which is archived", target=target)]
+    return [problem("superseded_by_missing", m.file, line,
+                    f"superseded_by names {target}, which does not exist", target=target)]
+
+
+def check_bodies(s: Scan) -> Iterable[Finding]:
+    """Memories with nothing under their frontmatter."""
+    return [hint("empty_body", m.file, _last_line_from(m.text, m.body_line),
+                 "the memory has no body")
+            for m in s.memories if not m.body.strip()]
+
+
+def _last_line_from(text: str, line: int) -> int | None:
+    """``line``, or the file's last line when ``line`` lies past it (a file that ends on
+    its frontmatter's ``---`` has its body line one past the end); None for an empty file."""
+    count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return min(line, count) or None
+
+
+def check_tags(s: Scan) -> Iterable[Finding]:
+    """Tags over the format's limits (fields.MAX_TAGS, MAX_TAG_CHARS): kept, but noisy."""
+    return [hint("tags_over_limit", m.file, p.line, f"tags: {p.message}", count=len(m.tags))
+            for m in s.memories for p in m.problems if p.kind == "limit"]
+
+
+def check_duplicates(s: Scan) -> Iterable[Finding]:
+    """Near-duplicate memories (blocked first, never all pairs), each pair once; a group
+    of identical memories is one hint per copy, naming the group's first file."""
+    return [_duplicate_finding(pair) for pair in near_duplicates(s.memories)]
+
+
+def _duplicate_finding(pair: NearDuplicate) -> Finding:
+    if pair.copies:
+        return hint("near_duplicate", pair.file, None,
+                    f"identical to {pair.other} (score 100; {pair.copies} copies)",
+                    other=pair.other, score=100.0, copies=pair.copies)
+    return hint("near_duplicate", pair.file, None,
+                f"near-duplicate of {pair.other} (score {pair.score:.0f})",
+                other=pair.other, score=round(pair.score, 1))
+
+
+def check_conflicts(s: Scan) -> Iterable[Finding]:
+    """Open conflict records waiting for a decision (``sagemem conflicts``)."""
+    found = []
+    for record in conflicts.list_conflicts(s.store.state_dir, "open"):
+        file = record.file or (record.memories[0] if record.memories else "")
+        found.append(hint("open_conflict", file, None,
+                          f"open {record.kind} conflict {record.id}",
+                          conflict_id=record.id, kind=record.kind,
+                          memories=list(record.memories)))
+    return found
+
+
+CHECKS: tuple[Check, ...] = (
+    check_unreadable, check_index, check_frontmatter, check_type_prefix,
+    check_comment_swallowed, check_text, check_temporary, check_links, check_bodies,
+    check_tags, check_duplicates, check_conflicts,
+)
+
+
+def audit(store: MemoryStore, *, checks: tuple[Check, ...] = CHECKS,
+          cache: ReadCache | None = None) -> AuditReport:
+    """Audit the memory folder; reports only, changes nothing."""
+    s = scan(store, cache)
+    findings = sorted((f for check in checks for f in check(s)), key=lambda f: f.key)
+    revisions: dict[str, str | None] = {m.file: m.revision for m in s.memories}
+    if s.index is not None:
+        revisions[INDEX_FILE] = s.index.revision
+    return AuditReport(store.directory, len(s.memories), tuple(findings), revisions)

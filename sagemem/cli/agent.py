@@ -1,0 +1,380 @@
+"""The agent-facing commands: search, read, inject and what supports them (sessions, the
+access ledger, task checkpoints, the Claude Code hook, the index and evaluation).
+
+They register on the one ``app`` of ``cli.py``, which imports this module at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..config import JSON_VERSION, Settings
+from ..errors import NoCheckpoint
+from ..history.ledger import load as load_ledger
+from ..history.ledger import record as record_access
+from ..inject.block import inject as inject_block
+from ..inject.hooks import run_claude_code_hook
+from ..inject.session import Budget, load_session, reset_session, session_file
+from ..inject.tasks import WORKING_FILE, ensure_checkpoint, load_checkpoint, task_dir
+from ..store import MemoryStore
+from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
+from .output import (
+    checkpoint_json,
+    checkpoint_text,
+    eval_text,
+    explain_text,
+    injection_json,
+    ledger_json,
+    ledger_text,
+    read_json,
+    search_json,
+    search_text,
+    session_text,
+)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="The question.")] = None,
+    limit: Annotated[int, typer.Option(
+        "--limit", min=1, max=10, help="Results per page (at most 10 candidates in all).")] = 10,
+    type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only memories with this tag.")] = None,
+    cursor: Annotated[str | None, typer.Option(
+        "--cursor", help="Next page, from coverage.")] = None,
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help='JSONL file of {"id", "query"} lines; prints one JSON line each.')] = None,
+    include_archived: Annotated[bool, typer.Option(
+        "--include-archived", help="Search archive/ too (results marked archived).")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the memories that answer QUERY, each with its paragraph and line range."""
+    if type_ and tag:
+        raise typer.BadParameter("give --type or --tag, not both", param_hint="--tag")
+    scope = memory_type(type_) if type_ else tag
+    with ctx.obj.store() as store:
+        if batch is not None:
+            raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived))
+        if query is None or not query.strip():
+            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUERY")
+        response = store.search(query, scope=scope, limit=limit, cursor=cursor,
+                                include_archived=include_archived)
+    _notices(response.notices)
+    if as_json:
+        echo_json(search_json(response))
+    else:
+        echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
+        if response.coverage.next_cursor:
+            archived = " --include-archived" if include_archived else ""
+            typer.echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
+                       f"--limit {limit}{archived} --cursor {response.coverage.next_cursor}",
+                       err=True)
+
+
+def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int,
+                  include_archived: bool) -> int:
+    def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
+        response = store.search(item["query"], scope=scope, limit=limit,
+                                include_archived=include_archived)
+        _notices(response.notices)
+        return search_json(response)
+
+    return _batch(path, answer)
+
+
+def _batch(path: Path, answer: Callable[[int, dict[str, Any]], dict[str, Any]]) -> int:
+    """One JSON line per non-blank input line, in order, with its ``id``; a bad line gets
+    an error object and the exit code 1, and costs no other line."""
+    failed = 0
+    for number, item in read_batch(path):
+        if isinstance(item, str):
+            failed += 1
+            typer.echo(json.dumps({"id": None, "line": number, "error": item}))
+        else:
+            typer.echo(json.dumps({"id": item.get("id"), **answer(number, item)},
+                                  ensure_ascii=False))
+    return 1 if failed else 0
+
+
+@app.command()
+def read(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+    start_line: Annotated[int | None, typer.Option(
+        "--start-line", min=1, help="First line (the file's own numbering).")] = None,
+    start_byte: Annotated[int | None, typer.Option(
+        "--start-byte", min=0, help="First byte, instead of a line.")] = None,
+    max_bytes: Annotated[int | None, typer.Option(
+        "--max-bytes", min=1, help="Page size in bytes (default 16384).")] = None,
+    revision: Annotated[str | None, typer.Option(
+        "--revision", help="The revision you last read; refuse if it changed.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Read a memory's body by line or byte, a page at a time."""
+    store = ctx.obj.store()
+    result = store.read(name, start_line=start_line, start_byte=start_byte,
+                        max_bytes=max_bytes, revision=revision)
+    if result.status == "ok":
+        _warnings(record_access(store.state_dir, "read", [result.file],
+                                datetime.now(timezone.utc)))
+    if as_json:
+        echo_json(read_json(result))
+    elif result.status == "ok":
+        typer.echo(result.content)
+    if result.status == "revision_changed":
+        typer.echo(f"error: revision_changed: {result.file} is now at revision "
+                   f"{result.revision[:12]}; search again for fresh line numbers", err=True)
+        raise typer.Exit(1)
+    if not as_json and (result.next_start_line or result.next_start_byte is not None):
+        more = (f"--start-line {result.next_start_line}" if result.next_start_line
+                else f"--start-byte {result.next_start_byte}")
+        typer.echo(f"more: sagemem read {result.file} {more}", err=True)
+
+
+@app.command("eval")
+def eval_(
+    ctx: typer.Context,
+    set_dir: Annotated[Path, typer.Argument(help="A set folder: memory/ and queries.jsonl.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Run a retrieval evaluation set and print its metrics and worst misses."""
+    from ..search.evaluate import evaluate
+
+    report = evaluate(set_dir, ctx.obj.state_dir)
+    if as_json:
+        echo_json({"version": JSON_VERSION, **report})
+    else:
+        echo_lines(eval_text(report))
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw it away and rebuild.")] = False,
+) -> None:
+    """Bring the search index up to date (it is a cache under the state directory)."""
+    with ctx.obj.store() as store, progress_bar("indexing") as progress:
+        search_index = store.search_index()
+        report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
+        notices = list(search_index.notices)
+    _notices(notices)
+    typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
+               f"{len(report.removed)} removed ({search_index.path})")
+
+
+BATCH_LINE_LIMIT = 64 * 1024
+
+
+def read_batch(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line number, query object or the reason it is not one) for each non-blank line;
+    a bad line costs only itself."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot open {path}: {exc.strerror}",
+                                 param_hint="--batch") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield number, _batch_item(raw[:BATCH_LINE_LIMIT])
+
+
+def _batch_item(raw: bytes) -> dict[str, Any] | str:
+    try:
+        item = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except json.JSONDecodeError as exc:
+        return f"not JSON ({exc.msg})"
+    if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+        return 'expected an object with a "query" string'
+    return item
+
+
+
+session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)
+app.add_typer(session_app, name="session")
+DEFAULT_SESSION = "default"
+
+
+@app.command()
+def inject(
+    ctx: typer.Context,
+    question: Annotated[str | None, typer.Argument(help="The user's question.")] = None,
+    session: Annotated[str, typer.Option(
+        "--session", help="Session id (the host's conversation).")] = DEFAULT_SESSION,
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help='JSONL of {"id", "query", "session"?}; one JSON line each.')] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show every candidate and why it was injected, cut or kept out.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the memory block to hand the model before it answers QUESTION."""
+    settings = ctx.obj.settings()
+    with MemoryStore.from_settings(settings) as store:
+        if batch is not None:
+            raise typer.Exit(_inject_batch(store, settings, batch))
+        if question is None:
+            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUESTION")
+        injection = inject_block(store, question, session, settings)
+    _notices(injection.notices)
+    if as_json:
+        echo_json(injection_json(injection) | ({"explain": list(injection.explain)}
+                                                if explain else {}))
+    elif injection.text:
+        typer.echo(injection.text)
+    elif injection.explain and injection.explain[-1].get("repeat"):
+        typer.echo(f"(the same question as the last one in session {session}: nothing new "
+                   "to inject; ask differently, or reset the session)", err=True)
+    if (explain or settings.debug) and not as_json:
+        typer.echo("\n".join(explain_text(injection.explain)), err=True)
+
+
+def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
+    """A line without ``session`` gets a fresh session of its own, never saved."""
+    def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
+        session = item.get("session")
+        injection = inject_block(store, item["query"], str(session or f"batch-{number}"),
+                                 settings, persist=session is not None)
+        return injection_json(injection)
+
+    return _batch(path, answer)
+
+
+@session_app.command("show")
+def session_show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="Session id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """What a session has been given: budget spent, cards shown, last attempts."""
+    settings = ctx.obj.settings()
+    state = load_session(settings.state_dir, session_id)
+    if not session_file(settings.state_dir, session_id).exists():
+        typer.echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
+    if as_json:
+        echo_json({"version": JSON_VERSION, **asdict(state)})
+    else:
+        echo_lines(session_text(state, Budget.of(settings.max_session_bytes)))
+        echo_lines(explain_text(state.attempts[-1:]))
+
+
+@session_app.command("reset")
+def session_reset(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="Session id.")],
+) -> None:
+    """Zero a session's budgets and signatures (after the host compacts or clears)."""
+    reset_session(ctx.obj.settings().state_dir, session_id)
+    typer.echo(f"reset    {session_id}")
+
+
+@app.command()
+def ledger(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """How often each memory was injected, read and used, and when.
+
+    The three counts stay apart: they are for diagnostics and archiving, never ranking.
+    """
+    entries, warnings = load_ledger(ctx.obj.settings().state_dir)
+    if as_json:
+        echo_json(ledger_json(entries))
+    else:
+        echo_lines(ledger_text(entries, shutil.get_terminal_size((80, 24)).columns))
+    _warnings(warnings)
+
+
+@app.command()
+def use(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+) -> None:
+    """Record that you adopted a memory (the ledger's "use" count; it never changes ranking)."""
+    store = ctx.obj.store()
+    memory = store.get(name)
+    _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
+    typer.echo(f"used  {memory.file}")
+
+
+task_app = typer.Typer(no_args_is_help=True,
+                       help="Task checkpoints: <state>/tasks/<task id>/WORKING.md.")
+app.add_typer(task_app, name="task")
+TaskOption = Annotated[str | None, typer.Option(
+    "--task", help="Task id (default: SAGE_MEM_TASK_ID).")]
+
+
+def _task_id(ctx: typer.Context, task: str | None) -> tuple[Path, str]:
+    """The state directory and the task id: --task, else SAGE_MEM_TASK_ID, else a usage error."""
+    settings = ctx.obj.settings()
+    task_id = task if task is not None else settings.task_id
+    if task_id is None or not task_id.strip():
+        raise typer.BadParameter("no task id: pass --task or set SAGE_MEM_TASK_ID",
+                                 param_hint="--task")
+    return settings.state_dir, task_id
+
+
+@task_app.command("show")
+def task_show(ctx: typer.Context, task: TaskOption = None, as_json: JsonOption = False) -> None:
+    """Show a task's checkpoint: its handle, its items, and done items missing evidence."""
+    state_dir, task_id = _task_id(ctx, task)
+    checkpoint = load_checkpoint(state_dir, task_id)
+    if checkpoint is None:
+        raise NoCheckpoint(task_id, task_dir(state_dir, task_id) / WORKING_FILE)
+    if as_json:
+        echo_json(checkpoint_json(checkpoint))
+    else:
+        echo_lines(checkpoint_text(checkpoint))
+    if not checkpoint.readable:  # a refused file is an error; unproven items are only flagged
+        typer.echo(f"error: {checkpoint.problems[0]}", err=True)
+        raise typer.Exit(1)
+
+
+@task_app.command("path")
+def task_path(
+    ctx: typer.Context,
+    task: TaskOption = None,
+    create: Annotated[bool, typer.Option(
+        "--create", help="Write the template if WORKING.md is missing (never overwrites).")
+    ] = False,
+) -> None:
+    """Print the path of a task's WORKING.md, the file to write its checkpoint in."""
+    state_dir, task_id = _task_id(ctx, task)
+    if create:
+        typer.echo(ensure_checkpoint(state_dir, task_id))
+    else:
+        typer.echo(task_dir(state_dir, task_id) / WORKING_FILE)
+
+
+hook_app = typer.Typer(help="Hooks that connect sagemem to an agent host.",
+                       no_args_is_help=True)
+app.add_typer(hook_app, name="hook")
+
+
+@hook_app.command("claude-code")
+def hook_claude_code(ctx: typer.Context) -> None:
+    """Claude Code hook (UserPromptSubmit, SessionStart): the hook's JSON on stdin.
+
+    Prints the memory block as additionalContext, or nothing; always exits 0, since
+    exit 2 would block the user's prompt. Errors go to <state>/logs/hook.log.
+    """
+    g: Globals = ctx.obj
+    raise typer.Exit(run_claude_code_hook(g.memory_dir, g.state_dir))
+
+
+def _warnings(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
+
+
+def _notices(notices: Iterable[str]) -> None:
+    for notice in notices:
+        typer.echo(f"notice: {notice}", err=True)

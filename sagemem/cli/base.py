@@ -1,0 +1,131 @@
+"""The typer app and what every command module shares: the global options, JSON and
+line output, progress bars, the interactive check and stdin reading.
+
+Command modules import this one; it imports none of them (``main.py`` does), so there is
+no registration cycle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .. import __version__
+from ..config import Settings, load_settings
+from ..files.fields import TYPES
+from ..store import MemoryStore
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="sagemem: an agent's long-term memory as plain Markdown files.",
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (see README: JSON output).")]
+
+
+@dataclass(frozen=True)
+class Globals:
+    memory_dir: Path | None
+    state_dir: Path | None
+
+    def settings(self) -> Settings:
+        return load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir)
+
+    def store(self) -> MemoryStore:
+        return MemoryStore.from_settings(self.settings())
+
+    def command(self, *args: str) -> str:
+        """A sagemem command line to paste, with the directory options this run was given
+        (an undo printed without them would look in the default state directory)."""
+        words = ["sagemem"]
+        for option, path in (("--dir", self.memory_dir), ("--state-dir", self.state_dir)):
+            if path is not None:
+                words += [option, shlex.quote(os.path.abspath(path))]
+        return " ".join([*words, *args])
+
+
+@app.callback()
+def options(
+    ctx: typer.Context,
+    memory_dir: Annotated[Path | None, typer.Option(
+        "--dir", help="Memory directory (overrides SAGE_MEM_DIR).")] = None,
+    state_dir: Annotated[Path | None, typer.Option(
+        "--state-dir", help="State directory (overrides SAGE_MEM_STATE_DIR).")] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    """sagemem: an agent's long-term memory as plain Markdown files."""
+    ctx.obj = Globals(memory_dir, state_dir)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"sagemem {__version__}")
+        raise typer.Exit()
+
+
+def memory_type(value: str) -> str:
+    """A --type value, matched ignoring case as in frontmatter."""
+    if value.strip().lower() not in TYPES:
+        raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
+    return value.strip().lower()
+
+
+def interactive() -> bool:
+    """Whether a person can be asked (stdin is a terminal); a script or an agent passes
+    --yes, or is not asked at all. Tests replace this one function."""
+    return sys.stdin.isatty()
+
+
+def echo_json(data: dict[str, Any] | list[Any]) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+PROGRESS_MIN_FILES = 500
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback for long library work: a bar on stderr, only for large
+    directories (a small one finishes before a bar would be read)."""
+    bar: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if total < PROGRESS_MIN_FILES:
+            return
+        if bar is None:
+            bar = typer.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def echo_lines(lines: list[str]) -> None:
+    typer.echo("\n".join(lines))
+
+
+def stdin_text(param_hint: str) -> str:
+    """All of stdin as UTF-8 text; other bytes are a usage error naming the option."""
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise typer.BadParameter(f"stdin is not UTF-8 text (bad byte at offset {exc.start})",
+                                 param_hint=param_hint) from None

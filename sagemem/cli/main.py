@@ -1,0 +1,83 @@
+"""The ``sagemem`` command: a thin typer layer over the library.
+
+Each command parses its arguments, makes one library call and prints the result. Errors
+become exit codes in one place, ``main``: ``error: …`` on stderr, exit 2 for a usage
+mistake, 1 for everything else, never a traceback (``SAGE_MEM_DEBUG=1`` shows one for
+an unexpected internal error). Importing this module registers every command on ``app``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any
+
+import typer
+
+from ..config import parse_debug
+from ..errors import SagememError
+from . import agent, archive, audit, memories, snapshot, write  # noqa: F401 (they register)
+from .base import app
+
+INTERRUPTED = 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code; the one place errors become exit codes."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        result = app(args=argv or ["--help"], prog_name="sagemem", standalone_mode=False)
+    except SagememError as exc:
+        return _fail(str(exc), 1)
+    except typer.Abort:
+        return _fail("aborted", 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", INTERRUPTED)
+    except Exception as exc:
+        if _is_group_without_command(exc):  # `sagemem snapshot`: its help, like `sagemem`
+            typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+            return 0
+        if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
+            return _usage_failure(exc)
+        if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
+            traceback.print_exc()
+        return _fail(f"internal error ({type(exc).__name__}: {exc}); "
+                     "rerun with SAGE_MEM_DEBUG=1 for details", 1)
+    if result == INTERRUPTED:  # typer turns Ctrl-C into Exit(130) before we see it
+        return _fail("interrupted", INTERRUPTED)
+    return result if isinstance(result, int) else 0
+
+
+def _usage_failure(exc: Any) -> int:
+    code = int(exc.exit_code)
+    hint = "; see `sagemem --help`" if code == 2 else ""
+    # click 8.2 names a missing env var as 'None' in its message; say nothing instead
+    message = exc.format_message().replace(" (env var: 'None')", "")
+    if "--dir" in message or "--state-dir" in message:
+        hint = "; global options go before the command: sagemem --dir DIR COMMAND"
+    return _fail(message.rstrip(".") + hint, code)
+
+
+def _is_group_without_command(exc: Exception) -> bool:
+    """click 8.2 raises this for a command group given no subcommand (8.1 printed help)."""
+    import click
+
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    return no_args is not None and isinstance(exc, no_args) and exc.ctx is not None
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """Typer's command-line errors, whichever click (installed or vendored) raised them."""
+    return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
+
+
+def _fail(message: str, code: int) -> int:
+    first_line = " ".join(message.split())
+    print(f"error: {first_line}", file=sys.stderr)
+    return code
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""The commands over memories themselves: ``init``, ``list``, ``show``, ``new``, ``config``."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..config import default_state_dir, load_settings
+from ..files.fields import TYPES
+from ..files.init import init_directory
+from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, stdin_text
+from .output import (
+    init_json,
+    listing_json,
+    listing_text,
+    memory_json,
+    memory_text,
+    settings_json,
+    settings_text,
+)
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    directory: Annotated[Path | None, typer.Argument(
+        help="Memory directory to create (default: --dir, SAGE_MEM_DIR, ~/.sage-mem/memory).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create a memory directory, a starter MEMORY.md and the state directory.
+
+    Never overwrites anything; says what already existed.
+    """
+    g: Globals = ctx.obj
+    settings = load_settings(memory_dir=directory or g.memory_dir, state_dir=g.state_dir)
+    report = init_directory(settings.memory_dir, settings.state_dir)
+    if as_json:
+        echo_json(init_json(report))
+        return
+    echo_lines([f"created  {p}" for p in report.created]
+                + [f"updated  {u.path} (added {u.added})" for u in report.updated]
+                + [f"exists   {p} (left as it was)" for p in report.existed])
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    exports = f"SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"
+    if settings.state_dir != default_state_dir(settings.memory_dir):
+        exports += f" SAGE_MEM_STATE_DIR={shlex.quote(str(settings.state_dir))}"
+    typer.echo(f"next: export {exports} (or pass --dir/--state-dir before the command); "
+               f"sagemem's own state lives in {settings.state_dir}", err=True)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only memories with this tag.")] = None,
+    active: Annotated[bool, typer.Option(
+        "--active", help="Hide archived and invalid memories.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List memories: file, type, updated, size, description; archived/invalid marked."""
+    type_ = memory_type(type_) if type_ is not None else None
+    today = date.today()
+    listing = ctx.obj.store().list(type=type_, tag=tag, active=active, today=today)
+    if as_json:
+        echo_json(listing_json(listing, today))
+    else:
+        echo_lines(listing_text(listing, today, shutil.get_terminal_size((80, 24)).columns))
+    for error in listing.errors:
+        typer.echo(f"warning: {error.error}", err=True)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+    archived: Annotated[bool, typer.Option("--archived", help="Look in archive/.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a memory: its fields, revision, parse problems and body."""
+    memory = ctx.obj.store().get(name, archived=archived)
+    if as_json:
+        echo_json(memory_json(memory, date.today()))
+    else:
+        echo_lines(memory_text(memory, date.today()))
+
+
+@app.command()
+def new(
+    ctx: typer.Context,
+    type_: Annotated[str, typer.Option("--type", help=f"One of: {', '.join(TYPES)}.")],
+    name: Annotated[str, typer.Option("--name", help="Short name; the file name comes from it.")],
+    description: Annotated[str, typer.Option(
+        "--description", help="One sentence saying exactly what this memory is.")],
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    alias: Annotated[list[str] | None, typer.Option(
+        "--alias", help="Another wording that should retrieve it (repeatable).")] = None,
+    body: Annotated[str, typer.Option("--body", help="Body text, or - to read stdin.")] = "",
+    file: Annotated[str | None, typer.Option(
+        "--file", help="Explicit file name instead of <type>_<slug>.md.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write a new memory <type>_<slug>.md (never overwriting) and index it in MEMORY.md."""
+    type_ = memory_type(type_)
+    if not description.strip():
+        raise typer.BadParameter("must not be empty", param_hint="--description")
+    text = stdin_text("--body") if body == "-" else body
+    memory = ctx.obj.store().new(type=type_, name=name, description=description,
+                                 tags=tag or (), aliases=alias or (), body=text, file=file)
+    if as_json:
+        echo_json(memory_json(memory, date.today()))
+    else:
+        typer.echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+
+
+@app.command()
+def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every setting in effect, its value, and where it came from."""
+    settings = ctx.obj.settings()
+    if as_json:
+        echo_json(settings_json(settings))
+    else:
+        echo_lines(settings_text(settings))
+    for warning in settings.warnings:
+        typer.echo(f"warning: {warning}", err=True)

@@ -1,0 +1,409 @@
+"""What the CLI prints: the documented JSON shapes and 80-column text tables.
+
+Kept apart from ``cli.py`` so the JSON a script depends on is defined in one place and
+tested without going through the command line.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import asdict
+from datetime import date, datetime, timezone
+from typing import Any
+
+from ..config import JSON_VERSION, Settings, describe_settings
+from ..files.fields import Problem
+from ..files.init import InitReport
+from ..files.memory import Memory
+from ..history.ledger import KINDS, MemoryAccess
+from ..inject.block import Injection
+from ..inject.session import Budget, SessionState
+from ..inject.tasks import Checkpoint, handle
+from ..search.reading import ReadResult
+from ..search.retrieve import SearchResponse
+from ..store import ListError, Listing
+from ..writes.conflicts import Conflict
+
+
+def _iso(value: date | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def freshness_date(memory: Memory) -> date | None:
+    """When the memory was last saved: frontmatter ``updated`` wins over the file mtime."""
+    if memory.updated:
+        return memory.updated
+    if memory.mtime is None:
+        return None
+    return datetime.fromtimestamp(memory.mtime, tz=timezone.utc).date()
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    return {"field": problem.field, "message": problem.message, "line": problem.line}
+
+
+def memory_summary_json(memory: Memory, today: date) -> dict[str, Any]:
+    """One memory as ``list --json`` shows it."""
+    return {
+        "file": memory.file,
+        "name": memory.name,
+        "type": memory.type,
+        "description": memory.description,
+        "tags": list(memory.tags),
+        "aliases": list(memory.aliases),
+        "baseline": memory.baseline,
+        "baselinePriority": memory.baseline_priority,
+        "updated": _iso(freshness_date(memory)),
+        "valid_at": _iso(memory.valid_at),
+        "invalid_at": _iso(memory.invalid_at),
+        "superseded_by": memory.superseded_by,
+        "archived": memory.archived,
+        "invalid": memory.is_invalid(today),
+        "size": memory.size,
+        "revision": memory.revision,
+        "problems": len(memory.problems),
+    }
+
+
+def memory_json(memory: Memory, today: date) -> dict[str, Any]:
+    """One memory as ``show --json`` shows it: the summary plus problems and body."""
+    return {
+        "version": JSON_VERSION,
+        **memory_summary_json(memory, today),
+        "has_frontmatter": memory.has_frontmatter,
+        "problems": [problem_json(p) for p in memory.problems],
+        "body_line": memory.body_line,
+        "body": memory.body,
+    }
+
+
+def error_json(error: ListError) -> dict[str, Any]:
+    return {"file": error.file, "archived": error.archived,
+            "error": type(error.error).__name__, "message": str(error.error)}
+
+
+def listing_json(listing: Listing, today: date) -> dict[str, Any]:
+    return {
+        "version": JSON_VERSION,
+        "memories": [memory_summary_json(m, today) for m in listing.memories],
+        "errors": [error_json(e) for e in listing.errors],
+    }
+
+
+def settings_json(settings: Settings) -> dict[str, Any]:
+    return {
+        "version": JSON_VERSION,
+        "settings": {key: {"value": value, "source": source, "env": env}
+                     for key, value, source, env in describe_settings(settings)},
+    }
+
+
+def init_json(report: InitReport) -> dict[str, Any]:
+    return {"version": JSON_VERSION, "created": [str(p) for p in report.created],
+            "existed": [str(p) for p in report.existed],
+            "updated": [{"path": str(u.path), "added": u.added} for u in report.updated],
+            "warnings": list(report.warnings)}
+
+
+# -- text ----------------------------------------------------------------------
+
+def width_of(text: str) -> int:
+    """Terminal columns a string takes: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` columns with an ellipsis, padded to exactly ``width``."""
+    text = " ".join(text.split())
+    if width_of(text) > width:
+        out, used = [], 0
+        for ch in text:
+            w = width_of(ch)
+            if used + w > width - 1:
+                break
+            out.append(ch)
+            used += w
+        text = "".join(out) + "…"
+    return text + " " * (width - width_of(text))
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size}B"
+    return f"{size / 1024:.1f}K" if size < 10 * 1024 else f"{size // 1024}K"
+
+
+WIDE_LAYOUT_COLUMNS = 110
+
+
+def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
+    """The ``list`` table, fitted to ``columns``.
+
+    In a wide terminal each memory takes one line; in a narrow one (80 columns) the
+    description goes on an indented line of its own, so it is readable, not a stub.
+    """
+    file_w = min(max((width_of(m.file) for m in listing.memories), default=4), 34)
+    wide = columns >= WIDE_LAYOUT_COLUMNS
+    head = [fit("FILE", file_w), fit("TYPE", 9), fit("UPDATED", 10), "SIZE".rjust(6)]
+    if not listing.memories:
+        return ["(no memories)"]
+    lines = [" ".join(head + (["DESCRIPTION"] if wide else []))]
+    desc_w = columns - (file_w + 29) if wide else columns - 5
+    for memory in listing.memories:
+        cells = [fit(memory.file, file_w), fit(memory.type, 9),
+                 fit(_iso(freshness_date(memory)) or "-", 10), human_size(memory.size).rjust(6)]
+        description = fit(_status(memory, today) + memory.description, desc_w).rstrip()
+        if wide:
+            lines.append(" ".join([*cells, description]))
+        else:
+            lines.extend([" ".join(cells).rstrip(), "    " + description])
+    return lines
+
+
+def _status(memory: Memory, today: date) -> str:
+    marks = [m for m, on in (("archived", memory.archived), ("invalid", memory.is_invalid(today)),
+                             ("problems", bool(memory.problems))) if on]
+    return f"({', '.join(marks)}) " if marks else ""
+
+
+def memory_text(memory: Memory, today: date) -> list[str]:
+    """``show``: the fields, revision and parse problems, then the body."""
+    fields = memory_summary_json(memory, today)
+    lines = [f"{memory.file}{'  (archived)' if memory.archived else ''}"]
+    for key in ("name", "description", "type", "tags", "aliases", "baseline", "baselinePriority",
+                "updated", "valid_at", "invalid_at", "superseded_by", "invalid", "revision"):
+        value = fields[key]
+        if value in (None, [], False) and key not in ("type", "description"):
+            continue
+        label = f"{key}:" if key == "revision" else f"{key + ':':<18}"
+        lines.append(f"{label} {_shown(value)}" if key == "revision" else label + _shown(value))
+    if not memory.has_frontmatter:
+        lines.append("(no frontmatter: defaults apply)")
+    for problem in memory.problems:
+        where = f"line {problem.line}: " if problem.line else ""
+        lines.append(f"problem: {where}{problem.field}: {problem.message}")
+    lines.append(f"--- body (from line {memory.body_line}) ---")
+    lines.extend(memory.body.splitlines())
+    return lines
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ", ".join(value)
+    return "-" if value is None else str(value)
+
+
+def settings_text(settings: Settings) -> list[str]:
+    rows = describe_settings(settings)
+    lines = [f"{'SETTING':<18} {'FROM':<9} VALUE"]
+    for key, value, source, _env in rows:
+        lines.append(f"{key:<18} {source:<9} {_shown(value)}")
+    return lines
+
+
+# -- retrieval -------------------------------------------------------------------
+
+def search_json(response: SearchResponse) -> dict[str, Any]:
+    """The documented search object: query, results, coverage (field names are fixed)."""
+    return {
+        "version": JSON_VERSION,
+        "query": response.query,
+        "results": [asdict(r) for r in response.results],
+        "coverage": asdict(response.coverage),
+    }
+
+
+def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
+    """Each hit as ``file.md:40-52``, its description, then its paragraph."""
+    lines: list[str] = []
+    for result in response.results:
+        mark = f"  (invalid since {result.invalid_at}" if result.invalid else ""
+        if mark and result.superseded_by:
+            mark += f"; see {result.superseded_by}"
+        mark += ")" if mark else ""
+        mark += "  (archived)" if result.archived else ""
+        lines.append(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
+                     f"  {result.score:.2f}{mark}")
+        lines.append("  " + fit(result.description, columns - 2).rstrip())
+        lines.extend("    " + line for line in result.paragraph.splitlines()[:PARAGRAPH_LINES])
+        if len(result.paragraph.splitlines()) > PARAGRAPH_LINES:
+            lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
+        lines.append("")
+    if not response.results:
+        lines.append("(no memory matches)")
+    coverage = response.coverage
+    lines.append(f"scanned {coverage.files_scanned} files, {coverage.candidates} candidates, "
+                 f"{coverage.paragraphs_filtered} paragraphs filtered")
+    return lines
+
+
+PARAGRAPH_LINES = 12
+
+
+def read_json(result: ReadResult) -> dict[str, Any]:
+    return {"version": JSON_VERSION, **asdict(result)}
+
+
+def eval_text(report: dict[str, Any]) -> list[str]:
+    """The metrics table, by kind, then the worst misses."""
+    keys = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")
+    lines = [f"set {report['set']}: {report['queries']} queries "
+             f"({report['answerable']} answerable, {report['unrelated']} unrelated)",
+             f"{'kind':<12}" + "".join(f"{k:>13}" for k in ("recall@5", "mrr@10", "passage",
+                                                           "spur.unrel", "spur.inj"))]
+    rows = [("all", report), *report["by_kind"].items()]
+    for kind, metrics in rows:
+        cells = "".join(f"{_metric(metrics.get(k)):>13}" for k in keys)
+        lines.append(f"{kind:<12}{cells}")
+    if report["worst_misses"]:
+        lines.append("")
+        lines.append("worst misses:")
+        for miss in report["worst_misses"]:
+            lines.append(f"  {miss['id']} [{miss['kind']}] {fit(miss['query'], 50).rstrip()}")
+            lines.append(f"      wanted {', '.join(miss['relevant']) or 'nothing'}; "
+                         f"got {', '.join(miss['returned']) or 'nothing'}")
+    return lines
+
+
+def _metric(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+# -- injection -------------------------------------------------------------------
+
+def injection_json(injection: Injection) -> dict[str, Any]:
+    """The documented inject object (field names are fixed; later versions only add)."""
+    return {
+        "version": JSON_VERSION,
+        "text": injection.text,
+        "items": [asdict(item) for item in injection.items],
+        "suppressed": [asdict(s) for s in injection.suppressed],
+        "status_card": injection.status_card,
+        "budget": {"used": injection.budget_used, "body_pool": injection.body_pool,
+                   "card_reserve": injection.card_reserve},
+    }
+
+
+def explain_text(attempts: Iterable[dict[str, Any]]) -> list[str]:
+    """Every candidate of the last attempts, its score and what became of it."""
+    lines = []
+    for attempt in attempts:
+        repeat = "  (repeat of the last question: not searched)" if attempt.get("repeat") else ""
+        lines.append(f"step {attempt.get('step')} at {attempt.get('at')}: "
+                     f"{fit(str(attempt.get('question', '')), 50).rstrip()}{repeat}")
+        for c in attempt.get("candidates", []):
+            lines.append(f"  {c['outcome']:<17} {c['reason']:<9} {c['score']:>7.3f}  "
+                         f"{c['file']}:{c['lines']}")
+        if not attempt.get("candidates"):
+            lines.append("  (no candidates)")
+    return lines
+
+
+def session_text(state: SessionState, budget: Budget) -> list[str]:
+    return [f"session          {state.session}",
+            f"steps            {state.steps}",
+            f"body pool        {state.body_used} of {budget.body_pool} bytes used",
+            f"card reserve     {state.card_used} of {budget.card_reserve} bytes used",
+            f"status cards     {len(state.card_signatures)} shown",
+            f"last question    {state.last_signature or '-'}"]
+
+
+# -- access ledger ---------------------------------------------------------------
+
+def ledger_json(entries: dict[str, MemoryAccess]) -> dict[str, Any]:
+    """``ledger --json``: the shape of ``<state>/access.json``, every kind spelt out."""
+    return {"version": JSON_VERSION,
+            "memories": {file: {kind: asdict(getattr(access, kind)) for kind in KINDS}
+                         for file, access in sorted(entries.items())}}
+
+
+def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str]:
+    """One line per memory: each kind's count and last day side by side, never summed."""
+    if not entries:
+        return ["(no access recorded)"]
+    file_w = max(12, min(max(width_of(f) for f in entries), columns - 52))
+    header = [fit("FILE", file_w), *(fit(kind.upper(), 16) for kind in KINDS)]
+    lines = [" ".join(header).rstrip()]
+    for file, access in sorted(entries.items()):
+        cells = [f"{a.count:>5} {(a.last or '-')[:10]:<10}"
+                 for a in (access.injected, access.read, access.use)]
+        lines.append(" ".join([fit(file, file_w), *cells]).rstrip())
+    return lines
+
+
+# -- task checkpoints ------------------------------------------------------------
+
+def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """``task show --json``: the handle, the counts, every item and every problem."""
+    return {
+        "version": JSON_VERSION,
+        "task_id": checkpoint.task_id,
+        "directory": checkpoint.path.parent.name,
+        "path": str(checkpoint.path),
+        "readable": checkpoint.readable,
+        "revision": checkpoint.revision or None,
+        "handle": handle(checkpoint),
+        "counts": {"open": checkpoint.open_count, "done": checkpoint.done_count,
+                   "done_without_evidence": checkpoint.unproven_count},
+        "items": [{"line": i.line, "text": i.text, "done": i.done, "evidence": i.evidence}
+                  for i in checkpoint.items],
+        "problems": list(checkpoint.problems),
+    }
+
+
+def checkpoint_text(checkpoint: Checkpoint) -> list[str]:
+    """``task show``: the handle, then one line per item, then the problems."""
+    lines = [handle(checkpoint)]
+    for item in checkpoint.items:
+        mark = "x" if item.done else " "
+        flag = "  (no evidence)" if item.done and not item.evidence else ""
+        lines.append(f"{item.line:>5}  [{mark}] {item.text}{flag}")
+    lines.extend(f"problem: {problem}" for problem in checkpoint.problems)
+    return lines
+
+
+def conflict_json(conflict: Conflict, full: bool = True) -> dict[str, Any]:
+    """A conflict record as stored (unknown keys kept); a listing drops the two texts."""
+    data = dict(conflict.data)
+    if not full:
+        for side in ("disk", "mine"):
+            if isinstance(data.get(side), dict):
+                data[side] = {k: v for k, v in data[side].items() if k != "text"}
+    return {"version": JSON_VERSION, **data, "id": conflict.id}
+
+
+def conflicts_text(records: Iterable[Conflict]) -> list[str]:
+    lines = [f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}"
+             for c in records]
+    return lines or ["no conflicts"]
+
+
+def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
+    """A record: its facts, then disk and mine side by side, then a unified diff."""
+    import difflib
+
+    about = conflict.file or " <> ".join(conflict.memories)
+    lines = [f"{conflict.id}  {conflict.kind}  {conflict.status}", f"about    {about}",
+             f"writer   {conflict.writer}  at {conflict.created}"]
+    lines += [f"reason   {conflict.reason}"] if conflict.reason else []
+    lines += [f"decision {conflict.decision}"] if conflict.decision else []
+    disk, mine = conflict.side("disk"), conflict.side("mine")
+    if not (disk or mine):
+        return lines
+    left = (disk.get("text") or "").splitlines()
+    right = (mine.get("text") or "").splitlines()
+    if mine.get("fields"):
+        right = right or [f"set {k}={v}" for k, v in mine["fields"].items()]
+    half = max(20, (columns - 3) // 2)
+    lines += ["", f"{fit('disk ' + str(disk.get('revision'))[:12], half)} | "
+                  f"mine (based on {str(mine.get('based_on'))[:12]})"]
+    for index in range(max(len(left), len(right))):
+        a = left[index] if index < len(left) else ""
+        b = right[index] if index < len(right) else ""
+        lines.append(f"{fit(a, half)} | {fit(b, half)}".rstrip())
+    lines += [""] + [line.rstrip("\n") for line in difflib.unified_diff(
+        left, right, "disk", "mine", lineterm="")]
+    return lines

@@ -1,0 +1,240 @@
+"""``snapshot create|list|show|diff`` and ``rollback``: copies of the memory directory
+to go back to, and going back without deleting anything. They register on the one
+``app`` of ``cli.py``, which imports this module at its end.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ..config import JSON_VERSION
+from . import base as cli
+from .base import JsonOption, app, echo_json, echo_lines, progress_bar
+
+if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
+    # command, the hook on each prompt included, would otherwise pay for loading it
+    from ..history.rollback import RollbackReport
+    from ..history.snapshot_diff import Comparison
+    from ..history.snapshots import Snapshot
+
+# Skips that leave the directory short of the snapshot against the user's wish (a write
+# that met a newer edit, or an OS failure) make the exit code 1; locked, collision and the
+# like are the rules working as documented.
+INCOMPLETE_CODES = frozenset({"conflict", "failed", "damaged"})
+snapshot_app = typer.Typer(no_args_is_help=True,
+                           help="Snapshots of the memory directory, to roll back to.")
+app.add_typer(snapshot_app, name="snapshot")
+IdArgument = Annotated[str, typer.Argument(help="Snapshot id (a unique prefix is enough).")]
+
+
+@snapshot_app.command("create")
+def snapshot_create(
+    ctx: typer.Context,
+    label: Annotated[str | None, typer.Option("--label", help="A note to find it by.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Say what would be copied and rotated away; write nothing.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
+    the newest snapshot_keep manual and auto snapshots (protection snapshots are kept
+    apart); the ones rotated away are named."""
+    from ..history.snapshots import (
+        create_snapshot,
+        memory_file_names,
+        rotation_victims,
+        snapshot_json,
+    )
+
+    store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
+    if dry_run:
+        files, rotated = len(memory_file_names(store)), rotation_victims(store, keep - 1)
+        if as_json:
+            echo_json({"version": JSON_VERSION, "dry_run": True, "file_count": files,
+                       "rotated": list(rotated)})
+        else:
+            typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
+                       + "".join(f"\n  {i}" for i in rotated))
+        return
+    with progress_bar("snapshot") as progress:
+        snapshot = create_snapshot(store, label=label, keep=keep, progress=progress)
+    if as_json:
+        echo_json({**snapshot_json(snapshot), "rotated": list(snapshot.rotated)})
+    else:
+        typer.echo(f"created  {snapshot.id}  ({len(snapshot.files)} files)")
+        for line in rotated_text(snapshot.rotated, keep):
+            typer.echo(line)
+    _warn_skipped(snapshot)
+
+
+@snapshot_app.command("list")
+def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every snapshot, oldest first: id, kind, number of files, label (or reason).
+
+    Files are not hashed here (20 snapshots of 10k files would take seconds): `snapshot
+    show ID` says whether one is damaged."""
+    from ..history.snapshots import list_snapshots, snapshot_json
+
+    store = ctx.obj.store()
+    store.require_directory()  # like every other command: no "no snapshots" for a typo
+    listing = list_snapshots(store)
+    if as_json:
+        echo_json([snapshot_json(s) for s in listing.snapshots])
+    else:
+        echo_lines([_line(s) for s in listing.snapshots] or ["no snapshots"])
+    for snapshot_id in listing.unreadable:
+        typer.echo(f"warning: snapshot {snapshot_id} has an unreadable manifest (damaged)",
+                   err=True)
+
+
+@snapshot_app.command("show")
+def snapshot_show(ctx: typer.Context, snapshot_id: IdArgument,
+                  as_json: JsonOption = False) -> None:
+    """A snapshot's files, whether they still match its manifest, and what differs now:
+    changed, added since, removed since."""
+    from ..history.snapshot_diff import compare
+    from ..history.snapshots import damaged_files, load_snapshot
+
+    store = ctx.obj.store()
+    store.require_directory()
+    snapshot = load_snapshot(store, snapshot_id)
+    damaged, comparison = damaged_files(snapshot), compare(store, snapshot)
+    if as_json:
+        echo_json(show_json(snapshot, damaged, comparison))
+    else:
+        echo_lines(show_text(snapshot, damaged, comparison))
+
+
+@snapshot_app.command("diff")
+def snapshot_diff_(
+    ctx: typer.Context,
+    snapshot_id: IdArgument,
+    name: Annotated[str | None, typer.Argument(help="Only this file (.md may be left off).")
+                    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Unified diff from the snapshot to now, of every file that differs (or of NAME)."""
+    from ..history.snapshot_diff import snapshot_diff
+    from ..history.snapshots import load_snapshot
+
+    store = ctx.obj.store()
+    store.require_directory()
+    snapshot = load_snapshot(store, snapshot_id)
+    diff = snapshot_diff(store, snapshot, name)
+    if as_json:
+        echo_json({"version": JSON_VERSION, "id": snapshot.id, "name": name, "diff": diff})
+    else:  # an empty diff printed nothing, which read like a failure
+        typer.echo(diff or "no differences", nl=not diff)
+
+
+@app.command("rollback")
+def rollback_(
+    ctx: typer.Context,
+    snapshot_id: IdArgument,
+    scope: Annotated[str, typer.Option(
+        "--scope", help="touched: restore only files that differ (files added since are "
+                        "left alone); all: also move files added since into archive/.")
+    ] = "touched",
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the report; change nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Take the memory directory back to a snapshot. Nothing is deleted: files that
+    should not exist are moved into archive/. A protection snapshot of now is taken
+    first, so the rollback itself can be rolled back."""
+    from ..history.rollback import SCOPES, apply_rollback, plan_rollback, preview, report_json
+
+    if scope not in SCOPES:
+        raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
+    store = ctx.obj.store()
+    plan = plan_rollback(store, snapshot_id, scope)
+    if not (dry_run or yes) and cli.interactive():
+        # on stderr, like the archive commands' questions: --json keeps stdout JSON alone
+        typer.echo("\n".join(report_text(preview(plan))), err=True)
+        typer.confirm("roll back?", abort=True, err=True)
+    report = preview(plan) if dry_run else apply_rollback(store, plan)
+    if as_json:
+        echo_json(report_json(report))
+    else:
+        echo_lines(report_text(report, ctx.obj.command()))
+    if report.history_error:  # files did change: the report (and its undo id) is shown
+        typer.echo(f"error: {report.history_error}", err=True)
+        raise typer.Exit(1)
+    if incomplete := [s.file for s in report.skipped if s.code in INCOMPLETE_CODES]:
+        shown = ", ".join(incomplete[:3]) + (", …" if len(incomplete) > 3 else "")
+        typer.echo(f"error: rollback incomplete: {len(incomplete)} file(s) could not be "
+                   f"restored or moved ({shown}); see the report above, then roll back again",
+                   err=True)
+        raise typer.Exit(1)
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+def rotated_text(rotated: tuple[str, ...], keep: int) -> list[str]:
+    """Rotation deletes snapshots: say which, never silently."""
+    if not rotated:
+        return []
+    return [f"rotated away {len(rotated)} older snapshot(s) (snapshot_keep = {keep}): "
+            + ", ".join(rotated)]
+
+def show_json(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
+              ) -> dict[str, Any]:
+    from ..history.snapshots import snapshot_json
+
+    return {**snapshot_json(snapshot, files=True), "damaged": list(damaged),
+            "changed": list(comparison.changed), "added": list(comparison.added),
+            "removed": list(comparison.removed), "unchanged": comparison.unchanged,
+            "unreadable": [vars(u) for u in comparison.unreadable],
+            "ambiguous": list(comparison.ambiguous)}
+
+
+def show_text(snapshot: Snapshot, damaged: tuple[str, ...], comparison: Comparison
+              ) -> list[str]:
+    head = snapshot.git.commit[:12] if snapshot.git and snapshot.git.commit else "none"
+    lines = [_line(snapshot), f"created   {snapshot.created.isoformat()}",
+             f"git HEAD  {head}" + (f" ({snapshot.git.ref})" if snapshot.git and
+                                     snapshot.git.ref else "")]
+    lines += [f"reason    {snapshot.reason}"] if snapshot.reason else []
+    lines += [f"DAMAGED   {', '.join(damaged)} (never used to restore)"] if damaged else []
+    lines += [f"file      {f.name}  {f.size} bytes  {f.sha256[:12]}" for f in snapshot.files]
+    lines += [f"not copied {s.name}: {s.reason}" for s in snapshot.skipped]
+    lines += [f"changed   {n}" for n in comparison.changed]
+    lines += [f"added since   {n}" for n in comparison.added]
+    lines += [f"removed since {n}" for n in comparison.removed]
+    lines += [f"unreadable now {u.name}: {u.reason}" for u in comparison.unreadable]
+    lines += [f"ambiguous {n} (another name differs only in case)" for n in comparison.ambiguous]
+    return [*lines, f"{comparison.unchanged} unchanged"]
+
+
+def report_text(report: RollbackReport, sagemem: str = "sagemem") -> list[str]:
+    verb = "would roll back" if report.dry_run else "rolled back"
+    lines = [f"{verb} to {report.snapshot_id} (scope {report.scope})"]
+    lines += [f"restore  {n}" if report.dry_run else f"restored {n}" for n in report.restored]
+    lines += [f"{'move ' if report.dry_run else 'moved'}    {n} -> archive/{n}"
+              for n in report.moved]
+    lines += [f"skipped  {s.file} ({s.code}: {s.reason})" for s in report.skipped]
+    lines += [f"left     {n} (added since; --scope all moves it to archive/)"
+              for n in report.left]
+    would = "would be " if report.dry_run else ""
+    lines.append(f"{len(report.restored)} {would}restored, {len(report.moved)} {would}moved, "
+                 f"{len(report.skipped)} {would}skipped, {report.unchanged} unchanged")
+    if report.protection_id:
+        lines.append(f"undo: {sagemem} rollback {report.protection_id} --scope all")
+    return lines
+
+
+def _line(snapshot: Snapshot) -> str:
+    # a protection snapshot has no label, only its reason ("before rollback to <id>")
+    note = snapshot.label or snapshot.reason
+    label = f"  {note}" if note else ""
+    return f"{snapshot.id}  {snapshot.kind:<10} {len(snapshot.files):>6} files{label}"
+
+
+def _warn_skipped(snapshot: Snapshot) -> None:
+    for skipped in snapshot.skipped:
+        typer.echo(f"warning: not copied: {skipped.name}: {skipped.reason}", err=True)
+
+
+

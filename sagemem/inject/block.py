@@ -1,0 +1,387 @@
+"""Composing the block the model sees before it answers.
+
+``inject(store, question, session_id, settings)`` decides what goes in: the memories
+search finds (each as ``### file.md:40-52``, its description, how old it is, and the
+matching paragraph), the baseline memories at a session's first step, a task checkpoint
+handle, and — only when something real was left out — a short status card saying what
+and how to look it up. Within budgets: a per-memory character cap, a per-session byte
+pool for bodies and a small reserve for status cards. Nothing is kept out silently:
+every candidate ends up injected or listed in ``suppressed`` with its reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timezone
+from typing import Any
+
+from ..config import Settings
+from ..errors import SagememError
+from ..files.memory import Memory
+from ..search.text import file_lines, paragraphs
+from ..store import MemoryStore
+from ..writes.conflicts import open_contradictions, unreadable_records
+from .session import Budget, SessionState, load_session, save_session
+
+TRUNCATED = "…(truncated)"
+MAX_CARD_BYTES = 512
+OPEN, CLOSE = "<sagemem-memory>", "</sagemem-memory>"
+DISCIPLINE = """\
+Notes from earlier sessions, found for this question. They can be stale:
+- check the current code before acting on a memory; it may have changed since;
+- confirm a path exists before you mention it, and grep before you name a function;
+- cite a memory as file.md:lines; `sagemem read FILE --start-line N` shows more."""
+_EXPLICIT = re.compile(
+    # Verification, correction, asking for the basis: these get the original text again.
+    # Only clear phrasings: when unsure, the question is treated as an ordinary one.
+    r"\b(we (settled|agreed|decided|chose) on\b.*\b(right|correct)\b|didn't we (settle|agree|"
+    r"decide|choose|pick)|,\s*(right|correct)\s*\?\s*$|(not|aren't|are not) using\b.*\b"
+    r"(any ?more|now)|no longer us|stop using|why (did|didn't|did not) we|"
+    r"what was the reason)|"
+    r"(上次|之前|当时).{0,20}(吧|对不对)\s*[？?]?\s*$|不用.{0,12}了|不再用|改用|换成|"
+    r"为什么当初|为什么没(选|用)|为啥没(选|用)",
+    re.IGNORECASE)
+_HISTORY = re.compile(
+    r"\b(last time|before|previously|earlier|did (i|we)|have (i|we)|what did (i|we)|"
+    r"remember|my .{0,20}(preference|history))\b|上次|之前|以前|我们.{0,6}(讨论|聊|说)过|记得|我的",
+    re.IGNORECASE)
+_INERT = (("{{", "{\u200b{"), ("}}", "}\u200b}"), ("{%", "{\u200b%"), ("%}", "%\u200b}"),
+          ("</", "<\u200b/"), ("<!--", "<\u200b!--"), ("<sagemem", "<\u200bsagemem"))
+
+
+@dataclass(frozen=True)
+class InjectedItem:
+    file: str
+    start_line: int
+    end_line: int
+    reason: str  # "match" or "baseline"
+    chars: int
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    file: str
+    reason: str  # expired_source, conflict_pending, budget, text_cap, max_results
+
+
+@dataclass(frozen=True)
+class Injection:
+    """What ``inject`` decided: the block, what went in, what was kept out and why."""
+
+    text: str
+    items: tuple[InjectedItem, ...]
+    suppressed: tuple[Suppressed, ...]
+    status_card: str | None
+    budget_used: int
+    body_pool: int
+    card_reserve: int
+    explain: tuple[dict[str, Any], ...] = ()
+    notices: tuple[str, ...] = ()
+
+
+@dataclass
+class _Candidate:
+    file: str
+    reason: str
+    score: float
+    start_line: int
+    end_line: int
+    text: str
+    memory: Memory
+    outcome: str = "candidate"
+
+
+@dataclass
+class _Plan:
+    """The composition in progress."""
+
+    budget: Budget
+    state: SessionState
+    per_item_chars: int
+    text_cap: int | None
+    blocks: list[str] = field(default_factory=list)
+    items: list[InjectedItem] = field(default_factory=list)
+    suppressed: list[Suppressed] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    body_bytes: int = 0
+
+
+def is_explicit_request(question: str) -> bool:
+    """Verification, correction or asking for the basis: never deduplicated away."""
+    return bool(_EXPLICIT.search(question))
+
+
+def asks_about_history(question: str) -> bool:
+    return bool(_HISTORY.search(question))
+
+
+def signature(question: str) -> str:
+    folded = " ".join(unicodedata.normalize("NFKC", question).casefold().split())
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
+
+
+def inject(store: MemoryStore, question: str, session_id: str, settings: Settings, *,
+           now: datetime | None = None, max_text_chars: int | None = None,
+           persist: bool = True) -> Injection:
+    """Compose the block for ``question`` in session ``session_id``, and remember it."""
+    now = now or datetime.now(timezone.utc)
+    state = load_session(store.state_dir, session_id) if persist else SessionState(session_id)
+    step = state.steps + 1
+    repeat = state.last_signature == signature(question) and not is_explicit_request(question)
+    candidates, notices, more = _candidates(store, question, settings, step, repeat)
+    plan = _Plan(Budget.of(settings.max_session_bytes), state,
+                 _item_cap(settings, max_text_chars), max_text_chars)
+    _filter(store, settings, candidates, now.date(), plan)
+    _place(candidates, plan, settings, now)
+    handle = _task_handle(store, settings, session_id, state, step)
+    card = _status_card(question, candidates, plan, more, handle is not None)
+    text = _render(plan, handle, card)
+    new_state = _next_state(state, question, plan, card, handle, candidates, now, repeat)
+    if persist:
+        save_session(store.state_dir, new_state)
+        notices += _record_injected(store, plan, now)
+    return Injection(text, tuple(plan.items), tuple(plan.suppressed), card,
+                     plan.body_bytes, plan.budget.body_pool, plan.budget.card_reserve,
+                     new_state.attempts[-1:], tuple(notices + plan.notices))
+
+
+def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
+    """Characters per memory: the setting, shortened when the whole block has a cap."""
+    if max_text_chars is None:
+        return settings.max_chars
+    return max(200, min(settings.max_chars, max_text_chars // 5))
+
+
+def _candidates(store: MemoryStore, question: str, settings: Settings, step: int,
+                repeat: bool) -> tuple[list[_Candidate], list[str], int]:
+    found: list[_Candidate] = []
+    notices: list[str] = []
+    more = 0
+    if not repeat and question.strip():
+        response = store.search(question, limit=settings.max_results)
+        notices += response.notices
+        more = max(response.coverage.candidates - len(response.results), 0)
+        found += [c for c in (_matched(store, r) for r in response.results) if c]
+    if step == 1:  # after the search, which brought the index up to date
+        store.search_index().sync()
+        found = _baselines(store, settings) + found
+    return _dedupe(found), notices, more
+
+
+def _matched(store: MemoryStore, result: Any) -> _Candidate | None:
+    try:
+        memory = store.get(result.file)
+    except SagememError:
+        return None
+    return _Candidate(result.file, "match", result.score, result.start_line, result.end_line,
+                      result.paragraph, memory)
+
+
+def _baselines(store: MemoryStore, settings: Settings) -> list[_Candidate]:
+    """Baseline memories, injected from the start of the body, highest priority first."""
+    found = []
+    for indexed in store.search_index().baselines()[: settings.max_baseline]:
+        try:
+            memory = store.get(indexed.name)
+        except SagememError:
+            continue
+        blocks = paragraphs(memory.body, memory.body_line)
+        if blocks:
+            start, end = blocks[0].start_line, blocks[-1].end_line
+            text = "\n".join(file_lines(memory.text)[start - 1:end])
+            found.append(_Candidate(memory.file, "baseline", 0.0, start, end, text, memory))
+    return found
+
+
+def _dedupe(found: list[_Candidate]) -> list[_Candidate]:
+    """A memory both baseline and matched is injected once, as a match (the soft cap)."""
+    matched = {c.file for c in found if c.reason == "match"}
+    return [c for c in found if not (c.reason == "baseline" and c.file in matched)]
+
+
+def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate],
+            today: date, plan: _Plan) -> None:
+    """Expired memories and both sides of an open contradiction stay out, with a reason."""
+    if not settings.validity:
+        return
+    contradicted = {name for pair in open_contradictions(store.state_dir) for name in pair}
+    plan.notices += [f"{path} is not a readable conflict record; a contradiction in it is "
+                     "not applied (sagemem conflicts list)"
+                     for path in unreadable_records(store.state_dir)]
+    for candidate in candidates:
+        if candidate.outcome != "candidate":
+            continue
+        if candidate.memory.is_invalid(today):
+            _suppress(candidate, "expired_source", plan)
+        elif candidate.file in contradicted:
+            _suppress(candidate, "conflict_pending", plan)
+
+
+def _suppress(candidate: _Candidate, reason: str, plan: _Plan) -> None:
+    candidate.outcome = reason
+    plan.suppressed.append(Suppressed(candidate.file, reason))
+
+
+def _place(candidates: list[_Candidate], plan: _Plan, settings: Settings, now: datetime) -> None:
+    """Render and place what fits: the pool, the result count and the block's text cap."""
+    placed = 0
+    for candidate in candidates:
+        if candidate.outcome != "candidate":
+            continue
+        block = _render_item(candidate, plan.per_item_chars, settings.stale_days, now)
+        reason = _why_not(candidate, block, plan, placed, settings)
+        if reason:
+            _suppress(candidate, reason, plan)
+            continue
+        candidate.outcome = "injected"
+        placed += candidate.reason == "match"
+        plan.blocks.append(block)
+        plan.body_bytes += len(block.encode("utf-8"))
+        plan.items.append(InjectedItem(candidate.file, candidate.start_line,
+                                       candidate.end_line, candidate.reason, len(block)))
+
+
+def _why_not(candidate: _Candidate, block: str, plan: _Plan, placed: int,
+             settings: Settings) -> str | None:
+    size = len(block.encode("utf-8"))
+    soft = candidate.reason == "match" and candidate.memory.baseline
+    if candidate.reason == "match" and placed >= settings.max_results:
+        return "max_results"
+    if not soft and plan.state.body_used + plan.body_bytes + size > plan.budget.body_pool:
+        return "budget"
+    if plan.text_cap is not None:
+        used = len(_render(plan, None, None)) + len(block) + MAX_CARD_BYTES + 2
+        if used > plan.text_cap:
+            return "text_cap"
+    return None
+
+
+def _render_item(candidate: _Candidate, max_chars: int, stale_days: int, now: datetime) -> str:
+    body = candidate.text if len(candidate.text) <= max_chars else (
+        candidate.text[:max_chars].rstrip() + TRUNCATED)
+    header = f"### {candidate.file}:{candidate.start_line}-{candidate.end_line}"
+    about = " ".join(candidate.memory.description.split()) or candidate.memory.title
+    fresh = _freshness(candidate.memory, stale_days, now)
+    lines = [header, inert(about + (f" ({fresh})" if fresh else ""))]
+    lines += ["    " + inert(line) for line in body.splitlines()]
+    return "\n".join(lines)
+
+
+def _freshness(memory: Memory, stale_days: int, now: datetime) -> str | None:
+    """``saved N days ago`` once older than the stale threshold (0: always)."""
+    saved = memory.updated or (datetime.fromtimestamp(memory.mtime, tz=timezone.utc).date()
+                               if memory.mtime else None)
+    if saved is None:
+        return None
+    age = (now.date() - saved).days
+    if stale_days and age < stale_days:
+        return None
+    return "saved today" if age <= 0 else f"saved {age} day{'s' if age != 1 else ''} ago"
+
+
+def inert(text: str) -> str:
+    """Memory text that cannot close the block or trigger the host's templating."""
+    for raw, safe in _INERT:
+        text = text.replace(raw, safe)
+    return text
+
+
+def _task_handle(store: MemoryStore, settings: Settings, session_id: str,
+                 state: SessionState, step: int) -> tuple[str, str] | None:
+    """(line, revision) of the task checkpoint, at a session's start or when it changed."""
+    from .tasks import handle, load_checkpoint
+
+    try:
+        checkpoint = load_checkpoint(store.state_dir, settings.task_id or session_id)
+    except SagememError:
+        return None
+    if checkpoint is None or (step > 1 and checkpoint.revision == state.task_revision):
+        return None
+    return handle(checkpoint), checkpoint.revision
+
+
+def _status_card(question: str, candidates: list[_Candidate], plan: _Plan, more: int,
+                 has_task: bool) -> str | None:
+    """A few lines when something real was left out; ``None`` when nothing was."""
+    matched = any(item.reason == "match" for item in plan.items)
+    lines = _gap_lines(question, candidates, more, has_task, matched)
+    if not lines:
+        return None
+    card = _fit_bytes("[sagemem] " + " ".join(lines), MAX_CARD_BYTES)
+    state = plan.state
+    if signature(card) in state.card_signatures:
+        return None
+    if state.card_used + len(card.encode("utf-8")) > plan.budget.card_reserve:
+        return None
+    return card
+
+
+def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task: bool,
+               matched: bool) -> list[str]:
+    cut = [c for c in candidates if c.outcome in ("budget", "text_cap", "max_results")]
+    disputed = [c for c in candidates if c.outcome == "conflict_pending"]
+    expired = [c for c in candidates if c.outcome == "expired_source" and c.reason == "match"]
+    lines = []
+    if cut:
+        best = max(cut, key=lambda c: c.score)
+        lines.append(f"{len(cut)} matching memor{'y was' if len(cut) == 1 else 'ies were'} left "
+                     f"out (budget). Best clue: {best.file}:{best.start_line}-{best.end_line}. "
+                     f"Read it: sagemem read {best.file} --start-line {best.start_line}.")
+    if expired:
+        newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
+        lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
+                     "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
+    if disputed:
+        lines.append(f"{len(disputed)} contradiction{'s' if len(disputed) != 1 else ''} pending; "
+                     "related memories not injected. Resolve: sagemem conflicts list.")
+    if not matched and not lines and (has_task or asks_about_history(question)):
+        lines.append("No saved memory matches this question; if it came up before, it was not "
+                     "saved. Try other words: sagemem search \"...\".")
+    return lines
+
+
+def _fit_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
+
+
+def _render(plan: _Plan, handle: tuple[str, str] | None, card: str | None) -> str:
+    parts = [*plan.blocks]
+    if handle:
+        parts.append(inert(handle[0]))
+    if card:
+        parts.append(inert(card))
+    if not parts:
+        return ""
+    return "\n\n".join([OPEN, DISCIPLINE, *parts, CLOSE])
+
+
+def _next_state(state: SessionState, question: str, plan: _Plan, card: str | None,
+                handle: tuple[str, str] | None, candidates: list[_Candidate],
+                now: datetime, repeat: bool) -> SessionState:
+    attempt = {"at": now.isoformat(timespec="seconds"), "question": question[:200],
+               "step": state.steps + 1, "repeat": repeat,
+               "candidates": [{"file": c.file, "reason": c.reason, "score": round(c.score, 4),
+                               "lines": f"{c.start_line}-{c.end_line}", "outcome": c.outcome}
+                              for c in candidates]}
+    return replace(
+        state.with_attempt(attempt), steps=state.steps + 1,
+        body_used=state.body_used + plan.body_bytes,
+        card_used=state.card_used + (len(card.encode("utf-8")) if card else 0),
+        last_signature=signature(question),
+        card_signatures=(*state.card_signatures, signature(card)) if card else
+        state.card_signatures,
+        task_revision=handle[1] if handle else state.task_revision)
+
+
+def _record_injected(store: MemoryStore, plan: _Plan, now: datetime) -> list[str]:
+    from ..history.ledger import record
+
+    if not plan.items:
+        return []
+    return record(store.state_dir, "injected", [item.file for item in plan.items], now)

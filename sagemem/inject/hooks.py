@@ -1,0 +1,165 @@
+"""The Claude Code hook: the model gets its memories before it answers, and the prompt
+never breaks.
+
+Claude Code runs ``sagemem hook claude-code`` with the hook's JSON on stdin. On
+``UserPromptSubmit`` we answer with the injected block as ``additionalContext``; on
+``SessionStart`` after ``compact`` or ``clear`` the model has lost what it was given, so
+the session is reset and the same memories may be injected again. A hook that fails
+shows errors to the user, and exit 2 blocks the prompt outright, so every failure is
+one line in ``<state>/logs/hook.log`` while the hook prints nothing and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings, load_settings, resolve_dirs
+from ..store import MemoryStore
+from .block import inject
+from .session import reset_session
+
+MAX_STDIN_BYTES = 1024 * 1024
+CONTEXT_LIMIT = 10_000  # Claude Code swaps longer additionalContext for a preview
+MAX_CONTEXT_CHARS = 9_500  # inject fits the block under this by design, never by cutting
+RESETTING_SOURCES = frozenset({"compact", "clear"})
+DEFAULT_SESSION = "default"
+LOG_FILE = Path("logs") / "hook.log"
+MAX_LOG_BYTES = 1024 * 1024  # then hook.log becomes hook.log.1: a log must not fill a disk
+MAX_LOG_LINE = 2000
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """The fields we use from a payload, whichever Claude Code version named them."""
+
+    name: str
+    session_id: str
+    prompt: str | None = None
+    source: str | None = None
+    cwd: str | None = None
+
+    def where(self) -> str:
+        return f"{self.name or '?'} session={self.session_id} cwd={self.cwd or '?'}"
+
+
+def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
+                memory_dir: Path | None = None, state_dir: Path | None = None) -> str:
+    """What to print for one hook call ("" for nothing). Never raises (see the module doc)."""
+    env = os.environ if env is None else env
+    log = _log_path(env, memory_dir, state_dir)
+    where = "payload"
+    try:
+        event = parse_event(payload_bytes)
+        if isinstance(event, str):
+            _log(log, f"{where}: {event}")
+            return ""
+        where = event.where()
+        return _respond(event, load_settings(env, memory_dir, state_dir), log)
+    except Exception as exc:  # anything at all: the user's prompt must go through
+        _log(log, f"{where}: {type(exc).__name__}: {exc}")
+        return ""
+
+
+def parse_event(payload_bytes: bytes) -> HookEvent | str:
+    """The hook event in a payload, or the reason it is not one we can act on."""
+    if len(payload_bytes) > MAX_STDIN_BYTES:
+        return f"payload over {MAX_STDIN_BYTES} bytes ignored"
+    text = payload_bytes.decode("utf-8-sig", errors="replace")
+    if not text.strip():
+        return "empty stdin; Claude Code sends the hook's JSON there"
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON ({type(exc).__name__}: {exc})"
+    if not isinstance(data, dict):
+        return f"expected a JSON object, got {type(data).__name__}"
+    event = HookEvent(name=_text(data, "hook_event_name", "hookEventName") or "",
+                      session_id=_session_id(data),
+                      prompt=_text(data, "prompt", "user_prompt"),
+                      source=_text(data, "source"), cwd=_text(data, "cwd"))
+    if event.name == "UserPromptSubmit" and event.prompt is None:
+        return f"{event.where()}: no string prompt"
+    return event
+
+
+def _text(data: dict[str, Any], *keys: str) -> str | None:
+    """The first of ``keys`` holding a string: field names changed between versions."""
+    return next((data[k] for k in keys if isinstance(data.get(k), str)), None)
+
+
+def _session_id(data: dict[str, Any]) -> str:
+    """The host's session id; without one, the shared default session (never an error)."""
+    value = _text(data, "session_id", "sessionId")
+    return value if value and value.strip() else DEFAULT_SESSION
+
+
+def _respond(event: HookEvent, settings: Settings, log: Path | None) -> str:
+    """Act on one event: inject for a prompt, reset after the context was compacted."""
+    if event.name == "SessionStart" and event.source in RESETTING_SOURCES:
+        reset_session(settings.state_dir, event.session_id)
+    if event.name != "UserPromptSubmit" or event.prompt is None:
+        return ""
+    with MemoryStore.from_settings(settings) as store:
+        injection = inject(store, event.prompt, event.session_id, settings,
+                           max_text_chars=MAX_CONTEXT_CHARS)
+    for notice in injection.notices:  # the hook's stderr is out of sight; keep them
+        _log(log, f"{event.where()}: notice: {notice}")
+    if len(injection.text) >= CONTEXT_LIMIT:  # inject's cap failed: say so, still answer
+        _log(log, f"{event.where()}: block of {len(injection.text)} chars exceeds {CONTEXT_LIMIT}")
+    return additional_context(injection.text)
+
+
+def additional_context(text: str) -> str:
+    """The JSON Claude Code adds to the model's context; "" when there is nothing to add."""
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": text}}, ensure_ascii=False)
+
+
+def _log_path(env: Mapping[str, str], memory_dir: Path | None,
+              state_dir: Path | None) -> Path | None:
+    """``<state>/logs/hook.log``, found without reading settings.json (it may be the error)."""
+    try:
+        return resolve_dirs(env, memory_dir, state_dir)[1] / LOG_FILE
+    except Exception:  # e.g. ``~`` with no home directory: then there is nowhere to log
+        return None
+
+
+def _log(path: Path | None, message: str) -> None:
+    """Append one line to the hook log; if even that fails, stay silent."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_file() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        line = f"{stamp} {' '.join(message.split())}"[:MAX_LOG_LINE] + "\n"
+        with path.open("a", encoding="utf-8", errors="replace") as handle:
+            handle.write(line)
+    except Exception:  # the log is the last resort; nothing is left to tell
+        pass
+
+
+def run_claude_code_hook(memory_dir: Path | None = None, state_dir: Path | None = None) -> int:
+    """Read the payload from stdin, print the answer, and return 0 whatever happened."""
+    try:
+        payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    except Exception:  # no stdin at all (closed, detached): the same as an empty one
+        payload = b""
+    output = claude_code(payload, memory_dir=memory_dir, state_dir=state_dir)
+    if output:
+        try:
+            sys.stdout.buffer.write(output.encode("utf-8", errors="replace") + b"\n")
+            sys.stdout.flush()
+        except Exception:  # a closed pipe: Claude Code went away, nothing to break
+            pass
+    return 0

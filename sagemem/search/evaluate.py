@@ -1,0 +1,175 @@
+"""Retrieval evaluation over a set in the format of ``shared/eval/FORMAT.md``.
+
+A set is ``<set>/memory/`` plus ``<set>/queries.jsonl``. Every query is searched; what
+search returns is what would be injected (its ranked files, each with its paragraph).
+The metrics are computed exactly as FORMAT.md (and its reference ``baseline.py``) define:
+
+- recall@5: answerable queries with a relevant file in the top 5;
+- mrr@10: mean reciprocal rank of the first relevant file within the top 10;
+- passage hit: queries with an answer whose first relevant file is in the top 5 with a
+  paragraph containing the answer;
+- spurious (unrelated): unrelated queries for which anything at all is returned;
+- spurious (injected): returned items, over answerable queries, that are not relevant.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvalSetError
+from ..store import MemoryStore
+from .index import SearchIndex
+from .retrieve import SearchResponse, search
+
+TOP_INJECT = 5
+WORST_MISSES = 10
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One query of the set and what search returned for it."""
+
+    query: dict[str, Any]
+    ranking: tuple[str, ...]
+    passages: dict[str, str]
+
+
+def load_queries(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalSetError(path, f"cannot be read ({exc})") from exc
+    queries = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvalSetError(path, f"line {number} is not JSON ({exc.msg})") from exc
+        problem = _query_problem(item)
+        if problem:
+            raise EvalSetError(path, f"line {number}: {problem}")
+        queries.append(item)
+    return queries
+
+
+def _query_problem(item: object) -> str | None:
+    """What makes a line no query of FORMAT.md, or None."""
+    if not isinstance(item, dict):
+        return "not a JSON object"
+    if not isinstance(item.get("query"), str) or "id" not in item:
+        return 'needs "id" and a "query" string'
+    relevant = item.get("relevant")
+    if not isinstance(relevant, list) or not all(isinstance(r, str) for r in relevant):
+        return '"relevant" must be a list of file names'
+    if item.get("answer") is not None and not isinstance(item["answer"], str):
+        return '"answer" must be a string or null'
+    return None
+
+
+def run_set(set_dir: Path, state_dir: Path | None = None) -> list[QueryOutcome]:
+    """Search every query of a set; the index goes to ``state_dir`` or a temporary one."""
+    memory_dir = set_dir / "memory"
+    queries = load_queries(set_dir / "queries.jsonl")
+    if not memory_dir.is_dir():
+        raise EvalSetError(memory_dir, "is not a directory")
+    with _state(state_dir) as state:
+        index = SearchIndex(MemoryStore(memory_dir, state))
+        try:
+            return [_outcome(q, search(index, q["query"], limit=10)) for q in queries]
+        finally:
+            index.close()
+
+
+@contextmanager
+def _state(given: Path | None) -> Iterator[Path]:
+    """The state directory to index into: the one given, else a temporary one."""
+    if given is not None:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="sagemem-eval-") as tmp:
+        yield Path(tmp)
+
+
+def _outcome(query: dict[str, Any], response: SearchResponse) -> QueryOutcome:
+    ranking = tuple(r.file for r in response.results)
+    return QueryOutcome(query, ranking, {r.file: r.paragraph for r in response.results})
+
+
+def metrics(outcomes: list[QueryOutcome]) -> dict[str, Any]:
+    """The FORMAT.md metrics over some outcomes."""
+    answerable = [o for o in outcomes if o.query["relevant"]]
+    unrelated = [o for o in outcomes if not o.query["relevant"]]
+    with_answer = [o for o in answerable if o.query.get("answer")]
+    recall = sum(1 for o in answerable if set(o.ranking[:5]) & set(o.query["relevant"]))
+    mrr = sum(_reciprocal_rank(o) for o in answerable)
+    injected = [(o, f) for o in answerable for f in o.ranking[:TOP_INJECT]]
+    hits = sum(1 for o in with_answer if _passage_hit(o))
+    return {
+        "queries": len(outcomes), "answerable": len(answerable), "unrelated": len(unrelated),
+        "recall@5": _ratio(recall, len(answerable)),
+        "mrr@10": _ratio(mrr, len(answerable)),
+        "passage_hit": _ratio(hits, len(with_answer)),
+        "spurious_unrelated": _ratio(sum(1 for o in unrelated if o.ranking), len(unrelated)),
+        "spurious_injected": _ratio(sum(1 for o, f in injected if f not in o.query["relevant"]),
+                                    len(injected)),
+    }
+
+
+def _reciprocal_rank(outcome: QueryOutcome) -> float:
+    for rank, file in enumerate(outcome.ranking[:10], start=1):
+        if file in outcome.query["relevant"]:
+            return 1.0 / rank
+    return 0.0
+
+
+def _passage_hit(outcome: QueryOutcome) -> bool:
+    first = outcome.query["relevant"][0]
+    return first in outcome.ranking[:5] and outcome.query["answer"] in outcome.passages[first]
+
+
+def _ratio(part: float, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def by_kind(outcomes: list[QueryOutcome]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[QueryOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        groups[str(outcome.query.get("kind") or "unknown")].append(outcome)
+    return {kind: metrics(group) for kind, group in sorted(groups.items())}
+
+
+def worst_misses(outcomes: list[QueryOutcome], count: int = WORST_MISSES) -> list[dict[str, Any]]:
+    """Queries that went most wrong: relevant files missed, or unrelated ones answered."""
+    misses = list(_misses(outcomes))
+    misses.sort(key=lambda m: (-m["severity"], m["id"]))
+    return misses[:count]
+
+
+def _misses(outcomes: list[QueryOutcome]) -> Iterator[dict[str, Any]]:
+    for o in outcomes:
+        relevant = o.query["relevant"]
+        if relevant and not set(o.ranking[:5]) & set(relevant):
+            severity = 2
+        elif not relevant and o.ranking:
+            severity = 1
+        else:
+            continue
+        yield {"id": o.query["id"], "query": o.query["query"], "kind": o.query.get("kind"),
+               "relevant": relevant, "returned": list(o.ranking[:5]), "severity": severity}
+
+
+def evaluate(set_dir: Path, state_dir: Path | None = None) -> dict[str, Any]:
+    """Run a set and report its metrics overall, by kind, and its worst misses."""
+    outcomes = run_set(set_dir, state_dir)
+    return {"set": set_dir.name, **metrics(outcomes), "by_kind": by_kind(outcomes),
+            "worst_misses": [{k: v for k, v in m.items() if k != "severity"}
+                             for m in worst_misses(outcomes)]}

@@ -1,0 +1,457 @@
+"""Two-stage retrieval: find the few memories that answer a question, and in each the one
+paragraph that does.
+
+Stage 1 scores each memory's summary (description, name, aliases, file name, tags) with
+BM25 and keeps at most ten candidates that pass a relevance threshold. Stage 2 runs BM25
+over the body paragraphs of those candidates and keeps each file's best paragraph. When
+no summary passes, the paragraphs of every memory are searched instead (only for
+questions of at least four characters). Scoring is lexical, not semantic: ``aliases``
+are how a memory learns the other wordings — and the other language — people use.
+
+The threshold is normalised to the corpus's own IDF scale, so that sharing one common
+word with a question is not enough: a match must carry a good part of the information of
+a rare term (``MIN_EVIDENCE``) *and* a good part of the question's own information
+(``MIN_COVERAGE``). A term's information is its IDF over whole files; a query term the
+corpus has never seen counts as rare but only partly (``UNSEEN_WEIGHT``), since a
+question is free to carry words no memory needs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date
+
+from ..errors import IndexUnavailable, InvalidCursor, SagememError
+from ..files.fields import TYPES
+from ..files.memory import revision_of
+from ..files.paths import safe_read
+from .index import IndexedFile, SearchIndex, SyncReport, TermStats
+from .scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
+from .text import file_lines, is_cjk, tokens
+
+MAX_CANDIDATES = 10
+MAX_QUERY_TERMS = 64  # a pasted page is not a question; SQLite caps bound variables too
+MIN_EVIDENCE = 0.45
+MIN_COVERAGE = 0.27
+MIN_FOCUSED_EVIDENCE = 0.3
+FOCUSED_COVERAGE = 0.4
+UNSEEN_WEIGHT = 1.0
+UNSEEN_CJK_WEIGHT = 0.4  # unseen CJK bigrams are mostly artefacts of unsegmented text
+PARAGRAPH_WEIGHT = 0.6
+BODY_WEIGHT = 1.0
+NEIGHBOUR_WEIGHT = 0.9
+SUMMARY_OVER_PARAGRAPH = 2.0
+RELATIVE_FLOOR = 0.5
+MIN_FALLBACK_CHARS = 4
+MIN_CORPUS_FILES = 20
+"""A small folder's evidence is judged as if it had this many files, the others without
+the term: in a folder of three memories, a word they all share still names the topic."""
+TYPO_MIN_LEN = 5
+TYPO_MIN_SCORE = 80.0
+SELECTIVE_INFO = 0.3
+NEGLIGIBLE_INFO = 0.1
+MAX_BODY_POOL = 200
+FUNCTION_WEIGHT = 0.25
+FUNCTION_WORDS = frozenset(
+    # A secondary defence only (IDF is the first): in a small corpus written in another
+    # language, English question words are rare and IDF alone would call them evidence.
+    "a an the is are was were be been am do does did i me my mine we our you your it its "
+    "he she they them their of to in on for with at by from and or not no what which who "
+    "whom whose when wher why how that this these those there here should would could "
+    "can will shall may might must have has had about into than then so if any some all "
+    "s t let".split()
+)
+FUNCTION_CHARS = frozenset(
+    # Chinese function characters: a two-character unit holding one (是什, 的时, 用的) is
+    # mostly an artefact of unsegmented text, not a topic.
+    "的了是吗呢吧啊在我你他她它们这那哪什么怎个要会能就都也还和与或把被给让对从到又很想请该"
+)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One memory that answers the question, and the paragraph of it that does."""
+
+    file: str
+    name: str | None
+    description: str
+    type: str
+    score: float
+    start_line: int
+    end_line: int
+    paragraph: str
+    invalid: bool
+    invalid_at: str | None
+    superseded_by: str | None
+    revision: str = ""  # the file's revision: pass it to read(..., revision=) to stay safe
+    archived: bool = False  # found in archive/ (only with include_archived)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much was looked at: files, candidates, paragraphs dropped, the next page."""
+
+    files_scanned: int
+    candidates: int
+    paragraphs_filtered: int
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    query: str
+    results: tuple[SearchResult, ...]
+    coverage: Coverage
+    notices: tuple[str, ...] = ()
+
+
+@dataclass
+class _Query:
+    """A tokenised question: each term's weight, its information, and the total."""
+
+    terms: dict[str, float]
+    info: dict[str, float]
+    total_info: float
+    idf_max: float
+    stats: dict[str, TermStats] = field(default_factory=dict)
+
+
+def idf(df: int, n: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
+           cursor: str | None = None, today: date | None = None, *,
+           include_archived: bool = False) -> SearchResponse:
+    """Rank the memories that answer ``query``; ``scope`` is a type or a tag. Archived
+    memories are searched only with ``include_archived`` (marked ``archived``)."""
+    if include_archived:
+        return _with_archive(index, query, scope, limit, cursor, today)
+    offset = _offset(cursor, query, scope)
+    for attempt in range(3):
+        try:
+            report, ranked, candidates, filtered = _search_index(index, query, scope)
+            page = ranked[offset:offset + max(limit, 1)]
+            results = _results(index, page, today or date.today())
+            break
+        except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it
+            if not index.recover(exc) or attempt == 2:
+                raise IndexUnavailable(index.path, str(exc)) from exc
+        except _Moved as moved:  # edited since the sync, even keeping size and mtime
+            index.forget_stat(moved.name)
+    more = offset + len(page) < len(ranked)
+    next_cursor = _cursor(offset + len(page), query, scope) if more else None
+    coverage = Coverage(report.scanned, candidates, filtered, next_cursor)
+    notices = tuple(index.notices)
+    index.notices.clear()
+    return SearchResponse(query, tuple(results), coverage, notices)
+
+
+def _search_index(index: SearchIndex, query: str, scope: str | None
+                  ) -> tuple[SyncReport, list[tuple[int, float, int | None]], int, int]:
+    report = index.sync()
+    return (report, *_rank(index, index.stats(), query, scope))
+
+
+def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
+          ) -> tuple[list[tuple[int, float, int | None]], int, int]:
+    """[(file id, score, paragraph id)] best first, the candidate count, paragraphs dropped."""
+    if stats.files == 0:
+        return [], 0, 0
+    q = _prepare(index, stats, query)
+    if not q.terms:
+        return [], 0, 0
+    body = len("".join(query.split())) >= MIN_FALLBACK_CHARS
+    lowest = _lowest_passing_mass(q)
+    rows = summary_scores(index, _weights(q, "sdf", stats.files), stats.avg_slen,
+                          min_mass=lowest)
+    if scope:
+        allowed = set(_in_scope(index, [row[0] for row in rows], scope))
+        rows = [row for row in rows if row[0] in allowed]
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    summary = {f: (score, set(terms.split(US))) for f, score, _, terms in rows}
+    pool = {row[0] for row in rows[:MAX_CANDIDATES]}  # stage 1 keeps at most ten
+    if body:
+        selective = {t: v for t, v in _weights(q, "pdf", stats.paras).items()
+                     if q.info[t] >= SELECTIVE_INFO * q.idf_max}
+        extra = [f for f in body_pool(index, selective, MAX_BODY_POOL) if f not in pool]
+        summary.update({f: (score, set(terms.split(US))) for f, score, _, terms in
+                        summary_scores(index, _weights(q, "sdf", stats.files), stats.avg_slen,
+                                       file_ids=extra)} if extra else {})
+        pool.update(extra)
+    paras = _body_scores(index, stats, q, sorted(pool))
+    scale = q.idf_max * (K1 + 1)
+    combined: dict[int, float] = {}
+    for file_id in pool:
+        score, in_summary = summary.get(file_id, (0.0, set()))
+        in_paragraphs = paras.matched.get(file_id, []) if body else []
+        if _passes(q, in_summary) or any(_passes(q, in_summary | t) for t in in_paragraphs):
+            combined[file_id] = (score + PARAGRAPH_WEIGHT * paras.best_score.get(file_id, 0.0)
+                                 + BODY_WEIGHT * paras.whole.get(file_id, 0.0)) / scale
+    passing = _in_scope(index, list(combined), scope)
+    names = {f: indexed.name for f, indexed in index.files(passing).items()}
+    ranked = _cut({f: combined[f] for f in passing}, names)[:MAX_CANDIDATES]
+    returned = [(f, combined[f], _passage(q, summary.get(f, (0.0, set()))[1], paras, f))
+                for f in ranked]
+    dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
+    return returned, len(passing), max(dropped, 0)
+
+
+US = "\x1f"
+
+
+def _weights(q: _Query, df_kind: str, n: int) -> dict[str, tuple[float, float, float]]:
+    """The query as the index scores it: term → (weight, idf over ``n`` units, information)."""
+    return {t: (w, idf(getattr(q.stats[t], df_kind), n), q.info[t]) for t, w in q.terms.items()}
+
+
+def _lowest_passing_mass(q: _Query) -> float:
+    """No summary matching less information than this can pass either rule."""
+    return min(max(MIN_EVIDENCE * q.idf_max, MIN_COVERAGE * q.total_info),
+               max(MIN_FOCUSED_EVIDENCE * q.idf_max, FOCUSED_COVERAGE * q.total_info))
+
+
+def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
+    """Weigh each query term: 1, less for a function word, the similarity for a typo fix."""
+    raw = list(dict.fromkeys(tokens(query)))[:MAX_QUERY_TERMS]
+    known = index.term_stats(raw)
+    files = max(stats.files, MIN_CORPUS_FILES)
+    idf_max = idf(0, files)
+    terms: dict[str, float] = {}
+    total = 0.0
+    for term in raw:
+        prior = FUNCTION_WEIGHT if _is_function(term) else 1.0
+        match, weight = (term, prior) if term in known else _typo_fix(index, term) or (None, 0.0)
+        if match is None:
+            unseen = UNSEEN_CJK_WEIGHT if is_cjk(term) else UNSEEN_WEIGHT
+            total += idf_max * unseen * prior
+            continue
+        terms[match] = max(terms.get(match, 0.0), weight)
+    known.update(index.term_stats([t for t in terms if t not in known]))
+    info = {t: idf(known[t].fdf, files) for t in terms}
+    total += sum(terms[t] * info[t] for t in terms)
+    # A word in most files tells nothing and its posting list is the longest: it counts in
+    # the question's total but is not looked up.
+    terms = {t: w for t, w in terms.items() if info[t] >= NEGLIGIBLE_INFO * idf_max}
+    return _Query(terms, info, total, idf_max, known)
+
+
+def _is_function(term: str) -> bool:
+    if is_cjk(term):
+        return any(ch in FUNCTION_CHARS for ch in term)
+    return term in FUNCTION_WORDS
+
+
+def _typo_fix(index: SearchIndex, term: str) -> tuple[str, float] | None:
+    """A close indexed spelling of a rare-looking unseen word (``kubernets``)."""
+    if len(term) < TYPO_MIN_LEN or not term.isascii() or not term.isalpha():
+        return None
+    slack = 1 if len(term) <= 8 else 2  # a typo keeps the word's length; "config" is no typo
+    vocabulary = index.vocabulary(term[0], len(term) - slack, len(term) + slack)
+    from rapidfuzz import fuzz, process  # only a question with an unknown word pays for it
+
+    best = process.extractOne(term, vocabulary, scorer=fuzz.ratio, score_cutoff=TYPO_MIN_SCORE)
+    return (best[0], (best[1] / 100) ** 2) if best else None
+
+
+def _evidence(q: _Query, matched: set[str]) -> tuple[float, float]:
+    """How much rare-term evidence a match carries, and how much of the question it covers."""
+    mass = sum(q.terms[t] * q.info[t] for t in matched)
+    return mass / q.idf_max, mass / q.total_info if q.total_info else 0.0
+
+
+def _passes(q: _Query, matched: set[str]) -> bool:
+    """Enough rare-term evidence and a fair share of the question — or, for a question
+    that is mostly one name everybody shares (``what is Ripple``), most of the question."""
+    evidence, coverage = _evidence(q, matched)
+    return ((evidence >= MIN_EVIDENCE and coverage >= MIN_COVERAGE)
+            or (evidence >= MIN_FOCUSED_EVIDENCE and coverage >= FOCUSED_COVERAGE))
+
+
+@dataclass
+class _BodyScores:
+    """Stage 2 for a pool of files: each file's best paragraph, its score and terms, and
+    the BM25 score of the whole body."""
+
+    best: dict[int, int] = field(default_factory=dict)
+    best_score: dict[int, float] = field(default_factory=dict)
+    matched: dict[int, list[set[str]]] = field(default_factory=dict)
+    whole: dict[int, float] = field(default_factory=dict)
+    best_mass: dict[int, float] = field(default_factory=dict)
+    scored: int = 0
+
+
+def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int]
+                 ) -> _BodyScores:
+    out = _BodyScores()
+    if not file_ids:
+        return out
+    para: dict[int, float] = {}
+    owner: dict[int, int] = {}
+    rows = paragraph_scores(index, _weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
+    for para_id, file_id, score, mass, terms in rows:
+        para[para_id] = score
+        owner[para_id] = file_id
+        out.best_mass[file_id] = max(out.best_mass.get(file_id, 0.0), mass)
+        out.matched.setdefault(file_id, []).append(set(terms.split(US)))
+    out.whole = dict(body_scores(index, _weights(q, "fdf", stats.files), stats.avg_blen,
+                                 file_ids))
+    for para_id, score in para.items():  # ranking files uses the paragraphs' own scores
+        file_id = owner[para_id]
+        out.best_score[file_id] = max(out.best_score.get(file_id, 0.0), score)
+    smoothed = _with_neighbours(index, para, owner)  # choosing the paragraph looks around
+    for para_id in sorted(smoothed, key=lambda p: (-smoothed[p], p)):
+        out.best.setdefault(owner[para_id], para_id)
+    out.scored = len(para)
+    return out
+
+
+def _passage(q: _Query, in_summary: set[str], paras: _BodyScores, file_id: int) -> int | None:
+    """The paragraph to show: the best-matching one — unless the question matched the
+    summary far better than any paragraph, which means it asked what the memory is
+    about; then the first paragraph, where a note states its main fact, answers it."""
+    summary_mass = sum(q.terms[t] * q.info[t] for t in in_summary)
+    if summary_mass > SUMMARY_OVER_PARAGRAPH * paras.best_mass.get(file_id, 0.0):
+        return None  # None: the file's first paragraph
+    return paras.best.get(file_id)
+
+
+def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int, int]
+                     ) -> dict[int, float]:
+    """A paragraph that asks something and matches the question hands part of its score
+    to the paragraph after it: in dialogue and Q&A notes, that is where the answer is."""
+    if not NEIGHBOUR_WEIGHT or not para:
+        return dict(para)
+    asking = index.questions_among(list(para))
+    owner.update(index.paragraph_owners([p + 1 for p in asking if p + 1 not in owner]))
+    smoothed = dict(para)
+    for para_id in asking:
+        nxt = para_id + 1
+        if owner.get(nxt) == owner[para_id]:
+            smoothed[nxt] = smoothed.get(nxt, 0.0) + NEIGHBOUR_WEIGHT * para[para_id]
+    return smoothed
+
+
+def _cut(scores: dict[int, float], names: dict[int, str]) -> list[int]:
+    """Best first (ties by file name, so deterministic), dropping far weaker tails."""
+    ranked = sorted(scores, key=lambda f: (-scores[f], names.get(f, "")))
+    if not ranked:
+        return []
+    floor = scores[ranked[0]] * RELATIVE_FLOOR
+    return [f for f in ranked if scores[f] >= floor]
+
+
+def _in_scope(index: SearchIndex, file_ids: list[int], scope: str | None) -> list[int]:
+    """Files whose type is ``scope``, or that carry ``scope`` as a tag."""
+    if not scope or not file_ids:
+        return file_ids
+    wanted = scope.strip().casefold()
+    files = index.files(file_ids)
+    keep = {f for f, info in files.items()
+            if (wanted in TYPES and info.info.get("type") == wanted)
+            or wanted in (t.casefold() for t in info.info.get("tags", []))}
+    return [f for f in file_ids if f in keep]
+
+
+class _Moved(Exception):
+    """A result's file no longer holds the text that was indexed (edited since the sync)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], today: date
+             ) -> list[SearchResult]:
+    """Turn ranked ids into results, reading each file once for its paragraph's text."""
+    files = index.files([f for f, _, _ in page])
+    firsts = index.first_paragraphs([f for f, _, p in page if p is None])
+    lines_of = index.paragraph_lines([p for _, _, p in page if p is not None])
+    results = []
+    for file_id, score, para_id in page:
+        indexed = files.get(file_id)
+        if indexed is None:
+            continue
+        lines = lines_of.get(para_id) if para_id is not None else firsts.get(file_id, (0,))[1:]
+        start, end, text = _passage_of(index, indexed, lines)  # type: ignore[arg-type]
+        info = indexed.info
+        invalid_at = info.get("invalid_at")
+        results.append(SearchResult(
+            file=indexed.name, name=info.get("name"), description=info.get("description", ""),
+            type=info.get("type", "reference"), score=round(score, 4), start_line=start,
+            end_line=end, paragraph=text,
+            invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
+            invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
+            revision=indexed.revision or "", archived=index.archived))
+    return results
+
+
+def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int] | None
+                ) -> tuple[int, int, str]:
+    """(start, end, text) of the chosen paragraph, read from the file as it is now. A
+    memory with no body answers with its frontmatter lines and its description."""
+    try:
+        read = safe_read(index.directory, indexed.name, max_bytes=index.store.max_bytes)
+    except SagememError:
+        raise _Moved(indexed.name) from None
+    if revision_of(read.data) != indexed.revision:
+        raise _Moved(indexed.name)
+    all_lines = file_lines(read.data.decode("utf-8", errors="replace"))
+    if not lines:
+        end = next((i for i, line in enumerate(all_lines) if i and line.strip() == "---"), 0)
+        return 1, end + 1, str(indexed.info.get("description") or "")
+    start, end = lines
+    return start, end, "\n".join(all_lines[start - 1:end])
+
+
+def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
+                  cursor: str | None, today: date | None) -> SearchResponse:
+    """Search the memories and, in a second index, the archive, and interleave them by
+    score. Each side keeps its own relevance cut and up to ten results: the two corpora
+    weigh words differently (a small archive's IDF is low), so a cut across both would
+    drop archived memories that answer the question."""
+    paged_as = f"{scope or ''}\0archived"  # a cursor of a plain search never pages this one
+    offset = _offset(cursor, query, paged_as)
+    archive = SearchIndex(index.store, archived=True)
+    try:
+        live = search(index, query, scope, MAX_CANDIDATES, None, today)
+        old = search(archive, query, scope, MAX_CANDIDATES, None, today)
+    finally:
+        archive.close()
+    merged = sorted([*live.results, *old.results], key=lambda r: (-r.score, r.archived, r.file))
+    page = merged[offset:offset + max(limit, 1)]
+    more = offset + len(page) < len(merged)
+    coverage = Coverage(
+        live.coverage.files_scanned + old.coverage.files_scanned,
+        live.coverage.candidates + old.coverage.candidates,
+        live.coverage.paragraphs_filtered + old.coverage.paragraphs_filtered,
+        _cursor(offset + len(page), query, paged_as) if more else None)
+    return SearchResponse(query, tuple(page), coverage, live.notices + old.notices)
+
+
+def _fingerprint(query: str, scope: str | None) -> str:
+    return hashlib.sha256(f"{query}\0{scope or ''}".encode()).hexdigest()[:12]
+
+
+def _cursor(offset: int, query: str, scope: str | None) -> str:
+    raw = json.dumps({"o": offset, "q": _fingerprint(query, scope)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _offset(cursor: str | None, query: str, scope: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        offset = int(data["o"])
+        valid = data["q"] == _fingerprint(query, scope) and offset >= 0
+    except (ValueError, KeyError, TypeError):
+        valid, offset = False, 0
+    if not valid:
+        raise InvalidCursor(cursor)
+    return offset

@@ -1,0 +1,185 @@
+"""The write guard behind ``MemoryStore.write``: replace a memory only if it is still at
+the revision its writer read.
+
+Under the store lock the memory is read again and its revision compared with the one the
+writer expected; a mismatch, or a text still holding merge markers, is refused with a
+``WriteRefused`` after both sides are recorded as a conflict, so a refused write never
+loses its text. The check is made once more right before the rename, for an editor that
+saved in between.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import (
+    FileChangedDuringRead,
+    MemoryExists,
+    MemoryNotFound,
+    StaleRevision,
+    UnresolvedMerge,
+)
+from ..files.atomic import atomic_write
+from ..files.memory import Memory, parse
+from ..files.paths import check_name, with_suffix
+from .conflicts import WRITE_KINDS, WRITERS
+
+if TYPE_CHECKING:
+    from ..store import MemoryStore
+
+REREAD_ATTEMPTS = 20
+
+
+class Required(enum.Enum):
+    """The type of ``REQUIRED``: None already means "create", so a forgotten revision
+    needs a default of its own to be caught."""
+
+    TOKEN = 0
+
+
+REQUIRED = Required.TOKEN
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """A guarded write as asked for: what a refusal records."""
+
+    file: str
+    expected: str | None
+    text: str | None
+    fields: Mapping[str, object] | None
+    reason: str | None
+    writer: str
+    conflict_kind: str | None
+
+
+def guarded_write(store: MemoryStore, name: str, content: str | None,
+                  expected_revision: str | Required | None, *,
+                  fields: Mapping[str, object] | None, reason: str | None, writer: str,
+                  conflict_kind: str | None) -> Memory:
+    """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
+    at ``expected_revision``; a refusal is recorded, then raised."""
+    expected = _checked(content, expected_revision, fields, writer, conflict_kind)
+    store.require_directory()
+    name = check_name(with_suffix(name), store.reserved)
+    if content is not None:
+        store.check_size(name, content.encode("utf-8"))
+    with store.locked():
+        current = _current(store, name)
+        file = current.file if current else name
+        text = content
+        if text is None and current is not None and current.revision == expected:
+            text = current.text
+        if text is not None and fields:
+            from ..files.edit import set_fields
+
+            text = set_fields(text, fields, file)
+        attempt = _Attempt(file, expected, text, fields, reason, writer,
+                           conflict_kind)
+        _refuse_if_needed(store, attempt, current)
+        assert text is not None  # a missing text is a revision mismatch, refused above
+        data = text.encode("utf-8")
+        store.check_size(file, data)
+        atomic_write(store.directory / file, data, create=expected is None,
+                     before_replace=lambda: _still_at(store, attempt, current))
+        mtime = _mtime(store.directory / file)
+    store.notice_change()
+    # What was written, not a re-read: once the lock is released, another writer (or
+    # an editor) may already have moved the file on.
+    return parse(data, file, mtime=mtime)
+
+
+def _checked(content: str | None, expected_revision: str | Required | None,
+             fields: Mapping[str, object] | None, writer: str, conflict_kind: str | None
+             ) -> str | None:
+    """The expected revision, once programming mistakes are refused — before the lock
+    is taken or anything is read."""
+    if isinstance(expected_revision, Required):
+        raise TypeError("write() needs expected_revision (None to create a memory)")
+    if content is None and fields is None:
+        raise TypeError("write() needs content or fields")
+    if content is None and expected_revision is None:
+        raise TypeError("creating a memory needs its content, not only fields")
+    if writer not in WRITERS or conflict_kind not in (*WRITE_KINDS, None):
+        raise ValueError(f"writer must be one of {', '.join(WRITERS)}; conflict_kind one "
+                         f"of {', '.join(WRITE_KINDS)} or None")
+    return expected_revision
+
+
+def _still_at(store: MemoryStore, attempt: _Attempt, seen: Memory | None) -> None:
+    """Check again right before the rename: an editor saving while the temporary file
+    was written and fsync'd (milliseconds) would otherwise be overwritten."""
+    now = _current(store, attempt.file)
+    if (now.revision if now else None) != (seen.revision if seen else None):
+        _refuse_if_needed(store, attempt, now)
+
+
+def _current(store: MemoryStore, name: str) -> Memory | None:
+    """The memory as it is now. A file caught mid-change by a writer outside the guard
+    (an editor saving in place) is read again: it has moved on, and the refusal
+    should record where it moved to rather than fail without a record."""
+    for attempt in range(REREAD_ATTEMPTS):
+        try:
+            return store.get(name)
+        except MemoryNotFound:
+            return None
+        except FileChangedDuringRead:
+            if attempt == REREAD_ATTEMPTS - 1:
+                raise
+            time.sleep(0.001 * (attempt + 1))
+    return None  # not reached: the last attempt returns or raises
+
+
+def _refuse_if_needed(store: MemoryStore, attempt: _Attempt, current: Memory | None) -> None:
+    """Raise the refusal this write meets, after recording it as a conflict."""
+    marker = merge_marker_line(attempt.text) if attempt.text is not None else None
+    actual = current.revision if current else None
+    if marker is None and actual == attempt.expected:
+        return
+    kind = "unresolved_merge" if marker is not None else attempt.conflict_kind
+    conflict_id = None
+    if kind is not None:
+        conflict_id = _record(store, kind, attempt, current)
+    if marker is not None:
+        raise UnresolvedMerge(attempt.file, marker, conflict_id)
+    if attempt.expected is None:
+        raise MemoryExists(attempt.file, conflict_id)
+    raise StaleRevision(attempt.file, attempt.expected, actual, conflict_id)
+
+
+def _record(store: MemoryStore, kind: str, attempt: _Attempt, current: Memory | None) -> str:
+    from .conflicts import record_write_conflict
+
+    mine: dict[str, object] = {"based_on": attempt.expected, "text": attempt.text}
+    if attempt.fields:
+        mine["fields"] = {k: v.isoformat() if isinstance(v, date) else v
+                          for k, v in attempt.fields.items()}
+    return record_write_conflict(
+        store, kind, attempt.file, writer=attempt.writer, reason=attempt.reason,
+        disk=(current.revision, current.text) if current else (None, None), mine=mine)
+
+
+_MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$", re.MULTILINE)
+
+
+def merge_marker_line(text: str) -> int | None:
+    """The 1-based line of the first ``<<<<<<<`` or ``>>>>>>>`` at a line start, or None.
+    A ``=======`` line alone does not count: it is also a Markdown heading underline, and
+    no unresolved merge lacks the other two markers."""
+    found = _MERGE_MARKER.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import SettingsError
+from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
 from .files.paths import read_state_file
 
 Source = Literal["default", "env", "settings", "option"]
@@ -29,7 +30,6 @@ keys. It lives here, in a module every command loads anyway, so no module import
 heavier ``output`` for one number."""
 SETTINGS_FILE = "settings.json"
 DEFAULT_MEMORY_DIR = "~/.sage-mem/memory"
-STATE_DIR_NAME = ".sage-mem"
 
 
 @dataclass(frozen=True)

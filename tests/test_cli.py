@@ -329,7 +329,7 @@ def test_unreadable_memory_directory_is_reported_as_a_read_failure(
         raise PermissionError(13, "Permission denied", str(path))
 
     # chmod cannot deny root (tests may run as root), so the scandir call is refused.
-    monkeypatch.setattr("sagemem.store.os.scandir", denied)
+    monkeypatch.setattr("sagemem.files.folder.os.scandir", denied)
     err = assert_one_line_error(run("list", directory=memory_dir), 1)
     assert "could not write" not in err
     assert f"cannot read {memory_dir}" in err

@@ -24,7 +24,7 @@ from sagemem import (
     WriteFailed,
     init_directory,
 )
-from sagemem import store as store_mod
+from sagemem.files import folder as folder_mod
 from sagemem.files.atomic import TMP_SUFFIX
 from sagemem.files.paths import file_name_for, slugify
 
@@ -203,7 +203,7 @@ def test_full_disk_leaves_the_old_file_and_no_temporary(store: MemoryStore, monk
     def disk_full(fd: int, data: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_mod.os, "write", disk_full)
+    monkeypatch.setattr(folder_mod.os, "write", disk_full)
     with pytest.raises(WriteFailed, match="No space left"):
         store.write(memory.file, memory.text + "more\n", memory.revision)
     monkeypatch.undo()
@@ -220,7 +220,7 @@ def test_read_only_directory_gives_a_clear_error(store: MemoryStore, monkeypatch
         return real_open(path, flags, *args)
 
     index_before = (store.directory / "MEMORY.md").read_bytes()
-    monkeypatch.setattr(store_mod.os, "open", refuse_create)
+    monkeypatch.setattr(folder_mod.os, "open", refuse_create)
     with pytest.raises(WriteFailed, match="Permission denied"):
         store.new(type="user", name="ro", description="d")
     monkeypatch.undo()
@@ -284,7 +284,7 @@ def test_index_failure_takes_the_new_memory_back(store: MemoryStore, monkeypatch
             raise OSError(errno.ENOSPC, "No space left on device")
         real_replace(src, dst)
 
-    monkeypatch.setattr(store_mod.os, "replace", fail_index)
+    monkeypatch.setattr(folder_mod.os, "replace", fail_index)
     with pytest.raises(WriteFailed, match=r"was not kept"):
         store.new(type="user", name="half", description="d")
     monkeypatch.undo()

@@ -34,6 +34,8 @@ from ..errors import (
 
 MAX_FILE_BYTES = 512 * 1024
 INDEX_FILE = "MEMORY.md"
+STATE_DIR_NAME = ".sage-mem"
+"""Beside the memory folder: sage-mem's layout, ``<parent>/.sage-mem``."""
 # The index is a list of one line per memory (~150 bytes each): 10,000 memories pass the
 # per-memory limit, so it has its own, still bounded, gate.
 MAX_INDEX_BYTES = 16 * 1024 * 1024

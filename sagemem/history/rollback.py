@@ -44,6 +44,8 @@ from ..writes.conflicts import record_write_conflict
 from .archive import move_file, move_without_overwrite
 from .locks import locked_names
 from .rollback_log import HISTORY_FILE as HISTORY_FILE
+from .rollback_log import RollbackReport as RollbackReport
+from .rollback_log import Skip as Skip
 from .rollback_log import append_history, check_history_file
 from .rollback_log import report_json as report_json
 from .rollback_log import rollback_history as rollback_history
@@ -58,8 +60,6 @@ from .snapshots import (
 )
 
 SCOPES = ("touched", "all")
-SKIP_CODES = ("locked", "collision", "conflict", "unreadable", "not_captured", "damaged",
-              "not_protected", "ambiguous", "failed")
 
 
 @dataclass(frozen=True)
@@ -81,16 +81,6 @@ class Move:
 
 
 @dataclass(frozen=True)
-class Skip:
-    """A file the rollback leaves as it is, and why (``code`` is one of SKIP_CODES)."""
-
-    file: str
-    code: str
-    reason: str
-    conflict_id: str | None = None
-
-
-@dataclass(frozen=True)
 class RollbackPlan:
     """What a rollback would do, decided from the directory as it was when planned."""
 
@@ -101,23 +91,6 @@ class RollbackPlan:
     skips: tuple[Skip, ...]
     unchanged: int
     left: tuple[str, ...]  # added since, left alone under ``touched``
-
-
-@dataclass(frozen=True)
-class RollbackReport:
-    """What a rollback did (or, for a dry run, would do)."""
-
-    snapshot_id: str
-    scope: str
-    dry_run: bool
-    time: datetime
-    protection_id: str | None
-    restored: tuple[str, ...]
-    moved: tuple[str, ...]
-    skipped: tuple[Skip, ...]
-    unchanged: int
-    left: tuple[str, ...]
-    history_error: str | None = None  # set when files changed but the history line failed
 
 
 def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"

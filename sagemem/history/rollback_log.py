@@ -1,5 +1,6 @@
-"""The rollback history: ``<state>/rollbacks.jsonl``, one JSON object per rollback — the
-same object ``rollback --json`` prints.
+"""What a rollback did, and its history: the ``RollbackReport``, its JSON shape, and
+``<state>/rollbacks.jsonl``, one such JSON object per rollback — the same object
+``rollback --json`` prints.
 
 The line is appended after the files were restored, so failing to write it must not
 hide what was done: ``apply_rollback`` then returns its report with ``history_error``
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import json
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from ..config import JSON_VERSION
 from ..errors import MemoryNotFound, WriteFailed
@@ -18,12 +21,39 @@ from ..files.atomic import append_line
 from ..files.paths import lstat_regular, read_regular
 from ..store import MemoryStore
 
-if TYPE_CHECKING:
-    from .rollback import RollbackReport
-
 HISTORY_FILE = "rollbacks.jsonl"
 MAX_HISTORY_BYTES = 32 * 1024 * 1024
 """Tens of thousands of rollbacks; a bigger file is refused rather than read into memory."""
+SKIP_CODES = ("locked", "collision", "conflict", "unreadable", "not_captured", "damaged",
+              "not_protected", "ambiguous", "failed")
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A file the rollback leaves as it is, and why (``code`` is one of SKIP_CODES)."""
+
+    file: str
+    code: str
+    reason: str
+    conflict_id: str | None = None
+
+
+
+@dataclass(frozen=True)
+class RollbackReport:
+    """What a rollback did (or, for a dry run, would do)."""
+
+    snapshot_id: str
+    scope: str
+    dry_run: bool
+    time: datetime
+    protection_id: str | None
+    restored: tuple[str, ...]
+    moved: tuple[str, ...]
+    skipped: tuple[Skip, ...]
+    unchanged: int
+    left: tuple[str, ...]
+    history_error: str | None = None  # set when files changed but the history line failed
 
 
 

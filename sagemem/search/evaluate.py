@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalSetError
-from ..store import MemoryStore
+from ..files.folder import MemoryFolder
 from .index import SearchIndex
 from .retrieve import SearchResponse, search
 
@@ -82,7 +82,7 @@ def run_set(set_dir: Path, state_dir: Path | None = None) -> list[QueryOutcome]:
     if not memory_dir.is_dir():
         raise EvalSetError(memory_dir, "is not a directory")
     with _state(state_dir) as state:
-        index = SearchIndex(MemoryStore(memory_dir, state))
+        index = SearchIndex(MemoryFolder(memory_dir, state))
         try:
             return [_outcome(q, search(index, q["query"], limit=10)) for q in queries]
         finally:

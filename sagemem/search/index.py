@@ -20,14 +20,15 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import IndexUnavailable
-from ..store import MemoryStore
+from ..files.folder import MemoryFolder
 from .scoring import Stats, sum_stats
+from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, stat_pass, transaction
 from .watch import DirectoryWatcher
 
@@ -87,15 +88,13 @@ class TermStats:
     fdf: int
 
 
-Progress = Callable[[int, int], None]
-
 
 class SearchIndex:
     """The persistent, incrementally updated token index of one memory directory — or,
     with ``archived=True``, of its ``archive/`` (a separate index, so archived memories
     never weigh on the statistics of an ordinary search)."""
 
-    def __init__(self, store: MemoryStore, path: Path | None = None, *,
+    def __init__(self, store: MemoryFolder, path: Path | None = None, *,
                  archived: bool = False) -> None:
         self.store = store
         self.archived = archived
@@ -215,7 +214,7 @@ class SearchIndex:
         watcher = self._watcher
         if watcher is not None and watcher.ready and not watcher.take_changes():
             return SyncReport(self._scanned, (), ())
-        on_disk = stat_pass(self)
+        on_disk = stat_pass(self.store, self.archived)
         self._scanned = len(on_disk)
         digest = listing_digest(on_disk)
         if digest != self._seen_digest:
@@ -224,7 +223,8 @@ class SearchIndex:
         if digest == self._stored_digest():  # nothing moved: no need to compare file by file
             return SyncReport(len(on_disk), (), ())
         self._stats = None
-        changed, removed = apply_changes(self, on_disk, progress, digest)
+        changed, removed = apply_changes(self.conn, self.store, self.archived, on_disk,
+                                         progress, digest)
         return SyncReport(len(on_disk), tuple(changed), tuple(removed))
 
     def notice_change(self) -> None:
@@ -329,7 +329,7 @@ class SearchIndex:
         return rows
 
 
-def index_path(store: MemoryStore, *, archived: bool = False) -> Path:
+def index_path(store: MemoryFolder, *, archived: bool = False) -> Path:
     """One index per memory directory, even when two share a state directory (and one
     more for its archive)."""
     key = hashlib.sha256(str(store.directory.resolve()).encode("utf-8", "surrogateescape"))

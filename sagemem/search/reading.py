@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import InvalidReadRange
+from ..files.folder import MemoryFolder
 from ..files.memory import Memory
-from ..store import MemoryStore
 from .text import file_lines
 
 DEFAULT_PAGE_BYTES = 16 * 1024
@@ -38,7 +38,7 @@ class ReadResult:
     next_start_byte: int | None = None
 
 
-def read(store: MemoryStore, name: str, start_line: int | None = None,
+def read(store: MemoryFolder, name: str, start_line: int | None = None,
          start_byte: int | None = None, max_bytes: int | None = None,
          revision: str | None = None) -> ReadResult:
     """Read a page of ``name``'s body; from its first body line unless told otherwise."""

@@ -168,7 +168,7 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
         return [], 0, 0
     body = len("".join(query.split())) >= MIN_FALLBACK_CHARS
     lowest = _lowest_passing_mass(q)
-    rows = summary_scores(index, _weights(q, "sdf", stats.files), stats.avg_slen,
+    rows = summary_scores(index.conn, _weights(q, "sdf", stats.files), stats.avg_slen,
                           min_mass=lowest)
     if scope:
         allowed = set(_in_scope(index, [row[0] for row in rows], scope))
@@ -179,9 +179,9 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
     if body:
         selective = {t: v for t, v in _weights(q, "pdf", stats.paras).items()
                      if q.info[t] >= SELECTIVE_INFO * q.idf_max}
-        extra = [f for f in body_pool(index, selective, MAX_BODY_POOL) if f not in pool]
+        extra = [f for f in body_pool(index.conn, selective, MAX_BODY_POOL) if f not in pool]
         summary.update({f: (score, set(terms.split(US))) for f, score, _, terms in
-                        summary_scores(index, _weights(q, "sdf", stats.files), stats.avg_slen,
+                        summary_scores(index.conn, _weights(q, "sdf", stats.files), stats.avg_slen,
                                        file_ids=extra)} if extra else {})
         pool.update(extra)
     paras = _body_scores(index, stats, q, sorted(pool))
@@ -293,13 +293,13 @@ def _body_scores(index: SearchIndex, stats: Stats, q: _Query, file_ids: list[int
         return out
     para: dict[int, float] = {}
     owner: dict[int, int] = {}
-    rows = paragraph_scores(index, _weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
+    rows = paragraph_scores(index.conn, _weights(q, "pdf", stats.paras), stats.avg_plen, file_ids)
     for para_id, file_id, score, mass, terms in rows:
         para[para_id] = score
         owner[para_id] = file_id
         out.best_mass[file_id] = max(out.best_mass.get(file_id, 0.0), mass)
         out.matched.setdefault(file_id, []).append(set(terms.split(US)))
-    out.whole = dict(body_scores(index, _weights(q, "fdf", stats.files), stats.avg_blen,
+    out.whole = dict(body_scores(index.conn, _weights(q, "fdf", stats.files), stats.avg_blen,
                                  file_ids))
     for para_id, score in para.items():  # ranking files uses the paragraphs' own scores
         file_id = owner[para_id]

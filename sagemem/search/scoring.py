@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .index import SearchIndex
 
 QueryTerms = dict[str, tuple[float, float, float]]
 """A query as scoring sees it: term → (weight, idf, information)."""
@@ -42,7 +38,7 @@ def sum_stats(conn: sqlite3.Connection) -> Stats:
                  blen / files if files else 0.0)
 
 
-def summary_scores(index: SearchIndex, q: QueryTerms, avg_len: float, *,
+def summary_scores(conn: sqlite3.Connection, q: QueryTerms, avg_len: float, *,
                    file_ids: list[int] | None = None, min_mass: float = 0.0
                    ) -> list[tuple[int, float, float, str]]:
     """(file id, BM25 score, matched information, matched terms joined by US) of every
@@ -54,10 +50,10 @@ def summary_scores(index: SearchIndex, q: QueryTerms, avg_len: float, *,
            "FROM q CROSS JOIN sterms s ON s.term = q.term JOIN files f ON f.id = s.file_id "
            f"{where} GROUP BY s.file_id HAVING SUM(q.w * q.info) >= ?")
     args = (*_flat(q), *_bm25_args(avg_len), *(file_ids or ()), min_mass)
-    return index.conn.execute(sql, args).fetchall()
+    return conn.execute(sql, args).fetchall()
 
 
-def paragraph_scores(index: SearchIndex, q: QueryTerms, avg_len: float, file_ids: list[int]
+def paragraph_scores(conn: sqlite3.Connection, q: QueryTerms, avg_len: float, file_ids: list[int]
                      ) -> list[tuple[int, int, float, float, str]]:
     """(paragraph id, file id, BM25 score, matched information, matched terms) of the
     paragraphs of ``file_ids`` holding a query term."""
@@ -68,10 +64,10 @@ def paragraph_scores(index: SearchIndex, q: QueryTerms, avg_len: float, file_ids
            "? * p.plen / ?))), SUM(q.w * q.info), GROUP_CONCAT(t.term, char(31)) "
            "FROM q CROSS JOIN pterms t ON t.term = q.term JOIN paras p ON p.id = t.para_id "
            f"WHERE t.file_id IN ({_marks(file_ids)}) GROUP BY t.para_id")
-    return index.conn.execute(sql, (*_flat(q), *_bm25_args(avg_len), *file_ids)).fetchall()
+    return conn.execute(sql, (*_flat(q), *_bm25_args(avg_len), *file_ids)).fetchall()
 
 
-def body_scores(index: SearchIndex, q: QueryTerms, avg_len: float, file_ids: list[int]
+def body_scores(conn: sqlite3.Connection, q: QueryTerms, avg_len: float, file_ids: list[int]
                 ) -> list[tuple[int, float]]:
     """(file id, BM25 score of the whole body as one document) for ``file_ids``."""
     if not file_ids or not q:
@@ -83,10 +79,10 @@ def body_scores(index: SearchIndex, q: QueryTerms, avg_len: float, file_ids: lis
            "SELECT b.file_id, SUM(q.w * q.idf * b.tf * ? / (b.tf + ? * (1 - ? + ? * "
            "f.blen / ?))) FROM b JOIN q ON q.term = b.term JOIN files f ON f.id = b.file_id "
            "GROUP BY b.file_id")
-    return index.conn.execute(sql, (*_flat(q), *file_ids, *_bm25_args(avg_len))).fetchall()
+    return conn.execute(sql, (*_flat(q), *file_ids, *_bm25_args(avg_len))).fetchall()
 
 
-def body_pool(index: SearchIndex, q: QueryTerms, limit: int) -> list[int]:
+def body_pool(conn: sqlite3.Connection, q: QueryTerms, limit: int) -> list[int]:
     """Files whose paragraphs hold the most information of the given terms."""
     if not q:
         return []
@@ -94,7 +90,7 @@ def body_pool(index: SearchIndex, q: QueryTerms, limit: int) -> list[int]:
            "SELECT d.file_id FROM (SELECT DISTINCT t.file_id, t.term FROM q CROSS JOIN "
            "pterms t ON t.term = q.term) d JOIN q ON q.term = d.term GROUP BY d.file_id "
            "ORDER BY SUM(q.w * q.info) DESC, d.file_id LIMIT ?")
-    return [f for (f,) in index.conn.execute(sql, (*_flat(q), limit))]
+    return [f for (f,) in conn.execute(sql, (*_flat(q), limit))]
 
 
 def _marks(items: object, width: int = 1) -> str:

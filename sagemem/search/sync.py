@@ -9,32 +9,32 @@ import json
 import os
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import IndexUnavailable, SagememError
+from ..files.folder import MemoryFolder
 from ..files.memory import Memory
 from ..files.paths import name_key
 from .scoring import sum_stats
 from .text import paragraphs, tokens
 
-if TYPE_CHECKING:
-    from .index import Progress, SearchIndex
-
+Progress = Callable[[int, int], None]
+"""Called with (done, total) while many files are (re)indexed."""
 SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 2.0, "file": 0.5, "tags": 0.5}
 
 
-def stat_pass(index: SearchIndex) -> dict[str, tuple[int, int, int]]:
+def stat_pass(store: MemoryFolder, archived: bool) -> dict[str, tuple[int, int, int]]:
     """Every candidate memory file's (mtime_ns, size, inode), reading none of them."""
-    index.store.require_directory()
+    store.require_directory()
     found: dict[str, tuple[int, int, int]] = {}
-    reserved = index.store.reserved
-    folder = index.store.folder(index.archived)  # a symlinked archive/ is refused
+    reserved = store.reserved
+    folder = store.folder(archived)  # a symlinked archive/ is refused
     try:
         entries = os.scandir(folder)
     except FileNotFoundError:
-        if index.archived:  # no archive/ yet: nothing archived
+        if archived:  # no archive/ yet: nothing archived
             return found
         raise IndexUnavailable(folder, "does not exist") from None
     except OSError as exc:
@@ -64,11 +64,11 @@ def listing_digest(stats: dict[str, tuple[int, int, int]]) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
-def apply_changes(index: SearchIndex, on_disk: dict[str, tuple[int, int, int]],
-                  progress: Progress | None, digest: str) -> tuple[list[str], list[str]]:
+def apply_changes(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
+                  on_disk: dict[str, tuple[int, int, int]], progress: Progress | None,
+                  digest: str) -> tuple[list[str], list[str]]:
     """Re-read what changed. The comparison is made inside the write transaction, so
     a second process that waited for the first one's build finds nothing left to do."""
-    conn = index.conn
     with transaction(conn):
         known = {name: (m, s, i) for name, m, s, i in
                  conn.execute("SELECT name, mtime_ns, size, inode FROM files")}
@@ -80,7 +80,7 @@ def apply_changes(index: SearchIndex, on_disk: dict[str, tuple[int, int, int]],
             _forget(conn, name)
         for done, name in enumerate(changed, start=1):
             _forget(conn, name)
-            _add(index, name)
+            _add(conn, store, archived, name)
             if progress and (done % 200 == 0 or done == total):
                 progress(done, total)
         stats = json.dumps(asdict(sum_stats(conn)))
@@ -103,13 +103,12 @@ def _forget(conn: sqlite3.Connection, name: str) -> None:
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-def _add(index: SearchIndex, name: str) -> None:
+def _add(conn: sqlite3.Connection, store: MemoryFolder, archived: bool, name: str) -> None:
     """Index one file; one that cannot be read is remembered with its error, no tokens."""
-    conn = index.conn
-    path = index.directory / name
+    path = store.folder(archived) / name
     try:
         st = os.lstat(path)
-        memory = index.store.get(name, archived=index.archived)
+        memory = store.get(name, archived=archived)
     except FileNotFoundError:
         return
     except SagememError as exc:

@@ -36,7 +36,7 @@ from ..errors import (
 from ..files.paths import MAX_FILE_BYTES, name_key, read_regular
 
 if TYPE_CHECKING:
-    from ..store import MemoryStore
+    from ..files.folder import MemoryFolder
 
 CONFLICTS_DIR = "conflicts"
 MAX_RECORDS = 10_000
@@ -148,7 +148,7 @@ def _str(value: object) -> str | None:
 
 # -- creating -----------------------------------------------------------------------------
 
-def create(store: MemoryStore, kind: str, file: str, *, writer: str, reason: str | None,
+def create(store: MemoryFolder, kind: str, file: str, *, writer: str, reason: str | None,
            disk: tuple[str | None, str | None], mine: Mapping[str, Any],
            now: datetime | None = None) -> Conflict:
     """Record a write conflict found outside ``MemoryStore.write`` (the MCP server or
@@ -159,7 +159,7 @@ def create(store: MemoryStore, kind: str, file: str, *, writer: str, reason: str
     return load(store.state_dir, conflict_id)
 
 
-def record_write_conflict(store: MemoryStore, kind: str, file: str, *, writer: str,
+def record_write_conflict(store: MemoryFolder, kind: str, file: str, *, writer: str,
                           reason: str | None, disk: tuple[str | None, str | None],
                           mine: Mapping[str, Any], now: datetime | None = None) -> str:
     """Record a refused write (the caller holds the store lock); the id, maybe of an
@@ -171,7 +171,7 @@ def record_write_conflict(store: MemoryStore, kind: str, file: str, *, writer: s
     return _create(store, body, now)
 
 
-def contradict(store: MemoryStore, a: str, b: str, note: str, *, writer: str = "library",
+def contradict(store: MemoryFolder, a: str, b: str, note: str, *, writer: str = "library",
                now: datetime | None = None) -> Conflict:
     """Record that memories ``a`` and ``b`` contradict each other; both must exist.
 
@@ -187,7 +187,7 @@ def contradict(store: MemoryStore, a: str, b: str, note: str, *, writer: str = "
     return load(store.state_dir, conflict_id)
 
 
-def _create(store: MemoryStore, body: dict[str, Any], now: datetime | None) -> str:
+def _create(store: MemoryFolder, body: dict[str, Any], now: datetime | None) -> str:
     """Write a new record, unless an open one is identical field for field but time and id."""
     _writer(body["writer"])
     fingerprint = hashlib.sha256(_canonical(body)).hexdigest()[:10]
@@ -220,7 +220,7 @@ def _writer(writer: str) -> str:
     return writer
 
 
-def save(store: MemoryStore, record: Mapping[str, Any], *, create: bool) -> None:
+def save(store: MemoryFolder, record: Mapping[str, Any], *, create: bool) -> None:
     """Write a record whole (atomically); ``create`` refuses to replace one."""
     from ..files.atomic import atomic_write
 
@@ -235,7 +235,7 @@ def save(store: MemoryStore, record: Mapping[str, Any], *, create: bool) -> None
 
 # -- removing ------------------------------------------------------------------------------
 
-def delete(store: MemoryStore, conflict_id: str) -> Conflict:
+def delete(store: MemoryFolder, conflict_id: str) -> Conflict:
     """Remove a record (whatever its status); returns what it held."""
     record = load(store.state_dir, conflict_id)
     with store.locked():

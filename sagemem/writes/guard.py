@@ -33,7 +33,7 @@ from ..files.paths import check_name, with_suffix
 from .conflicts import WRITE_KINDS, WRITERS
 
 if TYPE_CHECKING:
-    from ..store import MemoryStore
+    from ..files.folder import MemoryFolder
 
 REREAD_ATTEMPTS = 20
 
@@ -61,10 +61,11 @@ class _Attempt:
     conflict_kind: str | None
 
 
-def guarded_write(store: MemoryStore, name: str, content: str | None,
+def guarded_write(store: MemoryFolder, name: str, content: str | None,
                   expected_revision: str | Required | None, *,
-                  fields: Mapping[str, object] | None, reason: str | None, writer: str,
-                  conflict_kind: str | None) -> Memory:
+                  fields: Mapping[str, object] | None = None, reason: str | None = None,
+                  writer: str = "library", conflict_kind: str | None = "stale_version"
+                  ) -> Memory:
     """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
     at ``expected_revision``; a refusal is recorded, then raised."""
     expected = _checked(content, expected_revision, fields, writer, conflict_kind)
@@ -114,7 +115,7 @@ def _checked(content: str | None, expected_revision: str | Required | None,
     return expected_revision
 
 
-def _still_at(store: MemoryStore, attempt: _Attempt, seen: Memory | None) -> None:
+def _still_at(store: MemoryFolder, attempt: _Attempt, seen: Memory | None) -> None:
     """Check again right before the rename: an editor saving while the temporary file
     was written and fsync'd (milliseconds) would otherwise be overwritten."""
     now = _current(store, attempt.file)
@@ -122,7 +123,7 @@ def _still_at(store: MemoryStore, attempt: _Attempt, seen: Memory | None) -> Non
         _refuse_if_needed(store, attempt, now)
 
 
-def _current(store: MemoryStore, name: str) -> Memory | None:
+def _current(store: MemoryFolder, name: str) -> Memory | None:
     """The memory as it is now. A file caught mid-change by a writer outside the guard
     (an editor saving in place) is read again: it has moved on, and the refusal
     should record where it moved to rather than fail without a record."""
@@ -138,7 +139,7 @@ def _current(store: MemoryStore, name: str) -> Memory | None:
     return None  # not reached: the last attempt returns or raises
 
 
-def _refuse_if_needed(store: MemoryStore, attempt: _Attempt, current: Memory | None) -> None:
+def _refuse_if_needed(store: MemoryFolder, attempt: _Attempt, current: Memory | None) -> None:
     """Raise the refusal this write meets, after recording it as a conflict."""
     marker = merge_marker_line(attempt.text) if attempt.text is not None else None
     actual = current.revision if current else None
@@ -155,7 +156,7 @@ def _refuse_if_needed(store: MemoryStore, attempt: _Attempt, current: Memory | N
     raise StaleRevision(attempt.file, attempt.expected, actual, conflict_id)
 
 
-def _record(store: MemoryStore, kind: str, attempt: _Attempt, current: Memory | None) -> str:
+def _record(store: MemoryFolder, kind: str, attempt: _Attempt, current: Memory | None) -> str:
     from .conflicts import record_write_conflict
 
     mine: dict[str, object] = {"based_on": attempt.expected, "text": attempt.text}

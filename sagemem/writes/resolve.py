@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MemoryNotFound, ResolutionRefused, SagememError, WriteRefused
 from ..files.paths import name_key, with_suffix
 from .conflicts import WRITE_KINDS, Conflict, load, save
+from .guard import guarded_write
 
 if TYPE_CHECKING:
-    from ..store import MemoryStore
+    from ..files.folder import MemoryFolder
 
 
-def resolve_keep(store: MemoryStore, conflict_id: str, side: str,
+def resolve_keep(store: MemoryFolder, conflict_id: str, side: str,
                  now: datetime | None = None) -> Conflict:
     """Resolve a write conflict: keep the ``disk`` version, or write ``mine`` over it —
     itself a guarded write based on the disk revision the record holds. Making the same
@@ -40,16 +41,16 @@ def resolve_keep(store: MemoryStore, conflict_id: str, side: str,
     return _decide(store, record, f"keep_{side}", applied, "resolved", {}, now)
 
 
-def _write_mine(store: MemoryStore, record: Conflict) -> str:
+def _write_mine(store: MemoryFolder, record: Conflict) -> str:
     disk, mine = record.side("disk"), record.side("mine")
     text, fields = mine.get("text"), mine.get("fields")
     try:
         if isinstance(fields, dict) and not isinstance(text, str):
-            written = store.write(record.file or "", None, disk.get("revision"),
+            written = guarded_write(store, record.file or "", None, disk.get("revision"),
                                   fields=_fields_back(fields), reason=f"resolve {record.id}",
                                   conflict_kind=None)
         else:
-            written = store.write(record.file or "", text if isinstance(text, str) else "",
+            written = guarded_write(store, record.file or "", text if isinstance(text, str) else "",
                                   disk.get("revision"), reason=f"resolve {record.id}",
                                   conflict_kind=None)
     except (WriteRefused, MemoryNotFound) as exc:
@@ -68,7 +69,7 @@ def _fields_back(fields: Mapping[str, Any]) -> dict[str, object]:
     return out
 
 
-def resolve_invalidate(store: MemoryStore, conflict_id: str, name: str,
+def resolve_invalidate(store: MemoryFolder, conflict_id: str, name: str,
                        superseded_by: str | None = None, undo: bool = False,
                        today: date | None = None, now: datetime | None = None) -> Conflict:
     """Resolve a contradiction by marking one side invalid: adds only ``invalid_at``
@@ -100,7 +101,7 @@ def resolve_invalidate(store: MemoryStore, conflict_id: str, name: str,
     return _decide(store, record, "invalidate", applied, "resolved", extra, now)
 
 
-def _undo(store: MemoryStore, record: Conflict, file: str, now: datetime | None) -> Conflict:
+def _undo(store: MemoryFolder, record: Conflict, file: str, now: datetime | None) -> Conflict:
     if record.decision == "undo_invalidate" and record.status == "open":
         return record  # undoing twice changes nothing
     if record.decision != "invalidate" or record.data.get("invalidated") != file:
@@ -117,7 +118,7 @@ def _undo(store: MemoryStore, record: Conflict, file: str, now: datetime | None)
     return _decide(store, record, "undo_invalidate", applied, "open", {}, now)
 
 
-def _restore(store: MemoryStore, record: Conflict, file: str) -> str | None:
+def _restore(store: MemoryFolder, record: Conflict, file: str) -> str | None:
     """Put back the exact text from before the invalidation, if the file is still as the
     invalidation left it; the revision after, or None when it has changed since."""
     previous = record.data.get("previousText")
@@ -125,7 +126,7 @@ def _restore(store: MemoryStore, record: Conflict, file: str) -> str | None:
     if not isinstance(previous, str) or current.revision != record.applied_version:
         return None
     try:
-        return store.write(file, previous, current.revision, reason=f"undo {record.id}",
+        return guarded_write(store, file, previous, current.revision, reason=f"undo {record.id}",
                            conflict_kind=None).revision
     except SagememError as exc:
         raise ResolutionRefused(record.id, str(exc)) from exc
@@ -137,7 +138,7 @@ def _previous(record: Conflict) -> dict[str, Any]:
     return _fields_of(text) if isinstance(text, str) else {}
 
 
-def _raw_fields(store: MemoryStore, file: str) -> dict[str, Any]:
+def _raw_fields(store: MemoryFolder, file: str) -> dict[str, Any]:
     return _fields_of(store.get(file).text)
 
 
@@ -148,7 +149,7 @@ def _fields_of(text: str) -> dict[str, Any]:
     return load_frontmatter(block, 1, []) if block else {}
 
 
-def _side_of(store: MemoryStore, record: Conflict, name: str) -> Any:
+def _side_of(store: MemoryFolder, record: Conflict, name: str) -> Any:
     key = name_key(with_suffix(name))
     if key not in {name_key(m) for m in record.memories}:
         raise ResolutionRefused(record.id, f"{name} is not one of {', '.join(record.memories)}")
@@ -158,7 +159,7 @@ def _side_of(store: MemoryStore, record: Conflict, name: str) -> Any:
         raise ResolutionRefused(record.id, str(exc)) from exc
 
 
-def _successor(store: MemoryStore, record: Conflict, name: str | None) -> str | None:
+def _successor(store: MemoryFolder, record: Conflict, name: str | None) -> str | None:
     if name is None:
         return None
     try:
@@ -167,7 +168,7 @@ def _successor(store: MemoryStore, record: Conflict, name: str | None) -> str | 
         raise ResolutionRefused(record.id, f"--superseded-by: {exc}") from exc
 
 
-def _apply_fields(store: MemoryStore, record: Conflict, file: str,
+def _apply_fields(store: MemoryFolder, record: Conflict, file: str,
                   changes: Mapping[str, object]) -> str:
     """A guarded field edit; the revision the memory is at afterwards."""
     from ..files.edit import set_fields
@@ -177,20 +178,20 @@ def _apply_fields(store: MemoryStore, record: Conflict, file: str,
         text = set_fields(memory.text, changes, memory.file)
         if text == memory.text:
             return memory.revision
-        return store.write(memory.file, text, memory.revision, reason=f"resolve {record.id}",
-                           conflict_kind=None).revision
+        return guarded_write(store, memory.file, text, memory.revision,
+                             reason=f"resolve {record.id}", conflict_kind=None).revision
     except SagememError as exc:
         raise ResolutionRefused(record.id, str(exc)) from exc
 
 
-def _open_record(store: MemoryStore, conflict_id: str) -> Conflict:
+def _open_record(store: MemoryFolder, conflict_id: str) -> Conflict:
     record = load(store.state_dir, conflict_id)
     if record.status != "open":
         raise ResolutionRefused(record.id, f"already resolved ({record.decision})")
     return record
 
 
-def _decide(store: MemoryStore, record: Conflict, decision: str, applied: str | None,
+def _decide(store: MemoryFolder, record: Conflict, decision: str, applied: str | None,
             status: str, extra: Mapping[str, Any], now: datetime | None) -> Conflict:
     """Add the decision to the record (earlier decisions move to ``history``). The record
     is read again under the lock, so a decision made meanwhile is kept in the history."""

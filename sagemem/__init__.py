@@ -38,7 +38,6 @@ from .errors import (
     WriteRefused,
 )
 from .files.fields import TYPES, Problem
-from .files.init import InitReport, init_directory
 from .files.memory import Memory, parse, revision_of
 from .store import ListError, Listing, MemoryStore
 
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
     from .audit.watch import AuditDiff, LiveAudit
     from .audit.watch import follow as follow_audit
     from .files.edit import render_new, set_fields
+    from .files.init import InitReport, init_directory
     from .history.archive import ArchiveResult, archive_memory, purge_memory, restore_memory
     from .history.archive_log import ArchiveEvent, read_log
     from .history.candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
@@ -84,6 +84,7 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "CandidateReport": "history.candidates",
     "Finding": "audit.scan",
     "FixReport": "audit.fix",
+    "InitReport": "files.init",
     "LiveAudit": "audit.watch",
     "Lock": "history.locks",
     "LockChange": "history.locks",
@@ -98,6 +99,7 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "fix_audit": "audit.fix:fix",
     "follow_audit": "audit.watch:follow",
     "idle_thresholds": "history.candidates",
+    "init_directory": "files.init",
     "list_locks": "history.locks",
     "list_snapshots": "history.snapshots",
     "load_snapshot": "history.snapshots",

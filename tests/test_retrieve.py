@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sagemem import MemoryStore
-from sagemem.search.retrieve import InvalidCursor
+from sagemem.errors import InvalidCursor
 from sagemem.search.text import file_lines
 
 MEMORIES = {

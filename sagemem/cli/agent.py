@@ -1,7 +1,9 @@
 """The agent-facing commands: search, read, inject and what supports them (sessions, the
 access ledger, task checkpoints, the Claude Code hook, the index and evaluation).
 
-They register on the one ``app`` of ``cli.py``, which imports this module at its end.
+They register on the one ``app`` of ``base.py``; ``main.py`` imports this module. The
+retrieval and injection stack is imported inside each command, so the commands that do
+not need it (``list``, ``new``, ``snapshot``…) never load it.
 """
 
 from __future__ import annotations
@@ -18,27 +20,8 @@ import typer
 
 from ..config import JSON_VERSION, Settings
 from ..errors import NoCheckpoint
-from ..history.ledger import load as load_ledger
-from ..history.ledger import record as record_access
-from ..inject.block import inject as inject_block
-from ..inject.hooks import run_claude_code_hook
-from ..inject.session import Budget, load_session, reset_session, session_file
-from ..inject.tasks import WORKING_FILE, ensure_checkpoint, load_checkpoint, task_dir
 from ..store import MemoryStore
 from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
-from .output import (
-    checkpoint_json,
-    checkpoint_text,
-    eval_text,
-    explain_text,
-    injection_json,
-    ledger_json,
-    ledger_text,
-    read_json,
-    search_json,
-    search_text,
-    session_text,
-)
 
 
 @app.command()
@@ -58,6 +41,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer QUERY, each with its paragraph and line range."""
+    from .output_agent import search_json, search_text
+
     if type_ and tag:
         raise typer.BadParameter("give --type or --tag, not both", param_hint="--tag")
     scope = memory_type(type_) if type_ else tag
@@ -82,6 +67,8 @@ def search(
 
 def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int,
                   include_archived: bool) -> int:
+    from .output_agent import search_json
+
     def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
         response = store.search(item["query"], scope=scope, limit=limit,
                                 include_archived=include_archived)
@@ -120,6 +107,9 @@ def read(
     as_json: JsonOption = False,
 ) -> None:
     """Read a memory's body by line or byte, a page at a time."""
+    from ..history.ledger import record as record_access
+    from .output_agent import read_json
+
     store = ctx.obj.store()
     result = store.read(name, start_line=start_line, start_byte=start_byte,
                         max_bytes=max_bytes, revision=revision)
@@ -148,6 +138,7 @@ def eval_(
 ) -> None:
     """Run a retrieval evaluation set and print its metrics and worst misses."""
     from ..search.evaluate import evaluate
+    from .output_agent import eval_text
 
     report = evaluate(set_dir, ctx.obj.state_dir)
     if as_json:
@@ -220,6 +211,9 @@ def inject(
     as_json: JsonOption = False,
 ) -> None:
     """Print the memory block to hand the model before it answers QUESTION."""
+    from ..inject.block import inject as inject_block
+    from .output_agent import explain_text, injection_json
+
     settings = ctx.obj.settings()
     with MemoryStore.from_settings(settings) as store:
         if batch is not None:
@@ -242,6 +236,9 @@ def inject(
 
 def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
     """A line without ``session`` gets a fresh session of its own, never saved."""
+    from ..inject.block import inject as inject_block
+    from .output_agent import injection_json
+
     def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
         session = item.get("session")
         injection = inject_block(store, item["query"], str(session or f"batch-{number}"),
@@ -258,6 +255,9 @@ def session_show(
     as_json: JsonOption = False,
 ) -> None:
     """What a session has been given: budget spent, cards shown, last attempts."""
+    from ..inject.session import Budget, load_session, session_file
+    from .output_agent import explain_text, session_text
+
     settings = ctx.obj.settings()
     state = load_session(settings.state_dir, session_id)
     if not session_file(settings.state_dir, session_id).exists():
@@ -275,6 +275,8 @@ def session_reset(
     session_id: Annotated[str, typer.Argument(help="Session id.")],
 ) -> None:
     """Zero a session's budgets and signatures (after the host compacts or clears)."""
+    from ..inject.session import reset_session
+
     reset_session(ctx.obj.settings().state_dir, session_id)
     typer.echo(f"reset    {session_id}")
 
@@ -285,6 +287,9 @@ def ledger(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
     The three counts stay apart: they are for diagnostics and archiving, never ranking.
     """
+    from ..history.ledger import load as load_ledger
+    from .output_agent import ledger_json, ledger_text
+
     entries, warnings = load_ledger(ctx.obj.settings().state_dir)
     if as_json:
         echo_json(ledger_json(entries))
@@ -299,6 +304,8 @@ def use(
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
 ) -> None:
     """Record that you adopted a memory (the ledger's "use" count; it never changes ranking)."""
+    from ..history.ledger import record as record_access
+
     store = ctx.obj.store()
     memory = store.get(name)
     _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
@@ -325,6 +332,9 @@ def _task_id(ctx: typer.Context, task: str | None) -> tuple[Path, str]:
 @task_app.command("show")
 def task_show(ctx: typer.Context, task: TaskOption = None, as_json: JsonOption = False) -> None:
     """Show a task's checkpoint: its handle, its items, and done items missing evidence."""
+    from ..inject.tasks import WORKING_FILE, load_checkpoint, task_dir
+    from .output_agent import checkpoint_json, checkpoint_text
+
     state_dir, task_id = _task_id(ctx, task)
     checkpoint = load_checkpoint(state_dir, task_id)
     if checkpoint is None:
@@ -347,6 +357,8 @@ def task_path(
     ] = False,
 ) -> None:
     """Print the path of a task's WORKING.md, the file to write its checkpoint in."""
+    from ..inject.tasks import WORKING_FILE, ensure_checkpoint, task_dir
+
     state_dir, task_id = _task_id(ctx, task)
     if create:
         typer.echo(ensure_checkpoint(state_dir, task_id))
@@ -366,6 +378,8 @@ def hook_claude_code(ctx: typer.Context) -> None:
     Prints the memory block as additionalContext, or nothing; always exits 0, since
     exit 2 would block the user's prompt. Errors go to <state>/logs/hook.log.
     """
+    from ..inject.hooks import run_claude_code_hook
+
     g: Globals = ctx.obj
     raise typer.Exit(run_claude_code_hook(g.memory_dir, g.state_dir))
 

@@ -1,1 +1,15 @@
-"""TODO"""
+"""A memory file and the folder that holds it — the ground floor every other room uses.
+
+- ``memory``: ``parse`` a file leniently into a ``Memory``; ``revision_of``, ``split``.
+- ``fields``: the frontmatter fields, ``TYPES``, ``Problem``.
+- ``edit`` / ``edit_spans``: round-trip edits (``set_fields``, ``render_new``) that change
+  only what they mean to.
+- ``paths``: the one safe read path (``safe_read``, ``read_regular``), name checks,
+  ``INDEX_FILE``, ``STATE_DIR_NAME``, size limits.
+- ``atomic``: ``atomic_write``, ``write_new``, ``append_line``, ``make_folder``.
+- ``indexfile``: the lines of ``MEMORY.md``. ``init``: ``init_directory``.
+- ``folder``: ``MemoryFolder`` — reading a directory, its lock, guarded ``MEMORY.md``
+  edits, change notices.
+
+Imports only ``errors`` from outside itself.
+"""

@@ -1,1 +1,15 @@
-"""TODO"""
+"""What happened to the memories, and undoing it (uses ``files``, ``writes``, ``store``).
+
+- ``snapshots``: ``create_snapshot``, ``list_snapshots``, ``load_snapshot``, rotation;
+  ``manifest``: ``Snapshot`` and checking copies (``verify_snapshot``);
+  ``snapshot_diff``: ``snapshot_diff``, ``compare``; ``githead``: the HEAD beside them.
+- ``rollback``: ``plan_rollback``, ``apply_rollback``, ``rollback``;
+  ``rollback_log``: ``RollbackReport`` and ``<state>/rollbacks.jsonl``.
+- ``archive``: ``archive_memory``, ``restore_memory``, ``purge_memory``;
+  ``archive_log``: ``<state>/archive.jsonl``; ``locks``: ``lock_memory``…;
+  ``candidates``: ``archive_candidates`` by idle days.
+- ``ledger``: the access ledger (reads, uses, injections per memory) the candidates and
+  the injection rely on.
+
+Nothing here deletes a memory except ``purge_memory`` of an archived one.
+"""

@@ -25,9 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
-from ..config import JSON_VERSION
 from ..errors import (
     FileChangedDuringRead,
     InvalidName,
@@ -40,62 +38,28 @@ from ..errors import (
     WriteFailed,
 )
 from ..files.atomic import make_folder, remove_quietly, sync_directory, write_new
-from ..files.paths import INDEX_FILE, check_name, file_sha256, name_key, read_chunks, read_regular
+from ..files.paths import INDEX_FILE, check_name, read_chunks
 from ..store import MemoryStore
-from .githead import GitHead, git_head
+from .githead import git_head
+from .manifest import MANIFEST_FILE as MANIFEST_FILE
+from .manifest import SkippedFile as SkippedFile
+from .manifest import Snapshot as Snapshot
+from .manifest import SnapshotFile as SnapshotFile
+from .manifest import damaged_copies, from_manifest, git_json, load_manifest
+from .manifest import damaged_files as damaged_files
+from .manifest import read_copy as read_copy
+from .manifest import snapshot_json as snapshot_json
+from .manifest import verify_snapshot as verify_snapshot
 
 SNAPSHOTS_DIR = "snapshots"
-MANIFEST_FILE = "manifest.json"
 PARTIAL_SUFFIX = ".partial"
 KINDS = ("manual", "auto", "protection")
 """``auto``: made by another operation (``audit --fix``), rotated like ``manual``;
 ``protection``: taken before a rollback, outside the rotation."""
 ROTATED_KINDS = ("manual", "auto")
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 _ID = re.compile(r"\d{8}T\d{6}\.\d{6}Z")
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class SnapshotFile:
-    """One file as the snapshot holds it."""
-
-    name: str
-    size: int
-    sha256: str
-
-
-@dataclass(frozen=True)
-class SkippedFile:
-    """A file that was not copied (a symlink, a device, unreadable), and why."""
-
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A snapshot as its manifest describes it."""
-
-    id: str
-    created: datetime
-    kind: str
-    label: str | None
-    reason: str | None
-    run_id: str | None
-    git: GitHead | None
-    files: tuple[SnapshotFile, ...]
-    skipped: tuple[SkippedFile, ...]
-    path: Path
-    rotated: tuple[str, ...] = ()
-    """Only on the value ``create_snapshot`` returns: the older snapshots its rotation
-    removed (rotation deletes, so callers must be able to say which)."""
-
-    def file(self, name: str) -> SnapshotFile | None:
-        """The entry for ``name``, compared ignoring case and Unicode form."""
-        key = name_key(name)
-        return next((f for f in self.files if name_key(f.name) == key), None)
 
 
 @dataclass(frozen=True)
@@ -154,7 +118,7 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
         _verify_copies(partial, files)
         manifest = {"version": 1, "id": snapshot_id, "created": created.isoformat(),
                     "kind": kind, "label": label, "reason": reason, "run_id": run_id,
-                    "git": _git_json(git_head(store.directory)),
+                    "git": git_json(git_head(store.directory)),
                     "files": [vars(f) for f in files], "skipped": [vars(s) for s in skipped]}
         write_new(partial / MANIFEST_FILE,
                   (json.dumps(manifest, ensure_ascii=False).encode("utf-8"),))
@@ -165,7 +129,7 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
         raise WriteFailed(partial, exc.strerror or str(exc)) from exc
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    return _from_manifest(manifest, folder / snapshot_id)
+    return from_manifest(manifest, folder / snapshot_id)
 
 
 def memory_file_names(store: MemoryStore) -> list[str]:
@@ -226,7 +190,7 @@ def _copy_file(source: Path, target: Path) -> SnapshotFile:
 
 
 def _verify_copies(partial: Path, files: list[SnapshotFile]) -> None:
-    damaged = _damaged(partial, files)
+    damaged = damaged_copies(partial, files)
     if damaged:
         raise WriteFailed(partial / damaged[0], "the copy read back differs from the "
                                                 "original; the snapshot was not kept")
@@ -269,10 +233,6 @@ def _free_id(folder: Path, created: datetime) -> tuple[str, datetime]:
         created += timedelta(microseconds=1)
 
 
-def _git_json(head: GitHead | None) -> dict[str, str | None] | None:
-    return None if head is None else {"head": head.commit, "ref": head.ref}
-
-
 # -- reading -------------------------------------------------------------------------------
 
 def list_snapshots(store: MemoryStore) -> SnapshotListing:
@@ -281,7 +241,7 @@ def list_snapshots(store: MemoryStore) -> SnapshotListing:
     unreadable: list[str] = []
     for snapshot_id in _snapshot_ids(store):
         try:
-            snapshots.append(_load(snapshots_folder(store) / snapshot_id, snapshot_id))
+            snapshots.append(load_manifest(snapshots_folder(store) / snapshot_id, snapshot_id))
         except SnapshotDamaged:
             unreadable.append(snapshot_id)
     return SnapshotListing(tuple(snapshots), tuple(unreadable))
@@ -296,7 +256,7 @@ def load_snapshot(store: MemoryStore, snapshot_id: str) -> Snapshot:
         shown = snapshot_id if len(matches) < 2 else \
             f"{snapshot_id!r} alone (it starts {len(matches)} ids; give more of it)"
         raise SnapshotNotFound(shown, snapshots_folder(store))
-    return _load(snapshots_folder(store) / matches[0], matches[0])
+    return load_manifest(snapshots_folder(store) / matches[0], matches[0])
 
 
 def _snapshot_ids(store: MemoryStore) -> list[str]:
@@ -308,94 +268,6 @@ def _snapshot_ids(store: MemoryStore) -> list[str]:
         return []
     except OSError as exc:
         raise UnreadableFile(snapshots_folder(store), exc.strerror or str(exc)) from exc
-
-
-def _load(path: Path, snapshot_id: str) -> Snapshot:
-    try:
-        raw = read_regular(path / MANIFEST_FILE, MAX_MANIFEST_BYTES).data
-        manifest = json.loads(raw.decode("utf-8"))
-        snapshot = _from_manifest(manifest, path)
-    except (SagememError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-        # InvalidName (a SagememError) too: a manifest naming ../x.md is never used
-        raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE],
-                              f"its {MANIFEST_FILE} cannot be read: {_unreadable(exc)}") from exc
-    if snapshot.id != snapshot_id:
-        raise SnapshotDamaged(snapshot_id, [MANIFEST_FILE],
-                              f"its {MANIFEST_FILE} names another snapshot, {snapshot.id}")
-    return snapshot
-
-
-def _unreadable(exc: Exception) -> str:
-    """Why a manifest could not be read, in words: "no longer matches its manifest" said
-    nothing true about a manifest that is itself broken."""
-    if isinstance(exc, MemoryNotFound):
-        return "it is missing"
-    if isinstance(exc, UnicodeDecodeError):
-        return "it is not UTF-8"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"it is not valid JSON at line {exc.lineno} ({exc.msg})"
-    if isinstance(exc, KeyError):
-        return f"it has no {exc.args[0]!r} field"
-    return str(exc) or type(exc).__name__
-
-
-def _from_manifest(manifest: dict[str, Any], path: Path) -> Snapshot:
-    git = manifest.get("git")
-    files = tuple(SnapshotFile(_plain_name(f["name"]), int(f["size"]), str(f["sha256"]))
-                  for f in manifest["files"])
-    if len({f.name for f in files}) != len(files):
-        raise ValueError("a file is named twice")
-    return Snapshot(
-        id=str(manifest["id"]), created=datetime.fromisoformat(manifest["created"]),
-        kind=str(manifest["kind"]), label=manifest.get("label"), reason=manifest.get("reason"),
-        run_id=manifest.get("run_id"),
-        git=GitHead(git.get("head"), git.get("ref")) if isinstance(git, dict) else None,
-        files=files,
-        skipped=tuple(SkippedFile(_plain_name(s["name"]), str(s["reason"]))
-                      for s in manifest.get("skipped", [])),
-        path=path)
-
-
-def _plain_name(name: object) -> str:
-    """A manifest name must be what a snapshot can hold — a top-level ``.md`` file or
-    MEMORY.md — never ``../x.md`` or an absolute path: a rollback writes to it."""
-    if not isinstance(name, str):
-        raise TypeError("a file name must be a string")
-    return check_name(name)
-
-
-def read_copy(snapshot: Snapshot, entry: SnapshotFile) -> bytes | None:
-    """The snapshot's bytes of one file, or None when they no longer match the manifest."""
-    try:
-        data = read_regular(snapshot.path / entry.name, entry.size).data
-    except SagememError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == entry.sha256 else None
-
-
-def damaged_files(snapshot: Snapshot) -> tuple[str, ...]:
-    """The files of ``snapshot`` that are missing or no longer match its manifest."""
-    return tuple(_damaged(snapshot.path, list(snapshot.files)))
-
-
-def verify_snapshot(snapshot: Snapshot) -> Snapshot:
-    """``snapshot`` itself if every file matches its manifest, else SnapshotDamaged."""
-    damaged = damaged_files(snapshot)
-    if damaged:
-        raise SnapshotDamaged(snapshot.id, list(damaged))
-    return snapshot
-
-
-def _damaged(folder: Path, files: list[SnapshotFile]) -> list[str]:
-    return [entry.name for entry in files if not _matches(folder / entry.name, entry)]
-
-
-def _matches(path: Path, entry: SnapshotFile) -> bool:
-    """Whether the copy at ``path`` is exactly ``entry``: hashed in chunks, any size."""
-    try:
-        return os.lstat(path).st_size == entry.size and file_sha256(path) == entry.sha256
-    except (OSError, SagememError):
-        return False
 
 
 # -- rotation ------------------------------------------------------------------------------
@@ -417,15 +289,3 @@ def rotation_victims(store: MemoryStore, keep: int, *, spare: str | None = None
     return tuple(i for i in rotated[:max(0, len(rotated) - max(keep, 0))] if i != spare)
 
 
-def snapshot_json(snapshot: Snapshot, *, files: bool = False) -> dict[str, Any]:
-    """The stable JSON shape of a snapshot (``files`` adds each file and the skipped)."""
-    data: dict[str, Any] = {
-        "version": JSON_VERSION,
-        "id": snapshot.id, "created": snapshot.created.isoformat(), "kind": snapshot.kind,
-        "label": snapshot.label, "reason": snapshot.reason, "run_id": snapshot.run_id,
-        "git": _git_json(snapshot.git), "file_count": len(snapshot.files),
-        "bytes": sum(f.size for f in snapshot.files)}
-    if files:
-        data["files"] = [vars(f) for f in snapshot.files]
-        data["skipped"] = [vars(s) for s in snapshot.skipped]
-    return data

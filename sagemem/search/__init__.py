@@ -1,1 +1,12 @@
-"""TODO"""
+"""Finding memories: tokens, the derived index, ranking, paging and reading (uses ``files``).
+
+- ``text``: ``tokens`` (CJK bigrams included), ``paragraphs``, ``file_lines``.
+- ``index``: ``SearchIndex``, the rebuildable SQLite cache; ``sync`` keeps it in step
+  with the files, ``scoring`` holds its BM25 queries; ``watch``: ``DirectoryWatcher``.
+- ``retrieve``: ``search`` — two-stage retrieval; ``results``: ``SearchResponse``,
+  ``SearchResult``, ``Coverage`` and the paging cursor.
+- ``reading``: ``read`` — a page of a memory by line or byte, revision-checked.
+- ``evaluate``: ``evaluate`` — recall and spurious rates on an evaluation set.
+
+Works on a ``MemoryFolder``; never writes a memory.
+"""

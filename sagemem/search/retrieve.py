@@ -18,21 +18,20 @@ question is free to carry words no memory needs.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import math
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 
-from ..errors import IndexUnavailable, InvalidCursor, SagememError
+from ..errors import IndexUnavailable
 from ..files.fields import TYPES
-from ..files.memory import revision_of
-from ..files.paths import safe_read
-from .index import IndexedFile, SearchIndex, SyncReport, TermStats
+from .index import SearchIndex, SyncReport, TermStats
+from .results import Coverage as Coverage
+from .results import Moved, cursor_offset, page_cursor, results_of
+from .results import SearchResponse as SearchResponse
+from .results import SearchResult as SearchResult
 from .scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
-from .text import file_lines, is_cjk, tokens
+from .text import is_cjk, tokens
 
 MAX_CANDIDATES = 10
 MAX_QUERY_TERMS = 64  # a pasted page is not a question; SQLite caps bound variables too
@@ -73,43 +72,6 @@ FUNCTION_CHARS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class SearchResult:
-    """One memory that answers the question, and the paragraph of it that does."""
-
-    file: str
-    name: str | None
-    description: str
-    type: str
-    score: float
-    start_line: int
-    end_line: int
-    paragraph: str
-    invalid: bool
-    invalid_at: str | None
-    superseded_by: str | None
-    revision: str = ""  # the file's revision: pass it to read(..., revision=) to stay safe
-    archived: bool = False  # found in archive/ (only with include_archived)
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """How much was looked at: files, candidates, paragraphs dropped, the next page."""
-
-    files_scanned: int
-    candidates: int
-    paragraphs_filtered: int
-    next_cursor: str | None
-
-
-@dataclass(frozen=True)
-class SearchResponse:
-    query: str
-    results: tuple[SearchResult, ...]
-    coverage: Coverage
-    notices: tuple[str, ...] = ()
-
-
 @dataclass
 class _Query:
     """A tokenised question: each term's weight, its information, and the total."""
@@ -132,20 +94,20 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
     memories are searched only with ``include_archived`` (marked ``archived``)."""
     if include_archived:
         return _with_archive(index, query, scope, limit, cursor, today)
-    offset = _offset(cursor, query, scope)
+    offset = cursor_offset(cursor, query, scope)
     for attempt in range(3):
         try:
             report, ranked, candidates, filtered = _search_index(index, query, scope)
             page = ranked[offset:offset + max(limit, 1)]
-            results = _results(index, page, today or date.today())
+            results = results_of(index, page, today or date.today())
             break
         except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it
             if not index.recover(exc) or attempt == 2:
                 raise IndexUnavailable(index.path, str(exc)) from exc
-        except _Moved as moved:  # edited since the sync, even keeping size and mtime
+        except Moved as moved:  # edited since the sync, even keeping size and mtime
             index.forget_stat(moved.name)
     more = offset + len(page) < len(ranked)
-    next_cursor = _cursor(offset + len(page), query, scope) if more else None
+    next_cursor = page_cursor(offset + len(page), query, scope) if more else None
     coverage = Coverage(report.scanned, candidates, filtered, next_cursor)
     notices = tuple(index.notices)
     index.notices.clear()
@@ -358,56 +320,6 @@ def _in_scope(index: SearchIndex, file_ids: list[int], scope: str | None) -> lis
     return [f for f in file_ids if f in keep]
 
 
-class _Moved(Exception):
-    """A result's file no longer holds the text that was indexed (edited since the sync)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-def _results(index: SearchIndex, page: list[tuple[int, float, int | None]], today: date
-             ) -> list[SearchResult]:
-    """Turn ranked ids into results, reading each file once for its paragraph's text."""
-    files = index.files([f for f, _, _ in page])
-    firsts = index.first_paragraphs([f for f, _, p in page if p is None])
-    lines_of = index.paragraph_lines([p for _, _, p in page if p is not None])
-    results = []
-    for file_id, score, para_id in page:
-        indexed = files.get(file_id)
-        if indexed is None:
-            continue
-        lines = lines_of.get(para_id) if para_id is not None else firsts.get(file_id, (0,))[1:]
-        start, end, text = _passage_of(index, indexed, lines)  # type: ignore[arg-type]
-        info = indexed.info
-        invalid_at = info.get("invalid_at")
-        results.append(SearchResult(
-            file=indexed.name, name=info.get("name"), description=info.get("description", ""),
-            type=info.get("type", "reference"), score=round(score, 4), start_line=start,
-            end_line=end, paragraph=text,
-            invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
-            invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
-            revision=indexed.revision or "", archived=index.archived))
-    return results
-
-
-def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int] | None
-                ) -> tuple[int, int, str]:
-    """(start, end, text) of the chosen paragraph, read from the file as it is now. A
-    memory with no body answers with its frontmatter lines and its description."""
-    try:
-        read = safe_read(index.directory, indexed.name, max_bytes=index.store.max_bytes)
-    except SagememError:
-        raise _Moved(indexed.name) from None
-    if revision_of(read.data) != indexed.revision:
-        raise _Moved(indexed.name)
-    all_lines = file_lines(read.data.decode("utf-8", errors="replace"))
-    if not lines:
-        end = next((i for i, line in enumerate(all_lines) if i and line.strip() == "---"), 0)
-        return 1, end + 1, str(indexed.info.get("description") or "")
-    start, end = lines
-    return start, end, "\n".join(all_lines[start - 1:end])
-
-
 def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
                   cursor: str | None, today: date | None) -> SearchResponse:
     """Search the memories and, in a second index, the archive, and interleave them by
@@ -415,7 +327,7 @@ def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
     weigh words differently (a small archive's IDF is low), so a cut across both would
     drop archived memories that answer the question."""
     paged_as = f"{scope or ''}\0archived"  # a cursor of a plain search never pages this one
-    offset = _offset(cursor, query, paged_as)
+    offset = cursor_offset(cursor, query, paged_as)
     archive = SearchIndex(index.store, archived=True)
     try:
         live = search(index, query, scope, MAX_CANDIDATES, None, today)
@@ -429,29 +341,7 @@ def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
         live.coverage.files_scanned + old.coverage.files_scanned,
         live.coverage.candidates + old.coverage.candidates,
         live.coverage.paragraphs_filtered + old.coverage.paragraphs_filtered,
-        _cursor(offset + len(page), query, paged_as) if more else None)
+        page_cursor(offset + len(page), query, paged_as) if more else None)
     return SearchResponse(query, tuple(page), coverage, live.notices + old.notices)
 
 
-def _fingerprint(query: str, scope: str | None) -> str:
-    return hashlib.sha256(f"{query}\0{scope or ''}".encode()).hexdigest()[:12]
-
-
-def _cursor(offset: int, query: str, scope: str | None) -> str:
-    raw = json.dumps({"o": offset, "q": _fingerprint(query, scope)}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _offset(cursor: str | None, query: str, scope: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw)
-        offset = int(data["o"])
-        valid = data["q"] == _fingerprint(query, scope) and offset >= 0
-    except (ValueError, KeyError, TypeError):
-        valid, offset = False, 0
-    if not valid:
-        raise InvalidCursor(cursor)
-    return offset

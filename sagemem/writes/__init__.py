@@ -1,1 +1,10 @@
-"""TODO"""
+"""Guarded writes and the conflict queue (uses ``files``).
+
+- ``guard``: ``guarded_write`` — replace a memory only if it is still at the revision
+  its writer read; ``REQUIRED``.
+- ``conflicts``: the records of refused writes and contradictions in
+  ``<state>/conflicts/`` (``record_write_conflict``, ``contradict``, ``load``,
+  ``list_conflicts``).
+- ``resolve``: settling a recorded conflict (``resolve_keep``, ``resolve_invalidate``,
+  and undoing a resolution).
+"""

@@ -1,0 +1,180 @@
+"""What the agent-facing commands print: search results, read pages, evaluation reports,
+injections and their explanation, sessions, the access ledger and task checkpoints —
+the documented JSON shapes and their text forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from ..config import JSON_VERSION
+from ..history.ledger import KINDS, MemoryAccess
+from ..inject.tasks import Checkpoint, handle
+from .output import fit, width_of
+
+if TYPE_CHECKING:
+    from ..inject.block import Injection
+    from ..inject.session import Budget, SessionState
+    from ..search.reading import ReadResult
+    from ..search.results import SearchResponse
+
+
+def search_json(response: SearchResponse) -> dict[str, Any]:
+    """The documented search object: query, results, coverage (field names are fixed)."""
+    return {
+        "version": JSON_VERSION,
+        "query": response.query,
+        "results": [asdict(r) for r in response.results],
+        "coverage": asdict(response.coverage),
+    }
+
+
+def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
+    """Each hit as ``file.md:40-52``, its description, then its paragraph."""
+    lines: list[str] = []
+    for result in response.results:
+        mark = f"  (invalid since {result.invalid_at}" if result.invalid else ""
+        if mark and result.superseded_by:
+            mark += f"; see {result.superseded_by}"
+        mark += ")" if mark else ""
+        mark += "  (archived)" if result.archived else ""
+        lines.append(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
+                     f"  {result.score:.2f}{mark}")
+        lines.append("  " + fit(result.description, columns - 2).rstrip())
+        lines.extend("    " + line for line in result.paragraph.splitlines()[:PARAGRAPH_LINES])
+        if len(result.paragraph.splitlines()) > PARAGRAPH_LINES:
+            lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
+        lines.append("")
+    if not response.results:
+        lines.append("(no memory matches)")
+    coverage = response.coverage
+    lines.append(f"scanned {coverage.files_scanned} files, {coverage.candidates} candidates, "
+                 f"{coverage.paragraphs_filtered} paragraphs filtered")
+    return lines
+
+
+PARAGRAPH_LINES = 12
+
+
+def read_json(result: ReadResult) -> dict[str, Any]:
+    return {"version": JSON_VERSION, **asdict(result)}
+
+
+def eval_text(report: dict[str, Any]) -> list[str]:
+    """The metrics table, by kind, then the worst misses."""
+    keys = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")
+    lines = [f"set {report['set']}: {report['queries']} queries "
+             f"({report['answerable']} answerable, {report['unrelated']} unrelated)",
+             f"{'kind':<12}" + "".join(f"{k:>13}" for k in ("recall@5", "mrr@10", "passage",
+                                                           "spur.unrel", "spur.inj"))]
+    rows = [("all", report), *report["by_kind"].items()]
+    for kind, metrics in rows:
+        cells = "".join(f"{_metric(metrics.get(k)):>13}" for k in keys)
+        lines.append(f"{kind:<12}{cells}")
+    if report["worst_misses"]:
+        lines.append("")
+        lines.append("worst misses:")
+        for miss in report["worst_misses"]:
+            lines.append(f"  {miss['id']} [{miss['kind']}] {fit(miss['query'], 50).rstrip()}")
+            lines.append(f"      wanted {', '.join(miss['relevant']) or 'nothing'}; "
+                         f"got {', '.join(miss['returned']) or 'nothing'}")
+    return lines
+
+
+def _metric(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+# -- injection -------------------------------------------------------------------
+
+def injection_json(injection: Injection) -> dict[str, Any]:
+    """The documented inject object (field names are fixed; later versions only add)."""
+    return {
+        "version": JSON_VERSION,
+        "text": injection.text,
+        "items": [asdict(item) for item in injection.items],
+        "suppressed": [asdict(s) for s in injection.suppressed],
+        "status_card": injection.status_card,
+        "budget": {"used": injection.budget_used, "body_pool": injection.body_pool,
+                   "card_reserve": injection.card_reserve},
+    }
+
+
+def explain_text(attempts: Iterable[dict[str, Any]]) -> list[str]:
+    """Every candidate of the last attempts, its score and what became of it."""
+    lines = []
+    for attempt in attempts:
+        repeat = "  (repeat of the last question: not searched)" if attempt.get("repeat") else ""
+        lines.append(f"step {attempt.get('step')} at {attempt.get('at')}: "
+                     f"{fit(str(attempt.get('question', '')), 50).rstrip()}{repeat}")
+        for c in attempt.get("candidates", []):
+            lines.append(f"  {c['outcome']:<17} {c['reason']:<9} {c['score']:>7.3f}  "
+                         f"{c['file']}:{c['lines']}")
+        if not attempt.get("candidates"):
+            lines.append("  (no candidates)")
+    return lines
+
+
+def session_text(state: SessionState, budget: Budget) -> list[str]:
+    return [f"session          {state.session}",
+            f"steps            {state.steps}",
+            f"body pool        {state.body_used} of {budget.body_pool} bytes used",
+            f"card reserve     {state.card_used} of {budget.card_reserve} bytes used",
+            f"status cards     {len(state.card_signatures)} shown",
+            f"last question    {state.last_signature or '-'}"]
+
+
+# -- access ledger ---------------------------------------------------------------
+
+def ledger_json(entries: dict[str, MemoryAccess]) -> dict[str, Any]:
+    """``ledger --json``: the shape of ``<state>/access.json``, every kind spelt out."""
+    return {"version": JSON_VERSION,
+            "memories": {file: {kind: asdict(getattr(access, kind)) for kind in KINDS}
+                         for file, access in sorted(entries.items())}}
+
+
+def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str]:
+    """One line per memory: each kind's count and last day side by side, never summed."""
+    if not entries:
+        return ["(no access recorded)"]
+    file_w = max(12, min(max(width_of(f) for f in entries), columns - 52))
+    header = [fit("FILE", file_w), *(fit(kind.upper(), 16) for kind in KINDS)]
+    lines = [" ".join(header).rstrip()]
+    for file, access in sorted(entries.items()):
+        cells = [f"{a.count:>5} {(a.last or '-')[:10]:<10}"
+                 for a in (access.injected, access.read, access.use)]
+        lines.append(" ".join([fit(file, file_w), *cells]).rstrip())
+    return lines
+
+
+# -- task checkpoints ------------------------------------------------------------
+
+def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """``task show --json``: the handle, the counts, every item and every problem."""
+    return {
+        "version": JSON_VERSION,
+        "task_id": checkpoint.task_id,
+        "directory": checkpoint.path.parent.name,
+        "path": str(checkpoint.path),
+        "readable": checkpoint.readable,
+        "revision": checkpoint.revision or None,
+        "handle": handle(checkpoint),
+        "counts": {"open": checkpoint.open_count, "done": checkpoint.done_count,
+                   "done_without_evidence": checkpoint.unproven_count},
+        "items": [{"line": i.line, "text": i.text, "done": i.done, "evidence": i.evidence}
+                  for i in checkpoint.items],
+        "problems": list(checkpoint.problems),
+    }
+
+
+def checkpoint_text(checkpoint: Checkpoint) -> list[str]:
+    """``task show``: the handle, then one line per item, then the problems."""
+    lines = [handle(checkpoint)]
+    for item in checkpoint.items:
+        mark = "x" if item.done else " "
+        flag = "  (no evidence)" if item.done and not item.evidence else ""
+        lines.append(f"{item.line:>5}  [{mark}] {item.text}{flag}")
+    lines.extend(f"problem: {problem}" for problem in checkpoint.problems)
+    return lines

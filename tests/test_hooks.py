@@ -27,7 +27,7 @@ DB_QUESTION = "what database does the ledger use?"
 VERIFY_QUESTION = "we settled on Postgres for the ledger database last time, right?"
 MIGRATION_QUESTION = "how do we roll back a failed database migration?"
 UNRELATED_QUESTION = "explain quantum chromodynamics on a lattice"
-# `hook` is registered in cli.py separately; until then the same function runs directly.
+# `hook` is registered in cli/agent.py separately; until then the same function runs directly.
 
 def prompt_payload(prompt: Any, session: str = SESSION, **extra: Any) -> dict[str, Any]:
     """A UserPromptSubmit payload shaped like the ones Claude Code sends."""

@@ -1,11 +1,11 @@
 """The structural audit: what drifted in a hand-edited memory folder, reported, never fixed.
 
-One pass reads every file once (``audit_scan.scan``: the safe read path, symlinks
+One pass reads every file once (``scan.scan``: the safe read path, symlinks
 refused, the size gate before reading), then runs ``CHECKS`` — a plain tuple of small
 functions, each taking the ``Scan`` and returning findings (the frontmatter ones are in
-``audit_frontmatter.py``). A finding is a ``problem`` (something is wrong: ``audit
+``frontmatter.py``). A finding is a ``problem`` (something is wrong: ``audit
 --strict`` fails on it) or a ``hint`` (worth a look).
-Fixing the deterministic ones is ``audit_fix.py``; following changes is ``audit_watch.py``.
+Fixing the deterministic ones is ``fix.py``; following changes is ``watch.py``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ Confirmation: on a terminal every command that moves or deletes a file asks firs
 nothing can be asked: a single reversible move (``archive NAME``, ``restore NAME``) goes
 ahead, while the irreversible (``purge``) and the bulk (``archive candidates --apply``)
 need ``--yes``. ``--dry-run`` says what would happen and changes nothing. They register
-on the one ``app`` of ``cli.py``, which imports this module at its end.
+on the one ``app`` of ``base.py``; ``main.py`` imports
+this module.
 """
 
 from __future__ import annotations

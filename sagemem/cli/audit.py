@@ -1,7 +1,8 @@
 """``sagemem audit`` (report, ``--strict`` for CI, ``--fix`` for the safe repairs) and
 ``sagemem watch`` (follow the folder, print what the audit says differently).
 
-They register on the one ``app`` of ``cli.py``, which imports this module at its end.
+They register on the one ``app`` of ``base.py``; ``main.py`` imports
+this module.
 """
 
 from __future__ import annotations

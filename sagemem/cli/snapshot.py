@@ -1,6 +1,7 @@
 """``snapshot create|list|show|diff`` and ``rollback``: copies of the memory directory
 to go back to, and going back without deleting anything. They register on the one
-``app`` of ``cli.py``, which imports this module at its end.
+``app`` of ``base.py``; ``main.py`` imports
+this module.
 """
 
 from __future__ import annotations

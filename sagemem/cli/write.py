@@ -2,7 +2,8 @@
 
 Every write states the revision it was based on; a refusal exits 1 naming the conflict
 record that keeps both sides (``sagemem conflicts show ID``). They register on the one
-``app`` of ``cli.py``, which imports this module at its end.
+``app`` of ``base.py``; ``main.py`` imports
+this module.
 """
 
 from __future__ import annotations

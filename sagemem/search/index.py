@@ -11,7 +11,7 @@ A long-lived process can call ``watch()``: a watchfiles thread then reports chan
 query with nothing changed skips the stat pass entirely.
 
 This module owns the database (schema, versions, damage) and the lookups; turning files
-into rows is ``index_sync.py``, and the BM25 queries are ``index_scoring.py``.
+into rows is ``sync.py``, and the BM25 queries are ``scoring.py``.
 """
 
 from __future__ import annotations

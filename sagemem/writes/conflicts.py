@@ -9,10 +9,10 @@ with both sides of a refused write — ``disk`` ``{revision, text}`` and ``mine`
 add keys and readers ignore the ones they do not know. Ids sort by creation time.
 
 Nothing here resolves anything by itself: ``delete`` and the resolutions in
-``conflict_resolve.py`` (``resolve_keep``, ``resolve_invalidate``) run only when the user
+``resolve.py`` (``resolve_keep``, ``resolve_invalidate``) run only when the user
 asks. Each resolution adds ``decision``, ``decidedAt`` and ``appliedVersion``; one that
 fails raises and leaves the record open. An open contradiction keeps both memories out
-of the injected body (``inject.py``).
+of the injected body (``inject/block.py``).
 """
 
 from __future__ import annotations

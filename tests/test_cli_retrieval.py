@@ -581,3 +581,12 @@ def test_eval_on_a_folder_without_queries_exits_1_with_one_line(
     (folder / "memory").mkdir(parents=True)
     err = assert_one_line_error(run("eval", str(folder), directory=None), 1)
     assert "queries.jsonl" in err
+
+
+def test_eval_of_a_queries_file_runs_over_the_dir_folder(run: Run) -> None:
+    sample = Path(__file__).resolve().parents[1] / "sample_memory"
+    result = run("eval", str(sample / "eval" / "queries.jsonl"), "--json", directory=sample)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["queries"] == 50 and data["set"] == "queries.jsonl"
+    assert "paraphrase" in data["by_kind"]

@@ -8,6 +8,7 @@ from types import ModuleType
 
 import pytest
 
+from sagemem.errors import EvalSetError
 from sagemem.search.evaluate import QueryOutcome, evaluate, metrics, run_set
 
 SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -67,3 +68,42 @@ def test_starter_set_does_not_regress() -> None:
     assert report["passage_hit"] >= 0.59
     assert report["spurious_unrelated"] <= 0.11
     assert report["mrr@10"] >= 0.78
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+
+
+def test_the_shipped_sample_set_names_real_files_and_passages() -> None:
+    import json
+
+    lines = (SAMPLE / "eval" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    queries = [json.loads(line) for line in lines]
+    kinds = {q["kind"] for q in queries}
+    assert {"summary", "body", "paraphrase", "alias", "typo", "unrelated"} <= kinds
+    assert {q["lang"] for q in queries} >= {"en", "zh"}
+    for q in queries:
+        for name in q["relevant"]:
+            assert (SAMPLE / name).is_file(), q["id"]
+        if q["answer"]:
+            assert q["answer"] in (SAMPLE / q["relevant"][0]).read_text(encoding="utf-8"), q["id"]
+
+
+def test_a_queries_file_is_evaluated_over_the_folder_it_is_written_for(tmp_path: Path) -> None:
+    report = evaluate(SAMPLE / "eval" / "queries.jsonl", tmp_path / "state",
+                      memory_dir=SAMPLE)
+    assert report["queries"] == 50 and report["unrelated"] == 6
+    assert report["recall@5"] is not None and report["recall@5"] > 0.5
+    assert set(report["by_kind"]) >= {"summary", "unrelated"}
+
+
+def test_a_queries_file_without_a_memory_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(EvalSetError, match="say which memory folder"):
+        evaluate(SAMPLE / "eval" / "queries.jsonl")
+
+
+def test_a_query_naming_a_file_the_folder_lacks_is_refused(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "x1", "query": "cat", "relevant": ["user_pest.md"]}\n',
+                       encoding="utf-8")
+    with pytest.raises(EvalSetError, match="x1: user_pest.md is not a file of"):
+        evaluate(queries, memory_dir=SAMPLE)

@@ -133,14 +133,20 @@ def read(
 @app.command("eval")
 def eval_(
     ctx: typer.Context,
-    set_dir: Annotated[Path, typer.Argument(help="A set folder: memory/ and queries.jsonl.")],
+    target: Annotated[Path, typer.Argument(
+        help="A set folder (memory/ and queries.jsonl), or a queries.jsonl file written "
+             "for the memory folder (--dir).")],
     as_json: JsonOption = False,
 ) -> None:
-    """Run a retrieval evaluation set and print its metrics and worst misses."""
+    """Run a retrieval evaluation and print its metrics and worst misses.
+
+    The index is built in a temporary state directory unless --state-dir is given.
+    """
     from ..search.evaluate import evaluate
     from .output_agent import eval_text
 
-    report = evaluate(set_dir, ctx.obj.state_dir)
+    memory_dir = None if target.is_dir() else ctx.obj.settings().memory_dir
+    report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir)
     if as_json:
         echo_json({"version": JSON_VERSION, **report})
     else:

@@ -1,6 +1,9 @@
 """Retrieval evaluation over a set in the format of ``shared/eval/FORMAT.md``.
 
-A set is ``<set>/memory/`` plus ``<set>/queries.jsonl``. Every query is searched; what
+A set is ``<set>/memory/`` plus ``<set>/queries.jsonl`` — or a ``queries.jsonl`` of the
+user's own, written for the memory folder they use (a query naming a file that folder
+does not hold is refused: a typo there would silently count as a miss). Every query is
+searched; what
 search returns is what would be injected (its ranked files, each with its paragraph).
 The metrics are computed exactly as FORMAT.md (and its reference ``baseline.py``) define:
 
@@ -77,16 +80,32 @@ def _query_problem(item: object) -> str | None:
 
 def run_set(set_dir: Path, state_dir: Path | None = None) -> list[QueryOutcome]:
     """Search every query of a set; the index goes to ``state_dir`` or a temporary one."""
-    memory_dir = set_dir / "memory"
-    queries = load_queries(set_dir / "queries.jsonl")
+    return run_queries(set_dir / "queries.jsonl", set_dir / "memory", state_dir)
+
+
+def run_queries(queries_file: Path, memory_dir: Path, state_dir: Path | None = None
+                ) -> list[QueryOutcome]:
+    """Search every query of ``queries_file`` over the memories of ``memory_dir``."""
+    queries = load_queries(queries_file)
     if not memory_dir.is_dir():
         raise EvalSetError(memory_dir, "is not a directory")
+    _check_relevant(queries, queries_file, memory_dir)
     with _state(state_dir) as state:
         index = SearchIndex(MemoryFolder(memory_dir, state))
         try:
             return [_outcome(q, search(index, q["query"], limit=10)) for q in queries]
         finally:
             index.close()
+
+
+def _check_relevant(queries: list[dict[str, Any]], queries_file: Path, memory_dir: Path
+                    ) -> None:
+    held = {p.name for p in memory_dir.iterdir()}
+    for query in queries:
+        missing = [r for r in query["relevant"] if r not in held]
+        if missing:
+            raise EvalSetError(queries_file, f"query {query['id']}: {missing[0]} is not a "
+                                             f"file of {memory_dir}")
 
 
 @contextmanager
@@ -167,9 +186,16 @@ def _misses(outcomes: list[QueryOutcome]) -> Iterator[dict[str, Any]]:
                "relevant": relevant, "returned": list(o.ranking[:5]), "severity": severity}
 
 
-def evaluate(set_dir: Path, state_dir: Path | None = None) -> dict[str, Any]:
-    """Run a set and report its metrics overall, by kind, and its worst misses."""
-    outcomes = run_set(set_dir, state_dir)
-    return {"set": set_dir.name, **metrics(outcomes), "by_kind": by_kind(outcomes),
+def evaluate(target: Path, state_dir: Path | None = None, *,
+             memory_dir: Path | None = None) -> dict[str, Any]:
+    """Run a set folder — or a queries file over ``memory_dir`` — and report its metrics
+    overall, by kind, and its worst misses."""
+    if target.is_dir():
+        outcomes, name = run_set(target, state_dir), target.name
+    elif memory_dir is None:
+        raise EvalSetError(target, "is a queries file: say which memory folder it is for")
+    else:
+        outcomes, name = run_queries(target, memory_dir, state_dir), target.name
+    return {"set": name, **metrics(outcomes), "by_kind": by_kind(outcomes),
             "worst_misses": [{k: v for k, v in m.items() if k != "severity"}
                              for m in worst_misses(outcomes)]}

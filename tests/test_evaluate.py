@@ -105,5 +105,5 @@ def test_a_query_naming_a_file_the_folder_lacks_is_refused(tmp_path: Path) -> No
     queries = tmp_path / "queries.jsonl"
     queries.write_text('{"id": "x1", "query": "cat", "relevant": ["user_pest.md"]}\n',
                        encoding="utf-8")
-    with pytest.raises(EvalSetError, match="x1: user_pest.md is not a file of"):
+    with pytest.raises(EvalSetError, match=r"x1: user_pest\.md is not a file of"):
         evaluate(queries, memory_dir=SAMPLE)

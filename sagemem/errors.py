@@ -5,6 +5,7 @@ happened and what to do about it. Callers branch on the class, never on the text
 
     SagememError
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
+     │    └── IllegalSetting      a value a setting that deletes or archives cannot take
      ├── DirectoryMissing         the memory directory does not exist
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
@@ -44,6 +45,7 @@ __all__ = [
     "EvalSetError",
     "FileChangedDuringRead",
     "FileTooLarge",
+    "IllegalSetting",
     "IndexUnavailable",
     "InvalidCursor",
     "InvalidName",
@@ -77,9 +79,28 @@ class SagememError(Exception):
 
 class SettingsError(SagememError):
     def __init__(self, path: Path, problem: str) -> None:
-        self.path = path
+        self.path: Path | None = path
         self.problem = problem
         super().__init__(f"{path}: {problem}; fix or remove the file")
+
+
+class IllegalSetting(SettingsError):
+    """A setting that decides what is deleted or archived (``snapshot_keep``,
+    ``idle_days_*``) holding a value it cannot take: refused, never clamped or defaulted,
+    since a guessed value rotates away snapshots or archives memories nobody meant to."""
+
+    def __init__(self, name: str, value: object, low: int, high: int, *,
+                 path: Path | None = None, meaning: str = "") -> None:
+        self.name = name
+        self.value = value
+        self.low = low
+        self.high = high
+        where = f"{path}: {name}" if path is not None else name
+        self.path = path  # None: the environment variable ``name``
+        self.problem = (f"{where} = {value!r} is refused: it takes a whole number from "
+                        f"{low} to {high}{meaning}")
+        SagememError.__init__(self, f"{self.problem}; nothing was changed — fix or remove "
+                                    "the setting")
 
 
 class DirectoryMissing(SagememError):

@@ -25,6 +25,8 @@ from typing import Literal
 from .errors import IllegalSetting, SettingsError
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
 from .files.paths import read_state_file
+from .files.state import check_owner
+from .files.state import default_state_dir as default_state_dir
 
 Source = Literal["default", "env", "settings", "option"]
 
@@ -159,15 +161,11 @@ def parse_text(raw: object) -> str | None:
     return None
 
 
-def default_state_dir(memory_dir: Path) -> Path:
-    """``<parent of the memory directory>/.sage-mem``, as in sage-mem."""
-    return memory_dir.parent / STATE_DIR_NAME
-
-
 def resolve_dirs(
     env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | None
 ) -> tuple[Path, Path, dict[str, Source]]:
-    """The memory and state directories, from options, then the environment, then defaults."""
+    """The memory and state directories, from options, then the environment, then defaults
+    (``files/state.py``); a state directory of another memory folder is WrongFolder."""
     sources: dict[str, Source] = {}
     if memory_dir is not None:
         mem, sources["memory_dir"] = memory_dir, "option"
@@ -181,8 +179,10 @@ def resolve_dirs(
     elif parse_text(env.get("SAGE_MEM_STATE_DIR")):
         state, sources["state_dir"] = Path(env["SAGE_MEM_STATE_DIR"].strip()), "env"
     else:
-        state, sources["state_dir"] = default_state_dir(mem), "default"
-    return mem, Path(os.path.abspath(state.expanduser())), sources
+        return mem, default_state_dir(mem), {**sources, "state_dir": "default"}
+    state = Path(os.path.abspath(state.expanduser()))
+    check_owner(state, mem)
+    return mem, state, sources
 
 
 def read_settings_file(state_dir: Path) -> dict[str, object]:

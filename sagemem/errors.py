@@ -7,6 +7,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
      │    └── IllegalSetting      a value a setting that deletes or archives cannot take
      ├── DirectoryMissing         the memory directory does not exist
+     ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
      ├── MemoryNotFound           no such memory
@@ -70,6 +71,7 @@ __all__ = [
     "UnsafeFile",
     "WriteFailed",
     "WriteRefused",
+    "WrongFolder",
 ]
 
 
@@ -111,6 +113,27 @@ class DirectoryMissing(SagememError):
             f"memory directory {path} {state}; "
             "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it"
         )
+
+
+class WrongFolder(SagememError):
+    """A state directory (or a snapshot) that belongs to another memory folder: its
+    records would mix with this folder's, so nothing in it is read or written."""
+
+    def __init__(self, path: Path, owner: Path, folder: Path, *,
+                 snapshot: str | None = None) -> None:
+        self.path = path
+        self.owner = owner
+        self.folder = folder
+        self.snapshot = snapshot
+        if snapshot is not None:
+            message = (f"snapshot {snapshot} was taken of memory folder {owner}, not of "
+                       f"{folder}; nothing was changed — roll back {owner} to it instead")
+        else:
+            message = (f"state directory {path} belongs to memory folder {owner}, not to "
+                       f"{folder}; nothing was read or written — drop --state-dir / "
+                       f"SAGE_MEM_STATE_DIR to use {folder.name}'s own, or, if {folder} is "
+                       f"{owner} moved, correct {path / 'folder.json'}")
+        super().__init__(message)
 
 
 class InvalidName(SagememError):

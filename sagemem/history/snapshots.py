@@ -45,6 +45,7 @@ from .manifest import MANIFEST_FILE as MANIFEST_FILE
 from .manifest import SkippedFile as SkippedFile
 from .manifest import Snapshot as Snapshot
 from .manifest import SnapshotFile as SnapshotFile
+from .manifest import check_taken_of as check_taken_of
 from .manifest import damaged_copies, from_manifest, git_json, load_manifest
 from .manifest import damaged_files as damaged_files
 from .manifest import read_copy as read_copy
@@ -120,6 +121,7 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
         _verify_copies(partial, files)
         manifest = {"version": 1, "id": snapshot_id, "created": created.isoformat(),
                     "kind": kind, "label": label, "reason": reason, "run_id": run_id,
+                    "folder": str(store.directory),
                     "git": git_json(git_head(store.directory)),
                     "files": [vars(f) for f in files], "skipped": [vars(s) for s in skipped]}
         write_new(partial / MANIFEST_FILE,

@@ -131,8 +131,8 @@ class WrongFolder(SagememError):
         else:
             message = (f"state directory {path} belongs to memory folder {owner}, not to "
                        f"{folder}; nothing was read or written — drop --state-dir / "
-                       f"SAGE_MEM_STATE_DIR to use {folder.name}'s own, or, if {folder} is "
-                       f"{owner} moved, correct {path / 'folder.json'}")
+                       f"SAGE_MEM_STATE_DIR ({folder.name} has its own), or correct "
+                       f"folder.json there if {folder.name} is {owner.name} moved")
         super().__init__(message)
 
 

@@ -4,7 +4,11 @@ Configuration is read once, at the edge (CLI, hook, server), into one frozen
 ``Settings`` value; library functions take explicit arguments. Precedence, highest
 first: command-line option (directories only) > settings file > environment > default.
 Out-of-range numbers clamp to the nearest bound; values that are not numbers at all
-(an empty or whitespace-only string included) fall back to the default, as in sage-mem.
+(an empty or whitespace-only string included) fall back to the default, as in sage-mem —
+except for the settings that decide what is deleted or archived (``guards``:
+``snapshot_keep``, ``idle_days_*``), where a guessed value destroys data (``KEEP=0``
+clamped to 1 once rotated away six snapshots): any value but a whole number in range is
+refused (``IllegalSetting``); a blank variable still means unset.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from .errors import SettingsError
+from .errors import IllegalSetting, SettingsError
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
 from .files.paths import read_state_file
+from .files.state import check_owner
+from .files.state import default_state_dir as default_state_dir
 
 Source = Literal["default", "env", "settings", "option"]
 
@@ -34,13 +40,16 @@ DEFAULT_MEMORY_DIR = "~/.sage-mem/memory"
 
 @dataclass(frozen=True)
 class IntSetting:
-    """An integer setting: its env variable, default and inclusive range."""
+    """An integer setting: its env variable, default and inclusive range. A setting that
+    ``guards`` decides what is deleted or archived: an illegal value is refused."""
 
     key: str
     env: str
     default: int
     low: int
     high: int
+    guards: bool = False
+    meaning: str = ""  # said in the refusal, e.g. what 0 means
 
 
 INT_SETTINGS: tuple[IntSetting, ...] = (
@@ -49,12 +58,13 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     IntSetting("max_chars", "SAGE_MEM_MAX_CHARS", 1500, 200, 20000),
     IntSetting("max_baseline", "SAGE_MEM_MAX_BASELINE", 8, 1, 50),
     IntSetting("stale_days", "SAGE_MEM_STALE_DAYS", 1, 0, 365),
-    IntSetting("snapshot_keep", "SAGE_MEM_SNAPSHOT_KEEP", 20, 1, 1000),
+    # Manual and auto snapshots kept by rotation; 0 = keep all (rotation off).
+    IntSetting("snapshot_keep", "SAGE_MEM_SNAPSHOT_KEEP", 20, 0, 1000, True,
+               " (0 keeps every snapshot)"),
     # Idle days before a memory of that type becomes an archive candidate; 0 = never.
-    IntSetting("idle_days_project", "SAGE_MEM_IDLE_DAYS_PROJECT", 90, 0, 36500),
-    IntSetting("idle_days_reference", "SAGE_MEM_IDLE_DAYS_REFERENCE", 180, 0, 36500),
-    IntSetting("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
-    IntSetting("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
+    *(IntSetting(f"idle_days_{type_}", f"SAGE_MEM_IDLE_DAYS_{type_.upper()}", days, 0, 36500,
+                 True, " (0: never an archive candidate)")
+      for type_, days in (("project", 90), ("reference", 180), ("feedback", 365), ("user", 0))),
 )
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG"}
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID"}
@@ -97,18 +107,34 @@ class Settings:
 
 def parse_int(raw: object, spec: IntSetting) -> int | None:
     """The clamped integer in ``raw``, or None when ``raw`` is not an integer at all."""
+    value = _whole(raw)
+    return None if value is None else min(max(value, spec.low), spec.high)
+
+
+def _whole(raw: object) -> int | None:
+    """The integer ``raw`` spells (huge ones capped at 18 nines), or None."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
-        value = raw
-    elif isinstance(raw, str) and INTEGER.fullmatch(raw.strip()):
+        return raw
+    if isinstance(raw, str) and INTEGER.fullmatch(raw.strip()):
         text = raw.strip()
         sign = -1 if text.startswith("-") else 1
         digits = text.lstrip("+-")
-        value = sign * int(digits[:MAX_DIGITS] if len(digits) <= MAX_DIGITS else "9" * MAX_DIGITS)
-    else:
+        return sign * int(digits if len(digits) <= MAX_DIGITS else "9" * MAX_DIGITS)
+    return None
+
+
+def checked_int(raw: object, spec: IntSetting, name: str, path: Path | None = None
+                ) -> int | None:
+    """The integer in ``raw`` for a setting that ``guards``: None when blank (unset), else
+    a whole number in range or IllegalSetting — never a clamped or default guess."""
+    if isinstance(raw, str) and not raw.strip():
         return None
-    return min(max(value, spec.low), spec.high)
+    value = _whole(raw)
+    if value is None or not spec.low <= value <= spec.high:
+        raise IllegalSetting(name, raw, spec.low, spec.high, path=path, meaning=spec.meaning)
+    return value
 
 
 def parse_validity(raw: object) -> bool | None:
@@ -135,15 +161,11 @@ def parse_text(raw: object) -> str | None:
     return None
 
 
-def default_state_dir(memory_dir: Path) -> Path:
-    """``<parent of the memory directory>/.sage-mem``, as in sage-mem."""
-    return memory_dir.parent / STATE_DIR_NAME
-
-
 def resolve_dirs(
     env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | None
 ) -> tuple[Path, Path, dict[str, Source]]:
-    """The memory and state directories, from options, then the environment, then defaults."""
+    """The memory and state directories, from options, then the environment, then defaults
+    (``files/state.py``); a state directory of another memory folder is WrongFolder."""
     sources: dict[str, Source] = {}
     if memory_dir is not None:
         mem, sources["memory_dir"] = memory_dir, "option"
@@ -157,8 +179,10 @@ def resolve_dirs(
     elif parse_text(env.get("SAGE_MEM_STATE_DIR")):
         state, sources["state_dir"] = Path(env["SAGE_MEM_STATE_DIR"].strip()), "env"
     else:
-        state, sources["state_dir"] = default_state_dir(mem), "default"
-    return mem, Path(os.path.abspath(state.expanduser())), sources
+        return mem, default_state_dir(mem), {**sources, "state_dir": "default"}
+    state = Path(os.path.abspath(state.expanduser()))
+    check_owner(state, mem)
+    return mem, state, sources
 
 
 def read_settings_file(state_dir: Path) -> dict[str, object]:
@@ -189,6 +213,17 @@ def _layered(
     return None
 
 
+def _guarded(spec: IntSetting, env: Mapping[str, str], file: Mapping[str, object],
+             state: Path) -> tuple[object, Source] | None:
+    """``_layered`` for a setting that guards: the refusal names where the value was."""
+    if spec.key in file and (value := checked_int(file[spec.key], spec, spec.key,
+                                                  state / SETTINGS_FILE)) is not None:
+        return value, "settings"
+    if spec.env in env and (value := checked_int(env[spec.env], spec, spec.env)) is not None:
+        return value, "env"
+    return None
+
+
 def load_settings(
     env: Mapping[str, str] | None = None,
     memory_dir: Path | None = None,
@@ -200,7 +235,8 @@ def load_settings(
     file = read_settings_file(state)
     values: dict[str, object] = {}
     for spec in INT_SETTINGS:
-        found = _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec))
+        found = (_guarded(spec, env, file, state) if spec.guards else
+                 _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec)))
         if found:
             values[spec.key], sources[spec.key] = found
     parsers = {"validity": parse_validity, "debug": parse_debug}

@@ -5,7 +5,9 @@ happened and what to do about it. Callers branch on the class, never on the text
 
     SagememError
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
+     │    └── IllegalSetting      a value a setting that deletes or archives cannot take
      ├── DirectoryMissing         the memory directory does not exist
+     ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
      ├── MemoryNotFound           no such memory
@@ -44,6 +46,7 @@ __all__ = [
     "EvalSetError",
     "FileChangedDuringRead",
     "FileTooLarge",
+    "IllegalSetting",
     "IndexUnavailable",
     "InvalidCursor",
     "InvalidName",
@@ -68,6 +71,7 @@ __all__ = [
     "UnsafeFile",
     "WriteFailed",
     "WriteRefused",
+    "WrongFolder",
 ]
 
 
@@ -77,9 +81,28 @@ class SagememError(Exception):
 
 class SettingsError(SagememError):
     def __init__(self, path: Path, problem: str) -> None:
-        self.path = path
+        self.path: Path | None = path
         self.problem = problem
         super().__init__(f"{path}: {problem}; fix or remove the file")
+
+
+class IllegalSetting(SettingsError):
+    """A setting that decides what is deleted or archived (``snapshot_keep``,
+    ``idle_days_*``) holding a value it cannot take: refused, never clamped or defaulted,
+    since a guessed value rotates away snapshots or archives memories nobody meant to."""
+
+    def __init__(self, name: str, value: object, low: int, high: int, *,
+                 path: Path | None = None, meaning: str = "") -> None:
+        self.name = name
+        self.value = value
+        self.low = low
+        self.high = high
+        where = f"{path}: {name}" if path is not None else name
+        self.path = path  # None: the environment variable ``name``
+        self.problem = (f"{where} = {value!r} is refused: it takes a whole number from "
+                        f"{low} to {high}{meaning}")
+        SagememError.__init__(self, f"{self.problem}; nothing was changed — fix or remove "
+                                    "the setting")
 
 
 class DirectoryMissing(SagememError):
@@ -90,6 +113,27 @@ class DirectoryMissing(SagememError):
             f"memory directory {path} {state}; "
             "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it"
         )
+
+
+class WrongFolder(SagememError):
+    """A state directory (or a snapshot) that belongs to another memory folder: its
+    records would mix with this folder's, so nothing in it is read or written."""
+
+    def __init__(self, path: Path, owner: Path, folder: Path, *,
+                 snapshot: str | None = None) -> None:
+        self.path = path
+        self.owner = owner
+        self.folder = folder
+        self.snapshot = snapshot
+        if snapshot is not None:
+            message = (f"snapshot {snapshot} was taken of memory folder {owner}, not of "
+                       f"{folder}; nothing was changed — roll back {owner} to it instead")
+        else:
+            message = (f"state directory {path} belongs to memory folder {owner}, not to "
+                       f"{folder}; nothing was read or written — drop --state-dir / "
+                       f"SAGE_MEM_STATE_DIR ({folder.name} has its own), or correct "
+                       f"folder.json there if {folder.name} is {owner.name} moved")
+        super().__init__(message)
 
 
 class InvalidName(SagememError):

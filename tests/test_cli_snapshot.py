@@ -66,6 +66,38 @@ def test_create_rotates_by_the_snapshot_keep_setting(run: Run, store: MemoryStor
     assert f"rotated away 1 older snapshot(s) (snapshot_keep = 2): {ids[2]}" in text.out
 
 
+@pytest.mark.parametrize("value", ["-5", "1001", "six"])
+def test_create_refuses_an_illegal_snapshot_keep_and_rotates_nothing(
+        run: Run, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    ids = [created_id(run) for _ in range(6)]
+    monkeypatch.setenv("SAGE_MEM_SNAPSHOT_KEEP", value)
+    error = one_line_error(run("snapshot", "create"))
+    assert "SAGE_MEM_SNAPSHOT_KEEP" in error and repr(value) in error
+    assert "from 0 to 1000" in error
+    monkeypatch.delenv("SAGE_MEM_SNAPSHOT_KEEP")
+    assert [s["id"] for s in json.loads(run("snapshot", "list", "--json").out)] == ids
+
+
+def test_create_with_snapshot_keep_zero_keeps_every_snapshot(
+        run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGE_MEM_SNAPSHOT_KEEP", "0")
+    ids = [created_id(run) for _ in range(7)]
+    created = json.loads(run("snapshot", "create", "--json").out)
+    assert created["rotated"] == []
+    listed = [s["id"] for s in json.loads(run("snapshot", "list", "--json").out)]
+    assert listed == [*ids, created["id"]]
+
+
+@pytest.mark.parametrize(("keep", "rotated"), [("1", 2), ("2", 1), ("0", 0)])
+def test_create_dry_run_names_what_the_real_create_would_rotate(
+        run: Run, monkeypatch: pytest.MonkeyPatch, keep: str, rotated: int) -> None:
+    ids = [created_id(run) for _ in range(2)]
+    monkeypatch.setenv("SAGE_MEM_SNAPSHOT_KEEP", keep)
+    dry = json.loads(run("snapshot", "create", "--dry-run", "--json").out)
+    assert dry["rotated"] == ids[:rotated]
+    assert json.loads(run("snapshot", "create", "--json").out)["rotated"] == ids[:rotated]
+
+
 def test_show_lists_files_and_what_differs_now(run: Run, store: MemoryStore) -> None:
     snapshot_id = created_id(run)
     (store.directory / "project_a.md").write_text("changed\n")

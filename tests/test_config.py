@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.config import INT_SETTINGS, Settings, load_settings
-from sagemem.errors import SagememError, SettingsError
+from sagemem.errors import IllegalSetting, SagememError, SettingsError
 
 # (key, env variable, default, low, high) — the documented integer settings.
 INTS = [
@@ -23,13 +23,20 @@ INTS = [
     ("max_chars", "SAGE_MEM_MAX_CHARS", 1500, 200, 20000),
     ("max_baseline", "SAGE_MEM_MAX_BASELINE", 8, 1, 50),
     ("stale_days", "SAGE_MEM_STALE_DAYS", 1, 0, 365),
-    ("snapshot_keep", "SAGE_MEM_SNAPSHOT_KEEP", 20, 1, 1000),
+    ("snapshot_keep", "SAGE_MEM_SNAPSHOT_KEEP", 20, 0, 1000),
     ("idle_days_project", "SAGE_MEM_IDLE_DAYS_PROJECT", 90, 0, 36500),
     ("idle_days_reference", "SAGE_MEM_IDLE_DAYS_REFERENCE", 180, 0, 36500),
     ("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
     ("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
 ]
 INT_IDS = [key for key, *_ in INTS]
+# The settings that decide what is deleted or archived: an illegal value is refused.
+GUARDING = ["snapshot_keep", "idle_days_project", "idle_days_reference", "idle_days_feedback",
+            "idle_days_user"]
+CLAMPED = [row for row in INTS if row[0] not in GUARDING]
+CLAMPED_IDS = [key for key, *_ in CLAMPED]
+GUARDED = [row for row in INTS if row[0] in GUARDING]
+GUARDED_IDS = [key for key, *_ in GUARDED]
 ILLEGAL_INTEGERS = ["abc", "", "   ", "1.5", "--5", "1e3", "0x10", "5 5", "٣"]
 
 
@@ -69,6 +76,7 @@ def write_settings(state_dir: Path, data: object) -> Path:
 
 def test_integer_settings_table_is_the_documented_one() -> None:
     assert [(s.key, s.env, s.default, s.low, s.high) for s in INT_SETTINGS] == INTS
+    assert [s.key for s in INT_SETTINGS if s.guards] == GUARDING
 
 
 def test_idle_days_per_type_with_zero_meaning_never(memory_dir: Path, state_dir: Path) -> None:
@@ -201,7 +209,8 @@ def test_in_range_integer_is_taken_from_env(
     assert settings.source(key) == "env"
 
 
-@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), INTS, ids=INT_IDS)
+@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), CLAMPED,
+                         ids=CLAMPED_IDS)
 @pytest.mark.parametrize(("raw", "bound"), [
     pytest.param(lambda low, high: str(low - 1), "low", id="just-below"),
     pytest.param(lambda low, high: "-5000", "low", id="negative"),
@@ -218,7 +227,8 @@ def test_out_of_range_integer_clamps_to_the_bound(
     assert settings.source(key) == "env"
 
 
-@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), INTS, ids=INT_IDS)
+@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), CLAMPED,
+                         ids=CLAMPED_IDS)
 @pytest.mark.parametrize("raw", ILLEGAL_INTEGERS)
 def test_illegal_integer_falls_back_to_default(
     memory_dir: Path, state_dir: Path,
@@ -227,6 +237,60 @@ def test_illegal_integer_falls_back_to_default(
     settings = load({env_name: raw}, memory_dir, state_dir)
     assert getattr(settings, key) == default
     assert settings.source(key) == "default"
+
+
+@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), GUARDED,
+                         ids=GUARDED_IDS)
+@pytest.mark.parametrize("raw", [
+    pytest.param(lambda low, high: str(low - 1), id="just-below"),
+    pytest.param(lambda low, high: "-5", id="negative"),
+    pytest.param(lambda low, high: str(high + 1), id="just-above"),
+    pytest.param(lambda low, high: "999999999999", id="twelve-digits"),
+    pytest.param(lambda low, high: "abc", id="not-a-number"),
+    pytest.param(lambda low, high: "1.5", id="not-whole"),
+])
+def test_guarding_integer_out_of_range_or_illegal_in_env_is_refused(
+    memory_dir: Path, state_dir: Path,
+    key: str, env_name: str, default: int, low: int, high: int,
+    raw: Callable[[int, int], str],
+) -> None:
+    """snapshot_keep and idle_days_* decide what rotation deletes and what the archive
+    moves: a value they cannot take is refused, never clamped or defaulted."""
+    value = raw(low, high)
+    with pytest.raises(IllegalSetting) as caught:
+        load({env_name: value}, memory_dir, state_dir)
+    message = str(caught.value)
+    assert env_name in message and repr(value) in message
+    assert f"from {low} to {high}" in message
+    assert caught.value.name == env_name and caught.value.value == value
+    assert isinstance(caught.value, SettingsError)
+
+
+@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), GUARDED,
+                         ids=GUARDED_IDS)
+@pytest.mark.parametrize("value", [-1, 10**7, "lots", 1.5, None, True], ids=repr)
+def test_guarding_integer_out_of_range_or_illegal_in_settings_file_is_refused(
+    memory_dir: Path, state_dir: Path,
+    key: str, env_name: str, default: int, low: int, high: int, value: object,
+) -> None:
+    path = write_settings(state_dir, {key: value})
+    with pytest.raises(IllegalSetting) as caught:
+        load({env_name: str(default)}, memory_dir, state_dir)
+    assert caught.value.name == key and caught.value.path == path
+    assert str(path) in str(caught.value) and f"from {low} to {high}" in str(caught.value)
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_blank_guarding_variable_means_unset(memory_dir: Path, state_dir: Path,
+                                             blank: str) -> None:
+    settings = load({"SAGE_MEM_SNAPSHOT_KEEP": blank}, memory_dir, state_dir)
+    assert settings.snapshot_keep == 20 and settings.source("snapshot_keep") == "default"
+
+
+def test_snapshot_keep_zero_is_legal_and_means_keep_all(memory_dir: Path,
+                                                        state_dir: Path) -> None:
+    settings = load({"SAGE_MEM_SNAPSHOT_KEEP": "0"}, memory_dir, state_dir)
+    assert settings.snapshot_keep == 0 and settings.source("snapshot_keep") == "env"
 
 
 @pytest.mark.parametrize("raw", [" 20 ", "+20", "020"])
@@ -310,7 +374,8 @@ def test_settings_file_overrides_env_for_integers(
     assert settings.source(key) == "settings"
 
 
-@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), INTS, ids=INT_IDS)
+@pytest.mark.parametrize(("key", "env_name", "default", "low", "high"), CLAMPED,
+                         ids=CLAMPED_IDS)
 def test_settings_file_integer_clamps_like_env(
     memory_dir: Path, state_dir: Path,
     key: str, env_name: str, default: int, low: int, high: int,

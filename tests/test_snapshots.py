@@ -22,6 +22,8 @@ from sagemem.history.snapshots import (
     damaged_files,
     list_snapshots,
     load_snapshot,
+    rotate_snapshots,
+    rotation_victims,
     snapshots_folder,
     verify_snapshot,
 )
@@ -129,6 +131,24 @@ def test_rotation_never_removes_the_snapshot_just_made(store: MemoryStore) -> No
     newer = create_snapshot(store, now=T0 + timedelta(hours=1))
     older = create_snapshot(store, keep=1, now=T0)  # a clock set back
     assert {s.id for s in list_snapshots(store).snapshots} == {newer.id, older.id}
+
+
+def test_keep_zero_keeps_every_snapshot(store: MemoryStore) -> None:
+    made = [create_snapshot(store, keep=0, now=T0 + timedelta(seconds=n)) for n in range(4)]
+    assert all(s.rotated == () for s in made)
+    assert rotation_victims(store, 0) == ()
+    assert [s.id for s in list_snapshots(store).snapshots] == [s.id for s in made]
+
+
+@pytest.mark.parametrize("keep", [-1, -5])
+def test_negative_keep_is_refused_before_anything_is_written_or_removed(
+        store: MemoryStore, keep: int) -> None:
+    made = [create_snapshot(store, now=T0 + timedelta(seconds=n)).id for n in range(3)]
+    for call in (lambda: create_snapshot(store, keep=keep),
+                 lambda: rotate_snapshots(store, keep), lambda: rotation_victims(store, keep)):
+        with pytest.raises(ValueError, match="keep"):
+            call()
+    assert [s.id for s in list_snapshots(store).snapshots] == made
 
 
 def test_a_file_changed_inside_a_snapshot_makes_it_damaged(store: MemoryStore) -> None:

@@ -40,7 +40,7 @@ def snapshot_create(
 ) -> None:
     """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
     the newest snapshot_keep manual and auto snapshots (protection snapshots are kept
-    apart); the ones rotated away are named."""
+    apart; snapshot_keep = 0 keeps them all); the ones rotated away are named."""
     from ..history.snapshots import (
         create_snapshot,
         memory_file_names,
@@ -50,7 +50,8 @@ def snapshot_create(
 
     store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
     if dry_run:
-        files, rotated = len(memory_file_names(store)), rotation_victims(store, keep - 1)
+        files = len(memory_file_names(store))
+        rotated = rotation_victims(store, keep, one_more=True)
         if as_json:
             echo_json({"version": JSON_VERSION, "dry_run": True, "file_count": files,
                        "rotated": list(rotated)})

@@ -10,6 +10,8 @@
 - ``indexfile``: the lines of ``MEMORY.md``. ``init``: ``init_directory``.
 - ``folder``: ``MemoryFolder`` — reading a directory, its lock, guarded ``MEMORY.md``
   edits, change notices.
+- ``state``: which state directory belongs to which folder (``default_state_dir``,
+  the ``folder.json`` owner file, ``claim``, ``check_owner``).
 
 Imports only ``errors`` from outside itself.
 """

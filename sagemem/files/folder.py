@@ -37,13 +37,13 @@ from .paths import (
     INDEX_FILE,
     MAX_FILE_BYTES,
     MAX_INDEX_BYTES,
-    STATE_DIR_NAME,
     check_name,
     name_key,
     reserved_names,
     safe_read,
     with_suffix,
 )
+from .state import check_owner, claim, default_state_dir
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -76,8 +76,11 @@ class MemoryFolder:
     def __init__(self, directory: Path | str, state_dir: Path | str | None = None, *,
                  max_bytes: int = MAX_FILE_BYTES) -> None:
         self.directory = Path(os.path.abspath(Path(directory).expanduser()))
-        self.state_dir = (Path(os.path.abspath(Path(state_dir).expanduser())) if state_dir
-                          else self.directory.parent / STATE_DIR_NAME)
+        if state_dir:  # another folder's state directory is refused before any use
+            self.state_dir = Path(os.path.abspath(Path(state_dir).expanduser()))
+            check_owner(self.state_dir, self.directory)
+        else:
+            self.state_dir = default_state_dir(self.directory)
         self.max_bytes = max_bytes
         self._reserved: frozenset[str] | None = None
         self._listeners: list[Callable[[], None]] = []
@@ -188,12 +191,14 @@ class MemoryFolder:
     # -- the lock and MEMORY.md --------------------------------------------------
 
     def lock(self) -> FileLock:
-        """The lock every sagemem writer, in any process, holds while it writes."""
+        """The lock every sagemem writer, in any process, holds while it writes; the
+        state directory is claimed for this folder first (``files/state.py``)."""
         path = self.state_dir / LOCK_FILE
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise WriteFailed(path.parent, exc.strerror or str(exc)) from exc
+        claim(self.state_dir, self.directory)
         from filelock import FileLock  # imported here: read-only commands never need it
 
         return FileLock(str(path), timeout=LOCK_TIMEOUT_SECONDS)

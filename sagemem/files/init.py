@@ -12,6 +12,7 @@ from ..errors import MemoryExists, MemoryNotFound, SagememError
 from . import indexfile
 from .atomic import atomic_write, make_folder
 from .paths import INDEX_FILE, read_regular
+from .state import claim
 
 GITIGNORE = ".gitignore"
 
@@ -35,9 +36,9 @@ class InitReport:
 
 
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
-    """Create the memory directory, a starter MEMORY.md and the state directory (and,
-    when the state directory lies inside the memory directory, a .gitignore line that
-    keeps it out of git).
+    """Create the memory directory, a starter MEMORY.md and the state directory, which
+    records that it belongs to this folder (``files/state.py``), and, when the state
+    directory lies inside the memory directory, a .gitignore line that keeps it out of git.
 
     Never overwrites anything: what already exists is reported and left alone; an
     existing .gitignore only gets the missing line appended (reported as updated).
@@ -47,6 +48,7 @@ def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
     updated: list[Updated] = []
     for folder in (memory_dir, state_dir):
         _make_dir(folder, created, existed)
+    claim(state_dir, memory_dir)  # the state directory is this folder's from now on
     index = memory_dir / INDEX_FILE
     if os.path.lexists(index):
         existed.append(index)

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import JSON_VERSION
-from ..errors import MemoryNotFound, SagememError, SnapshotDamaged
+from ..errors import MemoryNotFound, SagememError, SnapshotDamaged, WrongFolder
 from ..files.paths import check_name, file_sha256, name_key, read_regular
+from ..files.state import same_folder
 from .githead import GitHead
 
 MANIFEST_FILE = "manifest.json"
@@ -60,6 +61,8 @@ class Snapshot:
     rotated: tuple[str, ...] = ()
     """Only on the value ``create_snapshot`` returns: the older snapshots its rotation
     removed (rotation deletes, so callers must be able to say which)."""
+    folder: Path | None = None
+    """The memory folder it was taken of; None in a manifest from before it was kept."""
 
     def file(self, name: str) -> SnapshotFile | None:
         """The entry for ``name``, compared ignoring case and Unicode form."""
@@ -112,7 +115,24 @@ def from_manifest(manifest: dict[str, Any], path: Path) -> Snapshot:
         files=files,
         skipped=tuple(SkippedFile(_plain_name(s["name"]), str(s["reason"]))
                       for s in manifest.get("skipped", [])),
-        path=path)
+        path=path, folder=_folder(manifest.get("folder")))
+
+
+def _folder(value: object) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not os.path.isabs(value):
+        raise ValueError("its folder must be an absolute path")
+    return Path(value)
+
+
+def check_taken_of(snapshot: Snapshot, directory: Path) -> Snapshot:
+    """``snapshot`` itself if it was taken of the memory folder ``directory`` (or names
+    none: older manifests), else WrongFolder naming both — a rollback to another
+    folder's snapshot once copied work's files into personal."""
+    if snapshot.folder is not None and not same_folder(snapshot.folder, directory):
+        raise WrongFolder(snapshot.path, snapshot.folder, directory, snapshot=snapshot.id)
+    return snapshot
 
 
 def _plain_name(name: object) -> str:
@@ -164,6 +184,7 @@ def snapshot_json(snapshot: Snapshot, *, files: bool = False) -> dict[str, Any]:
         "id": snapshot.id, "created": snapshot.created.isoformat(), "kind": snapshot.kind,
         "label": snapshot.label, "reason": snapshot.reason, "run_id": snapshot.run_id,
         "git": git_json(snapshot.git), "file_count": len(snapshot.files),
+        "folder": None if snapshot.folder is None else str(snapshot.folder),
         "bytes": sum(f.size for f in snapshot.files)}
     if files:
         data["files"] = [vars(f) for f in snapshot.files]

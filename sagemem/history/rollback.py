@@ -53,6 +53,7 @@ from .snapshot_diff import CurrentFile, Pairing, current_files, pair
 from .snapshots import (
     Snapshot,
     SnapshotFile,
+    check_taken_of,
     load_snapshot,
     read_copy,
     verify_snapshot,
@@ -96,11 +97,13 @@ class RollbackPlan:
 def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
                   ) -> RollbackPlan:
     """Decide what a rollback to ``snapshot_id`` does; changes nothing. A damaged
-    snapshot is refused (SnapshotDamaged), an unknown id is SnapshotNotFound."""
+    snapshot is refused (SnapshotDamaged), one of another memory folder (WrongFolder),
+    an unknown id is SnapshotNotFound."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     store.require_directory()
-    snapshot = verify_snapshot(load_snapshot(store, snapshot_id))
+    snapshot = verify_snapshot(check_taken_of(load_snapshot(store, snapshot_id),
+                                              store.directory))
     paired = pair(snapshot, current_files(store))
     restores, skips, unchanged = _restores(paired)
     skips += [Skip(name, "ambiguous", "another file's name differs from it only in case or "

@@ -45,6 +45,7 @@ from .manifest import MANIFEST_FILE as MANIFEST_FILE
 from .manifest import SkippedFile as SkippedFile
 from .manifest import Snapshot as Snapshot
 from .manifest import SnapshotFile as SnapshotFile
+from .manifest import check_taken_of as check_taken_of
 from .manifest import damaged_copies, from_manifest, git_json, load_manifest
 from .manifest import damaged_files as damaged_files
 from .manifest import read_copy as read_copy
@@ -84,12 +85,14 @@ def create_snapshot(store: MemoryStore, *, label: str | None = None, kind: str =
                     keep: int = 20, progress: Progress | None = None,
                     now: datetime | None = None) -> Snapshot:
     """Snapshot the memory directory now, then rotate: the newest ``keep`` manual and
-    auto snapshots stay (never the one just made; protection ones are not counted).
+    auto snapshots stay (never the one just made; protection ones are not counted);
+    ``keep=0`` keeps them all, a negative ``keep`` is refused before anything is written.
 
     Takes the store lock, so no sagemem write lands half-way through; do not call it
     while holding ``store.locked()`` (the lock is not re-entrant — use
     ``write_snapshot`` there).
     """
+    _check_keep(keep)
     store.require_directory()
     with store.locked():
         snapshot = write_snapshot(store, label=label, kind=kind, reason=reason, run_id=run_id,
@@ -118,6 +121,7 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
         _verify_copies(partial, files)
         manifest = {"version": 1, "id": snapshot_id, "created": created.isoformat(),
                     "kind": kind, "label": label, "reason": reason, "run_id": run_id,
+                    "folder": str(store.directory),
                     "git": git_json(git_head(store.directory)),
                     "files": [vars(f) for f in files], "skipped": [vars(s) for s in skipped]}
         write_new(partial / MANIFEST_FILE,
@@ -274,18 +278,31 @@ def _snapshot_ids(store: MemoryStore) -> list[str]:
 
 def rotate_snapshots(store: MemoryStore, keep: int, *, spare: str | None = None
                      ) -> tuple[str, ...]:
-    """Remove the oldest manual/auto snapshots beyond the newest ``keep``; protection
-    snapshots, unreadable ones and ``spare`` are never removed. The caller holds the lock."""
-    doomed = rotation_victims(store, max(keep, 1), spare=spare)
+    """Remove the oldest manual/auto snapshots beyond the newest ``keep`` (0: none);
+    protection snapshots, unreadable ones and ``spare`` are never removed. The caller
+    holds the lock."""
+    doomed = rotation_victims(store, keep, spare=spare)
     for snapshot_id in doomed:
         shutil.rmtree(snapshots_folder(store) / snapshot_id, ignore_errors=True)
     return tuple(doomed)
 
 
-def rotation_victims(store: MemoryStore, keep: int, *, spare: str | None = None
-                     ) -> tuple[str, ...]:
-    """The ids ``rotate_snapshots`` would remove, oldest first."""
+def rotation_victims(store: MemoryStore, keep: int, *, spare: str | None = None,
+                     one_more: bool = False) -> tuple[str, ...]:
+    """The ids ``rotate_snapshots`` would remove, oldest first (``one_more``: once one
+    more snapshot is made, for a dry run); none when ``keep`` is 0 (keep all). A negative
+    ``keep`` is a ValueError: it must never mean "remove them"."""
+    _check_keep(keep)
+    if keep == 0:
+        return ()
     rotated = [s.id for s in list_snapshots(store).snapshots if s.kind in ROTATED_KINDS]
-    return tuple(i for i in rotated[:max(0, len(rotated) - max(keep, 0))] if i != spare)
+    room = keep - 1 if one_more else keep
+    return tuple(i for i in rotated[:max(0, len(rotated) - room)] if i != spare)
+
+
+def _check_keep(keep: int) -> None:
+    # Clamping keep to 1 once rotated six manual snapshots away (SAGE_MEM_SNAPSHOT_KEEP=0)
+    if keep < 0:
+        raise ValueError(f"keep must be 0 (keep all) or more, not {keep}")
 
 

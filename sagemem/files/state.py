@@ -1,0 +1,112 @@
+"""Which state directory belongs to which memory folder: the one rule is that every
+record of a state directory (snapshots, locks, conflicts, ledger, sessions, tasks, logs,
+indexes) belongs to exactly one memory folder.
+
+A state directory names its folder in ``<state>/folder.json``, written create-only the
+first time it is initialised or written for a folder (``init``, the store lock). Two
+folders side by side (``init work; init personal``) both default to
+``<parent>/.sage-mem``; they used to share it, and personal listed, rolled back to and
+was blocked by work's records. Now the default is resolved in order:
+
+1. ``<parent>/.sage-mem/folders/<name>-<hash8>/`` if it is this folder's own (it got one
+   before, and keeps it even if the shared one is unowned again);
+2. ``<parent>/.sage-mem`` if it is unowned or this folder's — so sage-mem's one-folder
+   layout, including a ``.sage-mem`` from before owner files, works unchanged;
+3. otherwise this folder's own ``folders/<name>-<hash8>/``.
+
+A state directory given explicitly (``--state-dir``, ``SAGE_MEM_STATE_DIR``,
+``MemoryStore(dir, state_dir)``) that another folder owns is refused (``WrongFolder``)
+before anything in it is read or written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+from ..errors import MemoryExists, SettingsError, WrongFolder
+from .atomic import atomic_write
+from .paths import STATE_DIR_NAME, read_state_file
+
+OWNER_FILE = "folder.json"
+FOLDERS_DIR = "folders"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def owner_of(state_dir: Path) -> Path | None:
+    """The memory folder ``state_dir`` belongs to, or None when it names none."""
+    path = state_dir / OWNER_FILE
+    raw = read_state_file(path)
+    if raw is None:
+        return None
+    try:
+        folder = json.loads(raw.decode("utf-8"))["folder"]
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        raise SettingsError(path, "must hold {\"folder\": \"<absolute memory dir>\"}") from exc
+    if not isinstance(folder, str) or not os.path.isabs(folder):
+        raise SettingsError(path, "its folder must be an absolute path")
+    return Path(folder)
+
+
+def same_folder(a: Path, b: Path) -> bool:
+    """Whether two paths name one memory folder (spelt alike, or the same directory)."""
+    if os.path.abspath(a) == os.path.abspath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def own_state_dir(memory_dir: Path) -> Path:
+    """``<parent>/.sage-mem/folders/<name>-<hash8>``: the state directory a folder gets
+    when the shared one belongs to another (the hash keeps two ``notes`` apart)."""
+    memory_dir = Path(os.path.abspath(memory_dir))
+    digest = hashlib.sha256(str(memory_dir).encode("utf-8", "surrogateescape")).hexdigest()
+    name = _UNSAFE.sub("_", memory_dir.name).strip("._") or "memory"
+    return memory_dir.parent / STATE_DIR_NAME / FOLDERS_DIR / f"{name[:40]}-{digest[:8]}"
+
+
+def default_state_dir(memory_dir: Path) -> Path:
+    """The state directory of a memory folder when none is given (see the module doc)."""
+    memory_dir = Path(os.path.abspath(memory_dir))
+    own = own_state_dir(memory_dir)
+    if _owned_by(own, memory_dir):
+        return own
+    shared = memory_dir.parent / STATE_DIR_NAME
+    owner = owner_of(shared)
+    return shared if owner is None or same_folder(owner, memory_dir) else own
+
+
+def check_owner(state_dir: Path, memory_dir: Path) -> None:
+    """Refuse (WrongFolder) a state directory that another memory folder owns."""
+    owner = owner_of(state_dir)
+    if owner is not None and not same_folder(owner, memory_dir):
+        raise WrongFolder(state_dir, owner, Path(os.path.abspath(memory_dir)))
+
+
+def claim(state_dir: Path, memory_dir: Path) -> None:
+    """Record that ``state_dir`` (which exists) belongs to ``memory_dir``, unless it
+    already does; WrongFolder if another folder owns it. Create-only, so of two folders
+    claiming at once one wins and the other is refused."""
+    memory_dir = Path(os.path.abspath(memory_dir))
+    check_owner(state_dir, memory_dir)
+    if owner_of(state_dir) is not None:
+        return
+    data = json.dumps({"version": 1, "folder": str(memory_dir)}, ensure_ascii=False)
+    try:
+        atomic_write(state_dir / OWNER_FILE, f"{data}\n".encode("utf-8", "surrogateescape"),
+                     create=True)
+    except MemoryExists:  # another process claimed it just now: for this folder?
+        check_owner(state_dir, memory_dir)
+
+
+def _owned_by(state_dir: Path, memory_dir: Path) -> bool:
+    try:
+        owner = owner_of(state_dir)
+    except SettingsError:
+        return False
+    return owner is not None and same_folder(owner, memory_dir)

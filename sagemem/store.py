@@ -97,10 +97,17 @@ class MemoryStore(MemoryFolder):
 
     def write(self, name: str, content: str | None = None,
               expected_revision: str | Required | None = REQUIRED, *,
-              fields: Mapping[str, object] | None = None, reason: str | None = None,
+              fields: Mapping[str, object] | None = None,
+              expected_fields: Mapping[str, object] | None = None, reason: str | None = None,
               writer: str = "library", conflict_kind: str | None = "stale_version") -> Memory:
         """Replace a memory's text (or set ``fields`` in it), if it is still at
-        ``expected_revision``; ``expected_revision=None`` means "create".
+        ``expected_revision`` (in full, or its first 8+ characters);
+        ``expected_revision=None`` means "create".
+
+        ``fields`` alone need no revision: they are applied, under the lock, to the text
+        as it is then, so writers setting different fields never conflict. Give
+        ``expected_fields`` (each field's value as you read it, None if unset) to be
+        refused with ``StaleField`` when another writer changed one of them meanwhile.
 
         A refused write raises a ``WriteRefused`` (``StaleRevision`` — also for a file
         deleted meanwhile —, ``MemoryExists``, ``UnresolvedMerge``) whose ``conflict_id``
@@ -109,7 +116,8 @@ class MemoryStore(MemoryFolder):
         nothing (a resolution retrying a recorded conflict).
         """
         return guarded_write(self, name, content, expected_revision, fields=fields,
-                             reason=reason, writer=writer, conflict_kind=conflict_kind)
+                             expected_fields=expected_fields, reason=reason, writer=writer,
+                             conflict_kind=conflict_kind)
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,

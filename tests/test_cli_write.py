@@ -336,3 +336,23 @@ def test_write_expect_new_indexes_the_new_memory(tmp_path, capsys, monkeypatch) 
                  "user_brand", "-", "--expect", "new"])
     assert code == 0
     assert "- [user_brand](user_brand.md) — brand new" in (memory / "MEMORY.md").read_text()
+
+
+# -- revision prefixes and read-only files ------------------------------------------------
+
+
+def test_write_expect_with_seven_characters_says_eight_are_needed(run: Run,
+                                                                 store: MemoryStore) -> None:
+    revision = store.get("user_alice").revision
+    err = one_line_error(run("write", "user_alice", "-", "--expect", revision[:7],
+                             stdin=BOB), 2)
+    assert "at least 8" in err
+
+
+def test_set_on_a_read_only_file_is_refused_with_the_chmod_to_run(run: Run,
+                                                                 store: MemoryStore) -> None:
+    path = store.directory / "user_alice.md"
+    path.chmod(0o444)
+    err = one_line_error(run("set", "user_alice", "baseline=true"))
+    assert "read-only (mode 0444)" in err and "chmod u+w" in err
+    assert path.read_text() == ALICE

@@ -21,19 +21,18 @@ from typing import Annotated
 import typer
 
 from ..config import JSON_VERSION
-from ..errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
+from ..errors import MemoryNotFound, SagememError, WriteFailed
 from ..files.fields import TYPES
 from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
-from .base import JsonOption, app, echo_json, echo_lines, stdin_text
+from .base import JsonOption, app, echo_json, echo_lines, revision_param, stdin_text
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 
 WRITER = "cli"
 NEW = "new"
-MIN_REVISION_PREFIX = 8
 _INT = re.compile(r"[+-]?\d+")
 
 
@@ -46,16 +45,6 @@ def _written(memory: Memory, verb: str, as_json: bool) -> None:
         where = f"line {problem.line}: " if problem.line else ""
         typer.echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
                    err=True)
-
-
-def _expected(current: Memory | None, expect: str) -> str | None:
-    """``--expect``: a revision (a prefix of 8+ characters of the current one is enough),
-    or ``new`` to create."""
-    if expect == NEW:
-        return None
-    if current is not None and current.revision.startswith(expect):
-        return current.revision
-    return expect
 
 
 @app.command()
@@ -78,27 +67,18 @@ def write(
     if (source == "-") == (from_file is not None) or source not in (None, "-"):
         raise typer.BadParameter("give the text as --from FILE or - (stdin), one of them",
                                  param_hint="--from")
-    if not expect or (expect != NEW and len(expect) < MIN_REVISION_PREFIX):
-        raise typer.BadParameter(f"state the revision you read ({MIN_REVISION_PREFIX}+ "
-                                 f"characters; `sagemem show NAME` prints it) or {NEW}",
-                                 param_hint="--expect")
+    if not expect:
+        raise typer.BadParameter(f"state the revision you read (`sagemem show NAME` "
+                                 f"prints it) or {NEW}", param_hint="--expect")
+    expected = None if expect == NEW else revision_param(expect, "--expect")
     text = _read_text(from_file) if from_file is not None else stdin_text("-")
     store = ctx.obj.store()
-    current = _current(store, name)
-    if current is None and expect != NEW and store.existing_name(with_suffix(name)) is None:
+    if expected is not None and store.existing_name(with_suffix(name)) is None:
         raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
-    memory = store.write(name, text, _expected(current, expect), reason=reason, writer=WRITER)
+    memory = store.write(name, text, expected, reason=reason, writer=WRITER)
     if expect == NEW:
         store.index_memory(memory)  # a new memory gets its MEMORY.md line, as with `new`
     _written(memory, "written", as_json)
-
-
-def _current(store: MemoryStore, name: str) -> Memory | None:
-    """Only to expand a revision prefix: the write re-checks under the lock anyway."""
-    try:
-        return store.get(name)
-    except (MemoryNotFound, FileChangedDuringRead):
-        return None
 
 
 def _read_text(path: Path) -> str:
@@ -180,12 +160,16 @@ def set_(
                       ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Set frontmatter fields; only those fields change (a guarded write)."""
+    """Set frontmatter fields; only those fields change. No revision is needed: other
+    fields changed meanwhile are kept; a field someone else changed since is refused."""
+    from ..files.edit import field_value
+
     fields = dict(_assignment(a) for a in assignments)
     store = ctx.obj.store()
     memory = store.get(name)
-    saved = store.write(memory.file, fields=fields, expected_revision=memory.revision,
-                        reason=reason, writer=WRITER)
+    read = {key: field_value(memory.text, key, memory.file) for key in fields}
+    saved = store.write(memory.file, fields=fields, expected_fields=read, reason=reason,
+                        writer=WRITER)
     _written(saved, "set", as_json)
 
 

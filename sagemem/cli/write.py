@@ -22,12 +22,13 @@ import typer
 
 from ..config import JSON_VERSION
 from ..errors import MemoryNotFound, SagememError, WriteFailed
-from ..files.fields import TYPES
+from ..files.fields import TYPES, set_warnings
 from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
+from . import base as cli
 from .base import JsonOption, app, echo_json, echo_lines, revision_param, stdin_text
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 
@@ -36,11 +37,14 @@ NEW = "new"
 _INT = re.compile(r"[+-]?\d+")
 
 
-def _written(memory: Memory, verb: str, as_json: bool) -> None:
+def _written(memory: Memory, verb: str, as_json: bool, warnings: list[str] | None = None
+             ) -> None:
     if as_json:
-        echo_json(memory_json(memory, date.today()))
+        echo_json({**memory_json(memory, date.today()), "warnings": warnings or []})
     else:
         typer.echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
+    for warning in warnings or []:
+        typer.echo(f"warning: {memory.file}: {warning}", err=True)
     for problem in memory.problems:  # written as asked, but the reader had to default
         where = f"line {problem.line}: " if problem.line else ""
         typer.echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
@@ -92,12 +96,18 @@ def _read_text(path: Path) -> str:
                                  param_hint="--from") from None
 
 
+UpdateIndexOption = Annotated[bool | None, typer.Option(
+    "--update-index/--no-update-index",
+    help="A changed description: update its MEMORY.md line (asked at a terminal).")]
+
+
 @app.command()
 def edit(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
+    update_index: UpdateIndexOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Open $EDITOR on a copy, then write it back only if the memory did not change
@@ -119,6 +129,8 @@ def edit(
         kept = _keep_edit(store, memory.file, text)  # the user's typing is never thrown away
         raise WriteFailed(kept, f"{exc}; your edited text is kept here") from exc
     _written(saved, "written", as_json)
+    if saved.description != memory.description:
+        _offer_index_update(store, saved, update_index)
 
 
 def _keep_edit(store: MemoryStore, file: str, text: str) -> Path:
@@ -158,6 +170,7 @@ def set_(
         help="key=value: true/false, integers, YYYY-MM-DD, [a, b] lists; key= removes.")],
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
+    update_index: UpdateIndexOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Set frontmatter fields; only those fields change. No revision is needed: other
@@ -170,7 +183,27 @@ def set_(
     read = {key: field_value(memory.text, key, memory.file) for key in fields}
     saved = store.write(memory.file, fields=fields, expected_fields=read, reason=reason,
                         writer=WRITER)
-    _written(saved, "set", as_json)
+    _written(saved, "set", as_json, set_warnings(saved.file, fields))
+    if fields.get("description") is not None:
+        _offer_index_update(store, saved, update_index)
+
+
+def _offer_index_update(store: MemoryStore, memory: Memory, update: bool | None) -> None:
+    """A new description leaves MEMORY.md's line with the old hook unless the user
+    agrees: asked at a terminal, ``--update-index`` off one (a script is never asked)."""
+    hook = store.index_hook(memory.file)
+    if hook is None or " ".join(hook.split()) == " ".join(memory.description.split()):
+        return
+    if update is None and cli.interactive():
+        update = typer.confirm(f"update the MEMORY.md line of {memory.file} to the new "
+                               "description?", default=True, err=True)
+    if update:
+        store.set_index_hook(memory.file, memory.description)
+        typer.echo(f"indexed  MEMORY.md line of {memory.file} now says the new description",
+                   err=True)
+    elif update is None:
+        typer.echo(f"warning: MEMORY.md still describes {memory.file} as {hook!r}; "
+                   "rerun with --update-index to change it", err=True)
 
 
 def _assignment(text: str) -> tuple[str, object]:

@@ -20,10 +20,12 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── IndexUnavailable         the search index cannot be opened or is busy too long
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
+     ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
      ├── EvalSetError             an evaluation set that does not follow FORMAT.md
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read
+     │    │    └── StaleField     a field ``set`` changed by another writer since it was read
      │    ├── MemoryExists        refusing to overwrite an existing memory
      │    └── UnresolvedMerge     the text holds git merge markers
      ├── ConflictNotFound         no conflict record with that id
@@ -34,6 +36,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── MoveIncomplete           a move whose index change failed and could not be undone
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      └── WriteFailed              the operating system refused a write (disk full, read-only)
+          └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = [
     "InvalidCursor",
     "InvalidName",
     "InvalidReadRange",
+    "InvalidRevision",
     "MemoryExists",
     "MemoryLocked",
     "MemoryNotFound",
@@ -58,12 +62,14 @@ __all__ = [
     "NameCollision",
     "NoCheckpoint",
     "NotArchived",
+    "ReadOnlyFile",
     "ReservedName",
     "ResolutionRefused",
     "SagememError",
     "SettingsError",
     "SnapshotDamaged",
     "SnapshotNotFound",
+    "StaleField",
     "StaleRevision",
     "UneditableFrontmatter",
     "UnreadableFile",
@@ -248,6 +254,27 @@ class StaleRevision(WriteRefused):
             f"(now {(actual or 'deleted')[:12]}); read it again before writing"))
 
 
+class StaleField(StaleRevision):
+    """A ``set`` whose field another writer changed since the caller read it; changes to
+    other fields are not conflicts (they are merged under the lock). ``was`` is the
+    value the caller read, ``now`` the one on disk; ``expected``/``actual`` stay the
+    revisions, as for every StaleRevision."""
+
+    def __init__(self, name: str, field: str, was: object, now: object, *,
+                 expected: str | None, actual: str | None,
+                 conflict_id: str | None = None) -> None:
+        self.name = name
+        self.field = field
+        self.was = was
+        self.now = now
+        self.expected = expected
+        self.actual = actual
+        self.conflict_id = conflict_id
+        WriteRefused.__init__(self, self._with_record(
+            f"stale_field: {name}: {field} changed since you read it (was {was!r}, "
+            f"now {now!r}); read it again before setting it"))
+
+
 class MemoryExists(WriteRefused):
     def __init__(self, name: str, conflict_id: str | None = None) -> None:
         self.name = name
@@ -345,6 +372,16 @@ class WriteFailed(SagememError):
         super().__init__(f"could not write {path}: {reason}; {outcome}")
 
 
+class ReadOnlyFile(WriteFailed):
+    """A file whose owner has no write bit: sagemem never replaces it behind their back
+    (``os.replace`` only needs the directory to be writable, so it would)."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        self.mode = mode
+        super().__init__(path, f"it is read-only (mode {mode:04o}); make it writable "
+                               f"(chmod u+w {path.name}) to change it")
+
+
 class IndexUnavailable(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
@@ -363,6 +400,18 @@ class InvalidReadRange(SagememError):
     def __init__(self, problem: str) -> None:
         self.problem = problem
         super().__init__(f"cannot read that range: {problem}")
+
+
+class InvalidRevision(SagememError):
+    """A revision as given: the full sha256 or a prefix of at least ``minimum`` hex
+    characters; a shorter one could name another revision, so it is refused, never
+    guessed (``f683`` used to read as "changed")."""
+
+    def __init__(self, given: str, problem: str, minimum: int = 8) -> None:
+        self.given = given
+        self.problem = problem
+        super().__init__(f"revision {given!r} {problem}; give the full revision or its "
+                         f"first {minimum}+ characters (`sagemem show NAME` prints it)")
 
 
 class EvalSetError(SagememError):

@@ -97,10 +97,17 @@ class MemoryStore(MemoryFolder):
 
     def write(self, name: str, content: str | None = None,
               expected_revision: str | Required | None = REQUIRED, *,
-              fields: Mapping[str, object] | None = None, reason: str | None = None,
+              fields: Mapping[str, object] | None = None,
+              expected_fields: Mapping[str, object] | None = None, reason: str | None = None,
               writer: str = "library", conflict_kind: str | None = "stale_version") -> Memory:
         """Replace a memory's text (or set ``fields`` in it), if it is still at
-        ``expected_revision``; ``expected_revision=None`` means "create".
+        ``expected_revision`` (in full, or its first 8+ characters);
+        ``expected_revision=None`` means "create".
+
+        ``fields`` alone need no revision: they are applied, under the lock, to the text
+        as it is then, so writers setting different fields never conflict. Give
+        ``expected_fields`` (each field's value as you read it, None if unset) to be
+        refused with ``StaleField`` when another writer changed one of them meanwhile.
 
         A refused write raises a ``WriteRefused`` (``StaleRevision`` — also for a file
         deleted meanwhile —, ``MemoryExists``, ``UnresolvedMerge``) whose ``conflict_id``
@@ -109,7 +116,8 @@ class MemoryStore(MemoryFolder):
         nothing (a resolution retrying a recorded conflict).
         """
         return guarded_write(self, name, content, expected_revision, fields=fields,
-                             reason=reason, writer=writer, conflict_kind=conflict_kind)
+                             expected_fields=expected_fields, reason=reason, writer=writer,
+                             conflict_kind=conflict_kind)
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
@@ -158,3 +166,14 @@ class MemoryStore(MemoryFolder):
             self.update_index(lambda text: text if indexfile.has_entry(text, memory.file)
                               else indexfile.add_entry(text, line))
 
+
+    def index_hook(self, file: str) -> str | None:
+        """The hook of ``file``'s MEMORY.md line ("" if it has none), None if unindexed."""
+        return indexfile.hook_of(self.read_index()[0], file)
+
+    def set_index_hook(self, file: str, hook: str) -> bool:
+        """Give ``file``'s MEMORY.md line(s) ``hook`` — after its description changed;
+        False when no line points at it or the hook already reads so."""
+        with self.locked():
+            return self.update_index(lambda text: indexfile.set_hook(text, file, hook)) \
+                is not None

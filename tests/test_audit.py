@@ -67,8 +67,9 @@ def test_fixture_holds_every_category_and_clean_files(tmp_path: Path) -> None:
     assert found == {
         "broken_link", "comment_swallowed", "crlf_line_endings", "dangling_index_entry",
         "field_problem", "file_too_large", "frontmatter_unparsable", "invalid_before_valid",
-        "invalid_date", "merge_markers", "missing_description", "missing_frontmatter",
-        "not_in_index", "superseded_by_missing", "temporary_file", "type_prefix_mismatch",
+        "index_stale_hook", "invalid_date", "merge_markers", "missing_description",
+        "missing_frontmatter", "not_in_index", "superseded_by_missing", "temporary_file",
+        "type_prefix_mismatch",
         "unreadable", "empty_body", "link_to_archived", "near_duplicate", "open_conflict",
         "superseded_by_archived", "tags_over_limit"}
     flagged = {f.file for f in report.findings}

@@ -234,3 +234,13 @@ def test_fix_confirmed_asks_nothing_when_nothing_needs_repair(tmp_path: Path) ->
 
     result = fix_confirmed(clean_store(tmp_path), confirm=never)
     assert result.changes == () and not result.dry_run and result.after is not None
+
+
+def test_a_read_only_file_is_skipped_with_the_reason(store: MemoryStore) -> None:
+    path = store.directory / "reference_crlf.md"
+    before = path.read_bytes()
+    path.chmod(0o444)
+    result = fix(store)
+    assert path.read_bytes() == before
+    [skip] = [s for s in result.skipped if s.file == "reference_crlf.md"]
+    assert "read-only (mode 0444)" in skip.reason

@@ -26,8 +26,9 @@ def spelt_store(tmp_path: Path) -> MemoryStore:
     directory = tmp_path / "memory"
     directory.mkdir()
     (directory / "MEMORY.md").write_text("# Memory index\n\n" + "\n".join(LINES.values()) + "\n")
-    for n, file in enumerate(LINES):
-        (directory / file).write_text(CLEAN.format(name=f"memory {n}", description="x" * (n + 1),
+    for n, (file, line) in enumerate(LINES.items()):  # the hook is the description
+        (directory / file).write_text(CLEAN.format(name=f"memory {n}",
+                                                   description=line.rpartition("— ")[2],
                                                    type="project", body=str(10 ** n)))
     return MemoryStore(directory, tmp_path / "state")
 
@@ -70,6 +71,21 @@ def test_a_name_with_a_hash_is_read_as_sagemem_writes_it(tmp_path: Path) -> None
     lines = [format_entry("C sharp", "C# notes.md", "c"), format_entry("c", "c#.md", "c")]
     (directory / "MEMORY.md").write_text("\n".join(lines) + "\n")
     for n, file in enumerate(["C# notes.md", "c#.md"]):
-        (directory / file).write_text(CLEAN.format(name=f"memory {n}", description="x" * (n + 1),
+        (directory / file).write_text(CLEAN.format(name=f"memory {n}", description="c",
                                                    type="project", body=str(10 ** n)))
     assert audit(MemoryStore(directory, tmp_path / "state")).findings == ()
+
+
+def test_an_index_hook_that_no_longer_matches_the_description_is_a_hint(
+        spelt_store: MemoryStore) -> None:
+    spelt_store.write("project_a.md", fields={"description": "a, said anew"})
+    [finding] = audit(spelt_store).findings
+    assert (finding.category, finding.severity, finding.file) == (
+        "index_stale_hook", "hint", "MEMORY.md")
+    assert finding.line == 4 and "project_a.md" in finding.message
+
+
+def test_an_updated_index_hook_is_no_longer_reported(spelt_store: MemoryStore) -> None:
+    spelt_store.write("project_f.md", fields={"description": "f, said anew"})
+    assert spelt_store.set_index_hook("project_f.md", "f, said anew")
+    assert audit(spelt_store).findings == ()

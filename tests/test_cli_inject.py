@@ -102,4 +102,4 @@ def test_read_accepts_a_revision_prefix(capsys, dirs) -> None:
     code, out, _ = run(capsys, dirs, "read", "user_cat", "--revision", revision[:12])
     assert code == 0 and "Zhima" in out
     code, _, err = run(capsys, dirs, "read", "user_cat", "--revision", revision[:5])
-    assert code == 1 and "revision_changed" in err
+    assert code == 2 and "revision_changed" not in err and "at least 8" in err

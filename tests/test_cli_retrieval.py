@@ -434,18 +434,30 @@ def test_read_with_the_current_revision_prints_the_content(run: Run) -> None:
 
 
 def test_read_with_a_wrong_revision_exits_1_with_revision_changed(run: Run) -> None:
-    result = run("read", "user_pets", "--revision", "wrong")
+    result = run("read", "user_pets", "--revision", "0" * 12)
     err = assert_one_line_error(result, 1)
     assert "revision_changed" in err
 
 
 def test_read_json_with_a_wrong_revision_has_no_content(run: Run) -> None:
-    result = run("read", "user_pets", "--revision", "wrong", "--json")
+    result = run("read", "user_pets", "--revision", "0" * 12, "--json")
     assert result.code == 1
     data = json.loads(result.out)
     assert data["status"] == "revision_changed"
     assert data["content"] is None
     assert "revision_changed" in result.err
+
+
+def test_read_with_a_short_real_prefix_is_a_usage_error_not_a_change(run: Run) -> None:
+    revision = json.loads(run("read", "user_pets", "--json").out)["revision"]
+    err = assert_one_line_error(run("read", "user_pets", "--revision", revision[:4]), 2)
+    assert "revision_changed" not in err and "at least 8" in err
+
+
+def test_read_with_an_eight_character_prefix_prints_the_content(run: Run) -> None:
+    revision = json.loads(run("read", "user_pets", "--json").out)["revision"]
+    result = run("read", "user_pets", "--revision", revision[:8])
+    assert result.code == 0 and "Zhima" in result.out
 
 
 def test_read_with_start_line_and_start_byte_exits_1_with_one_line(run: Run) -> None:

@@ -336,3 +336,92 @@ def test_write_expect_new_indexes_the_new_memory(tmp_path, capsys, monkeypatch) 
                  "user_brand", "-", "--expect", "new"])
     assert code == 0
     assert "- [user_brand](user_brand.md) — brand new" in (memory / "MEMORY.md").read_text()
+
+
+# -- revision prefixes and read-only files ------------------------------------------------
+
+
+def test_write_expect_with_seven_characters_says_eight_are_needed(run: Run,
+                                                                 store: MemoryStore) -> None:
+    revision = store.get("user_alice").revision
+    err = one_line_error(run("write", "user_alice", "-", "--expect", revision[:7],
+                             stdin=BOB), 2)
+    assert "at least 8" in err
+
+
+def test_set_on_a_read_only_file_is_refused_with_the_chmod_to_run(run: Run,
+                                                                 store: MemoryStore) -> None:
+    path = store.directory / "user_alice.md"
+    path.chmod(0o444)
+    err = one_line_error(run("set", "user_alice", "baseline=true"))
+    assert "read-only (mode 0444)" in err and "chmod u+w" in err
+    assert path.read_text() == ALICE
+
+
+# -- set warnings and the MEMORY.md line ---------------------------------------------------
+
+
+def test_set_warns_about_a_key_sagemem_does_not_know_and_names_the_one_meant(
+        run: Run, store: MemoryStore) -> None:
+    result = run("set", "user_alice", "baseline_priority=3", "tag=[tea]")
+    assert result.code == 0, result
+    assert result.err.splitlines() == [
+        "warning: user_alice.md: baseline_priority is not a field sagemem knows; "
+        "did you mean baselinePriority?",
+        "warning: user_alice.md: tag is not a field sagemem knows; did you mean tags?"]
+
+
+def test_set_warns_when_the_type_disagrees_with_the_file_name(run: Run) -> None:
+    result = run("set", "user_alice", "type=project", "--json")
+    assert result.code == 0, result
+    [warning] = json.loads(result.out)["warnings"]
+    assert "type project disagrees with the file-name prefix user_" in warning
+    assert result.err.count("\n") == 1 and "disagrees" in result.err
+
+
+def test_set_of_known_fields_warns_about_nothing(run: Run) -> None:
+    result = run("set", "user_alice", "baselinePriority=3", "tags=[tea]", "type=user")
+    assert result.code == 0 and result.err == "", result
+
+
+@pytest.fixture
+def indexed(store: MemoryStore) -> Path:
+    index = store.directory / "MEMORY.md"
+    index.write_text("# Memory index\n\n- [alice](user_alice.md) — about alice\n")
+    return index
+
+
+def test_set_description_off_a_terminal_says_how_to_update_the_index(
+        run: Run, indexed: Path) -> None:
+    result = run("set", "user_alice", "description=Alice, tea drinker")
+    assert result.code == 0
+    assert "--update-index" in result.err and "'about alice'" in result.err
+    assert indexed.read_text().endswith("— about alice\n")
+
+
+def test_set_description_with_update_index_rewrites_the_hook(run: Run, indexed: Path) -> None:
+    assert run("set", "user_alice", "description=Alice, tea drinker",
+               "--update-index").code == 0
+    assert indexed.read_text() == ("# Memory index\n\n"
+                                   "- [alice](user_alice.md) — Alice, tea drinker\n")
+
+
+def test_set_description_at_a_terminal_asks_before_updating_the_index(
+        run: Run, indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.cli import base
+
+    monkeypatch.setattr(base, "interactive", lambda: True)
+    monkeypatch.setattr("typer.confirm", lambda *a, **k: True)
+    assert run("set", "user_alice", "description=Alice, tea drinker").code == 0
+    assert indexed.read_text().endswith("— Alice, tea drinker\n")
+
+
+def test_edit_of_the_description_offers_the_index_update(
+        run: Run, store: MemoryStore, indexed: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "editor.py"
+    script.write_text("import sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
+                      "p.write_text(p.read_text().replace('about alice', 'Alice, tea'))\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    assert run("edit", "user_alice", "--update-index").code == 0
+    assert indexed.read_text().endswith("— Alice, tea\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sagemem.files import indexfile
 from sagemem.files.indexfile import add_entry, entries, format_entry, points_at, remove_entries
 
 INDEX = "# Memory index\n\nA note of mine.\n\n- [Prefs](user_prefs.md) — tabs not spaces\n"
@@ -51,3 +52,16 @@ def test_a_link_title_after_the_target_is_not_part_of_it() -> None:
     assert [(e.target, e.hook) for e in entries(text)] == [("project_e.md", "e"),
                                                             ("my f.md", "")]
     assert remove_entries(text, "project_e.md") == text.split("\n", 1)[1]
+
+
+def test_set_hook_changes_only_the_hook_of_that_files_lines() -> None:
+    text = "# Index\r\n- [A](<project a.md>) — old hook\r\n- [B](b.md) — b\r\n- [C](./A.md)\r\n"
+    edited = indexfile.set_hook(text, "project a.md", "new\nhook")
+    assert edited == text.replace("old hook", "new hook")
+    assert indexfile.set_hook(text, "a.md", "c") == text.replace("(./A.md)", "(./A.md) — c")
+
+
+def test_hook_of_names_the_hook_or_none() -> None:
+    text = "- [A](a.md) — the hook\n- [B](b.md)\n"
+    assert indexfile.hook_of(text, "a.md") == "the hook"
+    assert indexfile.hook_of(text, "b.md") == "" and indexfile.hook_of(text, "c.md") is None

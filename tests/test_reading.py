@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.errors import MemoryNotFound
+from sagemem.errors import InvalidRevision, MemoryNotFound
 from sagemem.search.reading import InvalidReadRange, ReadResult, read
 from sagemem.search.text import file_lines
 from sagemem.store import MemoryStore
@@ -326,6 +326,17 @@ def test_revision_check_applies_to_reads_by_byte(store: MemoryStore) -> None:
     result = read(store, "project_deploy.md", start_byte=0, revision="0" * 64)
     assert result.status == "revision_changed"
     assert result.content is None
+
+
+def test_read_accepts_an_eight_character_revision_prefix(store: MemoryStore) -> None:
+    revision = store.get("project_deploy.md").revision
+    assert read(store, "project_deploy.md", revision=revision[:8].upper()).status == "ok"
+
+
+def test_a_short_real_prefix_is_refused_not_reported_as_changed(store: MemoryStore) -> None:
+    revision = store.get("project_deploy.md").revision
+    with pytest.raises(InvalidRevision, match="at least 8"):
+        read(store, "project_deploy.md", revision=revision[:4])
 
 
 # -- errors -----------------------------------------------------------------------------

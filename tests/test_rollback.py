@@ -484,3 +484,14 @@ def test_a_rollback_with_nothing_to_do_takes_no_protection_snapshot_but_is_logge
     assert (report.restored, report.moved, report.protection_id) == ((), (), None)
     assert [s.id for s in list_snapshots(store).snapshots] == [taken.id]
     assert [h["protection"] for h in rollback_history(store)] == [None]
+
+
+def test_a_read_only_file_is_reported_and_never_replaced(store: MemoryStore) -> None:
+    snapshot = create_snapshot(store)
+    path = store.directory / "project_a.md"
+    path.write_text("---\nname: A\n---\nkept by its owner\n")
+    path.chmod(0o444)
+    report = rollback(store, snapshot.id, scope="touched")
+    assert path.read_text() == "---\nname: A\n---\nkept by its owner\n"
+    [skip] = [s for s in report.skipped if s.file == "project_a.md"]
+    assert skip.code == "failed" and "read-only (mode 0444)" in skip.reason

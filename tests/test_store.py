@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from datetime import date
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from sagemem import (
     WriteFailed,
     init_directory,
 )
+from sagemem.errors import InvalidRevision, ReadOnlyFile
 from sagemem.files import folder as folder_mod
 from sagemem.files.atomic import TMP_SUFFIX
 from sagemem.files.paths import file_name_for, slugify
@@ -311,3 +313,53 @@ def test_update_index_refuses_when_memory_md_changed_meanwhile(
     with store.locked(), pytest.raises(StaleRevision):
         store.update_index(edit)
     assert index.read_text(encoding="utf-8") == "# an editor saved this\n"
+
+
+# -- revision prefixes (one rule: the full revision or its first 8+ hex characters) ------
+
+
+def test_write_accepts_an_eight_character_revision_prefix(store: MemoryStore) -> None:
+    memory = store.get("user_alice.md")
+    saved = store.write(memory.file, memory.text + "more\n", memory.revision[:8])
+    assert saved.text == memory.text + "more\n"
+
+
+def test_write_refuses_a_revision_prefix_under_eight_characters(store: MemoryStore) -> None:
+    memory = store.get("user_alice.md")
+    with pytest.raises(InvalidRevision, match="at least 8"):
+        store.write(memory.file, memory.text + "more\n", memory.revision[:4])
+    assert store.get("user_alice.md").revision == memory.revision
+    assert not (store.state_dir / "conflicts").exists() or not list(
+        (store.state_dir / "conflicts").iterdir())
+
+
+def test_write_refuses_a_revision_that_is_not_hexadecimal(store: MemoryStore) -> None:
+    memory = store.get("user_alice.md")
+    with pytest.raises(InvalidRevision, match="hexadecimal"):
+        store.write(memory.file, memory.text, "not-a-revision")
+
+
+# -- read-only files (the owner's write bit is respected) -----------------------------
+
+
+def test_write_refuses_a_file_its_owner_made_read_only(store: MemoryStore) -> None:
+    path = store.directory / "user_alice.md"
+    memory = store.get("user_alice.md")
+    path.chmod(0o444)
+    with pytest.raises(ReadOnlyFile, match=r"read-only \(mode 0444\).*chmod u\+w"):
+        store.write(memory.file, memory.text + "more\n", memory.revision)
+    assert path.read_text() == memory.text and stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert not [p for p in os.listdir(store.directory) if p.endswith(TMP_SUFFIX)]
+
+
+def test_set_refuses_a_read_only_file(store: MemoryStore) -> None:
+    path = store.directory / "user_alice.md"
+    before = path.read_bytes()
+    path.chmod(0o444)
+    with pytest.raises(ReadOnlyFile):
+        store.write("user_alice.md", fields={"baseline": True})
+    assert path.read_bytes() == before
+
+
+def test_read_only_is_a_write_failure(store: MemoryStore) -> None:
+    assert issubclass(ReadOnlyFile, WriteFailed)

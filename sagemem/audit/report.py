@@ -110,6 +110,26 @@ def check_index(s: Scan) -> Iterable[Finding]:
     return found
 
 
+def check_index_hooks(s: Scan) -> Iterable[Finding]:
+    """Index lines whose hook no longer says what the memory's description says: the
+    description was changed (``set``, ``edit``) and its MEMORY.md line was left behind."""
+    if s.index is None:
+        return []
+    described = {name_key(m.file): m for m in s.memories}
+    found = []
+    for entry in s.index.entries:
+        target = _index_target(s, entry.target)
+        memory = described.get(name_key(target)) if target is not None else None
+        if memory is None or not entry.hook or not memory.description:
+            continue
+        if " ".join(entry.hook.split()) != " ".join(memory.description.split()):
+            found.append(hint("index_stale_hook", INDEX_FILE, entry.line,
+                              f"the line of {memory.file} no longer matches its description "
+                              f"(sagemem set {memory.file} description=… --update-index, "
+                              "or edit the line)", target=memory.file))
+    return found
+
+
 def index_spellings(target: str) -> list[str]:
     """The files an index line's target may name: as a link reads it (``%20`` decoded,
     ``#fragment`` off), then as written — sagemem itself writes ``<C# notes.md>`` as is."""
@@ -229,7 +249,7 @@ def check_conflicts(s: Scan) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_unreadable, check_index, check_frontmatter, check_type_prefix,
+    check_unreadable, check_index, check_index_hooks, check_frontmatter, check_type_prefix,
     check_comment_swallowed, check_text, check_temporary, check_links, check_bodies,
     check_tags, check_duplicates, check_conflicts,
 )

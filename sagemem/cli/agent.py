@@ -108,8 +108,11 @@ def read(
 ) -> None:
     """Read a memory's body by line or byte, a page at a time."""
     from ..history.ledger import record as record_access
+    from .base import revision_param
     from .output_agent import read_json
 
+    if revision is not None:
+        revision = revision_param(revision, "--revision")
     store = ctx.obj.store()
     result = store.read(name, start_line=start_line, start_byte=start_byte,
                         max_bytes=max_bytes, revision=revision)

@@ -83,6 +83,18 @@ def memory_type(value: str) -> str:
     return value.strip().lower()
 
 
+def revision_param(value: str, param_hint: str) -> str:
+    """A revision option (``read --revision``, ``write --expect``) by the library's one
+    rule (``checked_revision``): a mistake in it is a usage error, exit 2."""
+    from ..errors import InvalidRevision
+    from ..files.memory import checked_revision
+
+    try:
+        return checked_revision(value)
+    except InvalidRevision as exc:
+        raise typer.BadParameter(str(exc), param_hint=param_hint) from None
+
+
 def interactive() -> bool:
     """Whether a person can be asked (stdin is a terminal); a script or an agent passes
     --yes, or is not asked at all. Tests replace this one function."""

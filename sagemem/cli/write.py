@@ -21,41 +21,34 @@ from typing import Annotated
 import typer
 
 from ..config import JSON_VERSION
-from ..errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
-from ..files.fields import TYPES
+from ..errors import MemoryNotFound, SagememError, WriteFailed
+from ..files.fields import TYPES, set_warnings
 from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
-from .base import JsonOption, app, echo_json, echo_lines, stdin_text
+from . import base as cli
+from .base import JsonOption, app, echo_json, echo_lines, revision_param, stdin_text
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 
 WRITER = "cli"
 NEW = "new"
-MIN_REVISION_PREFIX = 8
 _INT = re.compile(r"[+-]?\d+")
 
 
-def _written(memory: Memory, verb: str, as_json: bool) -> None:
+def _written(memory: Memory, verb: str, as_json: bool, warnings: list[str] | None = None
+             ) -> None:
     if as_json:
-        echo_json(memory_json(memory, date.today()))
+        echo_json({**memory_json(memory, date.today()), "warnings": warnings or []})
     else:
         typer.echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
+    for warning in warnings or []:
+        typer.echo(f"warning: {memory.file}: {warning}", err=True)
     for problem in memory.problems:  # written as asked, but the reader had to default
         where = f"line {problem.line}: " if problem.line else ""
         typer.echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
                    err=True)
-
-
-def _expected(current: Memory | None, expect: str) -> str | None:
-    """``--expect``: a revision (a prefix of 8+ characters of the current one is enough),
-    or ``new`` to create."""
-    if expect == NEW:
-        return None
-    if current is not None and current.revision.startswith(expect):
-        return current.revision
-    return expect
 
 
 @app.command()
@@ -78,27 +71,18 @@ def write(
     if (source == "-") == (from_file is not None) or source not in (None, "-"):
         raise typer.BadParameter("give the text as --from FILE or - (stdin), one of them",
                                  param_hint="--from")
-    if not expect or (expect != NEW and len(expect) < MIN_REVISION_PREFIX):
-        raise typer.BadParameter(f"state the revision you read ({MIN_REVISION_PREFIX}+ "
-                                 f"characters; `sagemem show NAME` prints it) or {NEW}",
-                                 param_hint="--expect")
+    if not expect:
+        raise typer.BadParameter(f"state the revision you read (`sagemem show NAME` "
+                                 f"prints it) or {NEW}", param_hint="--expect")
+    expected = None if expect == NEW else revision_param(expect, "--expect")
     text = _read_text(from_file) if from_file is not None else stdin_text("-")
     store = ctx.obj.store()
-    current = _current(store, name)
-    if current is None and expect != NEW and store.existing_name(with_suffix(name)) is None:
+    if expected is not None and store.existing_name(with_suffix(name)) is None:
         raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
-    memory = store.write(name, text, _expected(current, expect), reason=reason, writer=WRITER)
+    memory = store.write(name, text, expected, reason=reason, writer=WRITER)
     if expect == NEW:
         store.index_memory(memory)  # a new memory gets its MEMORY.md line, as with `new`
     _written(memory, "written", as_json)
-
-
-def _current(store: MemoryStore, name: str) -> Memory | None:
-    """Only to expand a revision prefix: the write re-checks under the lock anyway."""
-    try:
-        return store.get(name)
-    except (MemoryNotFound, FileChangedDuringRead):
-        return None
 
 
 def _read_text(path: Path) -> str:
@@ -112,12 +96,18 @@ def _read_text(path: Path) -> str:
                                  param_hint="--from") from None
 
 
+UpdateIndexOption = Annotated[bool | None, typer.Option(
+    "--update-index/--no-update-index",
+    help="A changed description: update its MEMORY.md line (asked at a terminal).")]
+
+
 @app.command()
 def edit(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
+    update_index: UpdateIndexOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Open $EDITOR on a copy, then write it back only if the memory did not change
@@ -139,6 +129,8 @@ def edit(
         kept = _keep_edit(store, memory.file, text)  # the user's typing is never thrown away
         raise WriteFailed(kept, f"{exc}; your edited text is kept here") from exc
     _written(saved, "written", as_json)
+    if saved.description != memory.description:
+        _offer_index_update(store, saved, update_index)
 
 
 def _keep_edit(store: MemoryStore, file: str, text: str) -> Path:
@@ -178,15 +170,40 @@ def set_(
         help="key=value: true/false, integers, YYYY-MM-DD, [a, b] lists; key= removes.")],
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
+    update_index: UpdateIndexOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Set frontmatter fields; only those fields change (a guarded write)."""
+    """Set frontmatter fields; only those fields change. No revision is needed: other
+    fields changed meanwhile are kept; a field someone else changed since is refused."""
+    from ..files.edit import field_value
+
     fields = dict(_assignment(a) for a in assignments)
     store = ctx.obj.store()
     memory = store.get(name)
-    saved = store.write(memory.file, fields=fields, expected_revision=memory.revision,
-                        reason=reason, writer=WRITER)
-    _written(saved, "set", as_json)
+    read = {key: field_value(memory.text, key, memory.file) for key in fields}
+    saved = store.write(memory.file, fields=fields, expected_fields=read, reason=reason,
+                        writer=WRITER)
+    _written(saved, "set", as_json, set_warnings(saved.file, fields))
+    if fields.get("description") is not None:
+        _offer_index_update(store, saved, update_index)
+
+
+def _offer_index_update(store: MemoryStore, memory: Memory, update: bool | None) -> None:
+    """A new description leaves MEMORY.md's line with the old hook unless the user
+    agrees: asked at a terminal, ``--update-index`` off one (a script is never asked)."""
+    hook = store.index_hook(memory.file)
+    if hook is None or " ".join(hook.split()) == " ".join(memory.description.split()):
+        return
+    if update is None and cli.interactive():
+        update = typer.confirm(f"update the MEMORY.md line of {memory.file} to the new "
+                               "description?", default=True, err=True)
+    if update:
+        store.set_index_hook(memory.file, memory.description)
+        typer.echo(f"indexed  MEMORY.md line of {memory.file} now says the new description",
+                   err=True)
+    elif update is None:
+        typer.echo(f"warning: MEMORY.md still describes {memory.file} as {hook!r}; "
+                   "rerun with --update-index to change it", err=True)
 
 
 def _assignment(text: str) -> tuple[str, object]:

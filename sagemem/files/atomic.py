@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 
-from ..errors import MemoryExists, UnsafeFile, WriteFailed
+from ..errors import MemoryExists, ReadOnlyFile, UnsafeFile, WriteFailed
 
 TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
@@ -26,13 +27,17 @@ def atomic_write(path: Path, data: bytes, *, create: bool,
     """Write ``data`` to ``path`` through a fsync'd temporary file in the same directory.
 
     ``create=True`` refuses to overwrite (MemoryExists); otherwise the file is replaced
-    atomically. Any OS failure leaves the old file untouched and no temporary behind.
+    atomically — unless its owner made it read-only (ReadOnlyFile). Any OS failure
+    leaves the old file untouched and no temporary behind.
     ``before_replace`` runs once the bytes are synced, just before the rename; whatever
     it raises cancels the write.
     """
+    mode = _mode_of(path)
+    if not create and mode is not None and not mode & stat.S_IWUSR:
+        raise ReadOnlyFile(path, mode)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
     try:
-        write_new(tmp, (data,), mode=_mode_of(path))
+        write_new(tmp, (data,), mode=0o644 if mode is None else mode)
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
     try:
@@ -49,11 +54,15 @@ def atomic_write(path: Path, data: bytes, *, create: bool,
         remove_quietly(tmp)
 
 
-def _mode_of(path: Path) -> int:
+def _mode_of(path: Path) -> int | None:
+    """The permission bits of the file being replaced (kept by its replacement), or None
+    for a new one. A cleared owner write bit is the owner's "do not change this": the
+    rename needs only the directory's write bit, so it is checked here, for every file
+    sagemem replaces (memories, MEMORY.md, rollback restores, its own records)."""
     try:
         return os.stat(path).st_mode & 0o777
     except OSError:
-        return 0o644
+        return None
 
 
 def write_new(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644,

@@ -285,12 +285,26 @@ def _loaded(text: str) -> dict[str, Any] | None:
     return None if problems or parts.problem else loaded
 
 
+def field_value(text: str, key: str, file: str = "memory") -> object:
+    """What ``key`` reads as in ``text``, None when unset — what a field-level write
+    compares with the value its caller read, to tell a change to this field from one to
+    another field (which is no conflict)."""
+    return _value(_loaded_or_refuse(text, file), key)
+
+
+def _value(loaded: dict[str, Any], key: str) -> Any:
+    """``key``'s value; ``type`` where it is in effect (``metadata.type`` wins)."""
+    if key != "type":
+        return _lookup(loaded, key)
+    nested = _lookup(loaded, NESTED_TYPE)
+    return nested if nested is not None else loaded.get("type")
+
+
 def _already(loaded: dict[str, Any], key: str, value: object) -> bool:
-    """True when the field already reads as ``value`` (``type`` where it is in effect)."""
+    """True when the field already reads as ``value``."""
     if key != "type":
         return _matches(_lookup(loaded, key), value)
-    nested = _lookup(loaded, NESTED_TYPE)
-    return (nested if nested is not None else loaded.get("type")) == value
+    return bool(_value(loaded, key) == value)
 
 
 def _lookup(loaded: dict[str, Any], key: str) -> Any:

@@ -8,6 +8,8 @@ kept. The YAML itself is loaded in ``memory.py``; this module only sees the mapp
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -16,6 +18,12 @@ TYPES = ("user", "feedback", "project", "reference")
 DEFAULT_TYPE = "reference"
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
+KNOWN_KEYS = ("name", "description", "type", "metadata", "metadata.type", "tags", "aliases",
+              "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
+              "superseded_by")
+"""The frontmatter keys ``read_fields`` gives a meaning; any other key is kept as written
+but read by nobody — ``set`` warns, since ``baseline_priority`` is a typo that silently
+does nothing."""
 
 
 @dataclass(frozen=True)
@@ -157,3 +165,39 @@ def _show(value: object) -> str:
 def _kind(value: object) -> str:
     kinds = {dict: "a mapping", list: "a list", bool: "true/false"}
     return kinds.get(type(value), type(value).__name__)
+
+
+def set_warnings(file: str, fields: Mapping[str, object]) -> list[str]:
+    """What ``set`` should warn about before writing ``fields`` into ``file``: keys no
+    reader knows (with the key meant, when one is close) and a type that disagrees with
+    the file-name prefix (``user_x.md`` set to ``project``)."""
+    found = [w for key, value in fields.items() if value is not None
+             for w in [_unknown_key(key)] if w is not None]
+    prefix = file.partition("_")[0].lower() if "_" in file else ""
+    for key in ("type", "metadata.type"):
+        value = fields.get(key)
+        if isinstance(value, str) and prefix in TYPES and value != prefix:
+            found.append(f"type {value} disagrees with the file-name prefix {prefix}_ "
+                         f"(rename the file, or set type={prefix})")
+    return found
+
+
+def _unknown_key(key: str) -> str | None:
+    if key in KNOWN_KEYS:
+        return None
+    meant = _closest_key(key)
+    hint = f"did you mean {meant}?" if meant else "it is kept, but sagemem does not read it"
+    return f"{key} is not a field sagemem knows; {hint}"
+
+
+def _closest_key(key: str) -> str | None:
+    """The known key ``key`` was probably meant as: the same letters once case, ``_``, ``-``
+    and ``.`` are ignored (``baseline_priority``), else a near spelling (``tag``)."""
+    def bare(k: str) -> str:
+        return "".join(c for c in k.lower() if c.isalnum())
+
+    by_bare = {bare(k): k for k in KNOWN_KEYS}
+    if bare(key) in by_bare:
+        return by_bare[bare(key)]
+    close = difflib.get_close_matches(bare(key), list(by_bare), n=1, cutoff=0.75)
+    return by_bare[close[0]] if close else None

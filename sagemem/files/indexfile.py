@@ -86,3 +86,28 @@ def remove_entries(text: str, file: str) -> str:
             if not ((m := _ENTRY.match(ln))
                     and points_at(m.group("angled") or m.group("target"), file))]
     return "".join(kept)
+
+
+def hook_of(text: str, file: str) -> str | None:
+    """The hook of the first index line pointing at ``file`` ("" for a line without
+    one), or None when no line points at it."""
+    return next((e.hook for e in entries(text) if points_at(e.target, file)), None)
+
+
+def set_hook(text: str, file: str, hook: str) -> str:
+    """Every line pointing at ``file`` with ``hook`` as its hook (kept to one line); the
+    title, the link as spelt and every other byte stay."""
+    safe_hook = " ".join(hook.split())
+    out = []
+    for line in text.splitlines(keepends=True):
+        match = _ENTRY.match(line)
+        if match and points_at(match.group("angled") or match.group("target"), file):
+            body = line.rstrip("\r\n")
+            end = line[len(body):]
+            if match.group("hook") is not None and match.group("hook") != "":
+                body = body[:match.start("hook")] + safe_hook + body[match.end("hook"):]
+            else:
+                body = f"{body.rstrip()} — {safe_hook}" if safe_hook else body
+            line = body + end
+        out.append(line)
+    return "".join(out)

@@ -2,7 +2,8 @@
 
 Line numbers are the file's own (frontmatter lines counted), the same numbers search
 results give, so ``file.md:40-52`` can be read with ``start_line=40``. Given the revision
-the caller last saw, a file that changed since answers ``revision_changed`` and no
+the caller last saw (in full or its first 8+ characters; a shorter one is refused with
+``InvalidRevision``), a file that changed since answers ``revision_changed`` and no
 content: line numbers from an older revision would point at the wrong text.
 """
 
@@ -13,7 +14,7 @@ from typing import Literal
 
 from ..errors import InvalidReadRange
 from ..files.folder import MemoryFolder
-from ..files.memory import Memory
+from ..files.memory import Memory, checked_revision, names_revision
 from .text import file_lines
 
 DEFAULT_PAGE_BYTES = 16 * 1024
@@ -48,22 +49,15 @@ def read(store: MemoryFolder, name: str, start_line: int | None = None,
     if limit < 1 or (start_line is not None and start_line < 1) or (
             start_byte is not None and start_byte < 0):
         raise InvalidReadRange("line numbers start at 1, bytes at 0, max_bytes at 1")
+    if revision is not None:
+        checked_revision(revision)  # a too-short prefix is refused, never "changed"
     memory = store.get(name)
-    if revision is not None and not _same_revision(revision, memory.revision):
+    if revision is not None and not names_revision(revision, memory.revision):
         return ReadResult(memory.file, memory.revision, "revision_changed", None,
                           total_bytes=memory.size)
     if start_byte is not None:
         return _by_bytes(memory, start_byte, limit)
     return _by_lines(memory, start_line or memory.body_line, limit)
-
-
-MIN_REVISION_PREFIX = 8
-
-
-def _same_revision(given: str, current: str) -> bool:
-    """A revision as people copy it: the full sha256, or its first 8+ characters."""
-    given = given.strip().lower()
-    return len(given) >= MIN_REVISION_PREFIX and current.startswith(given)
 
 
 def _by_lines(memory: Memory, start_line: int, limit: int) -> ReadResult:

@@ -24,11 +24,12 @@ from ..errors import (
     FileChangedDuringRead,
     MemoryExists,
     MemoryNotFound,
+    StaleField,
     StaleRevision,
     UnresolvedMerge,
 )
 from ..files.atomic import atomic_write
-from ..files.memory import Memory, parse
+from ..files.memory import Memory, checked_revision, parse
 from ..files.paths import check_name, with_suffix
 from .conflicts import WRITE_KINDS, WRITERS
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from ..files.folder import MemoryFolder
 
 REREAD_ATTEMPTS = 20
+REAPPLY_ATTEMPTS = 5
 
 
 class Required(enum.Enum):
@@ -63,34 +65,33 @@ class _Attempt:
 
 def guarded_write(store: MemoryFolder, name: str, content: str | None,
                   expected_revision: str | Required | None, *,
-                  fields: Mapping[str, object] | None = None, reason: str | None = None,
-                  writer: str = "library", conflict_kind: str | None = "stale_version"
-                  ) -> Memory:
+                  fields: Mapping[str, object] | None = None,
+                  expected_fields: Mapping[str, object] | None = None,
+                  reason: str | None = None, writer: str = "library",
+                  conflict_kind: str | None = "stale_version") -> Memory:
     """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
-    at ``expected_revision``; a refusal is recorded, then raised."""
+    at ``expected_revision``; a refusal is recorded, then raised.
+
+    Setting ``fields`` alone needs no revision: under the lock they are applied to the
+    text as it is now, so two writers setting different fields both land. With
+    ``expected_fields`` (the values the caller read), a field another writer changed
+    meanwhile is refused as ``StaleField`` naming it.
+    """
     expected = _checked(content, expected_revision, fields, writer, conflict_kind)
     store.require_directory()
     name = check_name(with_suffix(name), store.reserved)
     if content is not None:
         store.check_size(name, content.encode("utf-8"))
     with store.locked():
-        current = _current(store, name)
-        file = current.file if current else name
-        text = content
-        if text is None and current is not None and current.revision == expected:
-            text = current.text
-        if text is not None and fields:
-            from ..files.edit import set_fields
-
-            text = set_fields(text, fields, file)
-        attempt = _Attempt(file, expected, text, fields, reason, writer,
-                           conflict_kind)
-        _refuse_if_needed(store, attempt, current)
-        assert text is not None  # a missing text is a revision mismatch, refused above
-        data = text.encode("utf-8")
-        store.check_size(file, data)
-        atomic_write(store.directory / file, data, create=expected is None,
-                     before_replace=lambda: _still_at(store, attempt, current))
+        for attempt in range(REAPPLY_ATTEMPTS):
+            try:
+                data, file = _write_locked(store, name, content, expected, fields,
+                                           expected_fields, _Why(reason, writer,
+                                                                 conflict_kind))
+                break
+            except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
+                if attempt == REAPPLY_ATTEMPTS - 1:
+                    raise
         mtime = _mtime(store.directory / file)
     store.notice_change()
     # What was written, not a re-read: once the lock is released, another writer (or
@@ -98,12 +99,88 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     return parse(data, file, mtime=mtime)
 
 
+@dataclass(frozen=True)
+class _Why:
+    reason: str | None
+    writer: str
+    conflict_kind: str | None
+
+
+class _MovedOn(Exception):
+    """A field write met a file changed outside the lock right before the rename."""
+
+
+def _write_locked(store: MemoryFolder, name: str, content: str | None,
+                  expected: str | Required | None, fields: Mapping[str, object] | None,
+                  expected_fields: Mapping[str, object] | None, why: _Why
+                  ) -> tuple[bytes, str]:
+    """One guarded write under the lock: the bytes written and the file's name."""
+    current = _current(store, name)
+    file = current.file if current else name
+    on_current = isinstance(expected, Required)  # fields with no revision: the text now
+    if on_current and current is None:
+        raise MemoryNotFound(name, store.directory)
+    if isinstance(expected, str) and current is not None and \
+            current.revision.startswith(expected):
+        expected = current.revision  # a prefix of the current revision names it
+    fields_only = content is None
+    if fields_only and current is not None and expected_fields is not None:
+        expected = current.revision  # the fields decide, not the whole file
+    base = current.revision if on_current and current is not None else expected
+    assert not isinstance(base, Required)
+    text = content
+    if text is None and current is not None and current.revision == base:
+        text = current.text
+    if text is not None and fields:
+        from ..files.edit import set_fields
+
+        text = set_fields(text, fields, file)
+    attempt = _Attempt(file, base, text, fields, why.reason, why.writer, why.conflict_kind)
+    if expected_fields is not None and current is not None:
+        _refuse_changed_fields(store, attempt, current, expected_fields)
+    _refuse_if_needed(store, attempt, current)
+    assert text is not None  # a missing text is a revision mismatch, refused above
+    data = text.encode("utf-8")
+    store.check_size(file, data)
+
+    def still_at() -> None:
+        if fields_only and (on_current or expected_fields is not None):
+            now = _current(store, file)
+            if (now.revision if now else None) != (current.revision if current else None):
+                raise _MovedOn
+        _still_at(store, attempt, current)
+
+    atomic_write(store.directory / file, data, create=base is None, before_replace=still_at)
+    return data, file
+
+
+def _refuse_changed_fields(store: MemoryFolder, attempt: _Attempt, current: Memory,
+                           expected_fields: Mapping[str, object]) -> None:
+    """Refuse (after recording it) a field another writer changed since it was read."""
+    from ..files.edit import field_value
+
+    for key, was in expected_fields.items():
+        now = field_value(current.text, key, current.file)
+        if _same_value(now, was):
+            continue
+        conflict_id = None
+        if attempt.conflict_kind is not None:
+            conflict_id = _record(store, attempt.conflict_kind, attempt, current)
+        raise StaleField(attempt.file, key, was, now, expected=None,
+                         actual=current.revision, conflict_id=conflict_id)
+
+
+def _same_value(a: object, b: object) -> bool:
+    """Values as YAML read them: ``1`` and ``true`` differ although Python says equal."""
+    return type(a) is type(b) and a == b
+
+
 def _checked(content: str | None, expected_revision: str | Required | None,
              fields: Mapping[str, object] | None, writer: str, conflict_kind: str | None
-             ) -> str | None:
+             ) -> str | Required | None:
     """The expected revision, once programming mistakes are refused — before the lock
-    is taken or anything is read."""
-    if isinstance(expected_revision, Required):
+    is taken or anything is read. REQUIRED stays only for a write of fields alone."""
+    if isinstance(expected_revision, Required) and not (content is None and fields):
         raise TypeError("write() needs expected_revision (None to create a memory)")
     if content is None and fields is None:
         raise TypeError("write() needs content or fields")
@@ -112,6 +189,8 @@ def _checked(content: str | None, expected_revision: str | Required | None,
     if writer not in WRITERS or conflict_kind not in (*WRITE_KINDS, None):
         raise ValueError(f"writer must be one of {', '.join(WRITERS)}; conflict_kind one "
                          f"of {', '.join(WRITE_KINDS)} or None")
+    if isinstance(expected_revision, str):
+        return checked_revision(expected_revision)
     return expected_revision
 
 

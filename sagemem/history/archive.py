@@ -7,7 +7,9 @@ something. A move and its MEMORY.md line change happen under one hold of the sto
 lock; if the line cannot be changed the move is undone, so no archived memory is left
 with a dangling index line. Every archive, restore and purge is recorded in
 ``<state>/archive.jsonl`` (see ``archive_log``). Locked memories (``locks``) are never
-archived or purged.
+archived or purged. Before the first move an intent record (``journal``) names the
+operation, and it is removed after the log line: a process killed in between leaves it
+for ``recover`` to finish.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from sagemem.cli import app, main
 from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
-            "index", "inject", "ledger", "use", "config", "rollback",
+            "index", "inject", "ledger", "use", "config", "rollback", "recover",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",

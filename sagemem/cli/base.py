@@ -22,6 +22,7 @@ import typer
 from .. import __version__
 from ..config import Settings, load_settings
 from ..files.fields import TYPES
+from ..history.journal import pending_notice
 from ..store import MemoryStore
 
 app = typer.Typer(
@@ -43,8 +44,13 @@ class Globals:
     def settings(self) -> Settings:
         return load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir)
 
-    def store(self) -> MemoryStore:
-        return MemoryStore.from_settings(self.settings())
+    def store(self, *, warn_pending: bool = True) -> MemoryStore:
+        """The store; first a warning when a killed operation left the folder half done
+        (every command that opens the store says so, reading ones included)."""
+        store = MemoryStore.from_settings(self.settings())
+        if warn_pending and (notice := pending_notice(store.state_dir)):
+            typer.echo(f"warning: {notice}; finish it: {self.command('recover')}", err=True)
+        return store
 
     def command(self, *args: str) -> str:
         """A sagemem command line to paste, with the directory options this run was given

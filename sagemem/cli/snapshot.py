@@ -1,7 +1,7 @@
-"""``snapshot create|list|show|diff`` and ``rollback``: copies of the memory directory
-to go back to, and going back without deleting anything. They register on the one
-``app`` of ``base.py``; ``main.py`` imports
-this module.
+"""``snapshot create|list|show|diff``, ``rollback`` and ``recover``: copies of the memory
+directory to go back to, going back without deleting anything, and finishing what a
+killed process left half done. They register on the one ``app`` of ``base.py``;
+``main.py`` imports this module.
 """
 
 from __future__ import annotations
@@ -169,6 +169,26 @@ def rollback_(
         typer.echo(f"error: rollback incomplete: {len(incomplete)} file(s) could not be "
                    f"restored or moved ({shown}); see the report above, then roll back again",
                    err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def recover(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Finish the operations a killed sagemem left half done (a rollback, an archive, a
+    restore or a purge): each is completed and gets its log line. Safe to run any time."""
+    from ..history.recover import recover as recover_pending
+    from ..history.rollback import report_json
+
+    done = recover_pending(ctx.obj.store(warn_pending=False))
+    if as_json:
+        echo_json({"version": JSON_VERSION, "recovered": [
+            {"operation": r.operation, "subject": r.subject, "outcome": r.outcome,
+             "detail": r.detail, "intent": r.intent_id,
+             "rollback": report_json(r.rollback) if r.rollback else None} for r in done]})
+    else:
+        echo_lines([f"{r.outcome:<11} {r.operation} of {r.subject}: {r.detail}" for r in done]
+                   or ["nothing to recover"])
+    if any(r.outcome in ("needs_you", "failed") for r in done):
         raise typer.Exit(1)
 
 

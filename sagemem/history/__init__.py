@@ -8,6 +8,8 @@
 - ``archive``: ``archive_memory``, ``restore_memory``, ``purge_memory``;
   ``archive_log``: ``<state>/archive.jsonl``; ``locks``: ``lock_memory``…;
   ``candidates``: ``archive_candidates`` by idle days.
+- ``journal``: an intent record per multi-file operation in flight;
+  ``recover``: ``recover`` finishes the ones a killed process left half done.
 - ``ledger``: the access ledger (reads, uses, injections per memory) the candidates and
   the injection rely on.
 

@@ -7,7 +7,9 @@ something. A move and its MEMORY.md line change happen under one hold of the sto
 lock; if the line cannot be changed the move is undone, so no archived memory is left
 with a dangling index line. Every archive, restore and purge is recorded in
 ``<state>/archive.jsonl`` (see ``archive_log``). Locked memories (``locks``) are never
-archived or purged.
+archived or purged. Before the first move an intent record (``journal``) names the
+operation, and it is removed after the log line: a process killed in between leaves it
+for ``recover`` to finish.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,7 +36,7 @@ from ..files.atomic import TMP_SUFFIX, make_folder
 from ..files.memory import Memory
 from ..files.paths import check_name, lstat_regular, name_key, with_suffix
 from ..store import IndexUpdate, MemoryStore
-from . import archive_log
+from . import archive_log, journal
 from .archive_log import ArchiveEvent
 from .locks import LOCKS_FILE as LOCKS_FILE
 from .locks import locked_names as locked_names
@@ -107,7 +109,7 @@ def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str =
         memory = _archived_memory(store, file)
 
         def edit(text: str) -> str:
-            return _with_line(text, file, memory)
+            return with_index_line(text, file, memory)
 
         changed = _changes(store, edit)
         if not dry_run:
@@ -169,7 +171,7 @@ def _archived_memory(store: MemoryStore, file: str) -> Memory | None:
         return None
 
 
-def _with_line(text: str, file: str, memory: Memory | None) -> str:
+def with_index_line(text: str, file: str, memory: Memory | None) -> str:
     """``text`` with a line for ``file``, unless one already points at it."""
     if indexfile.has_entry(text, file):
         return text
@@ -189,17 +191,21 @@ def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: 
     """Move the file, edit MEMORY.md (guarded: an editor's save since is never lost),
     append the log line; the caller holds the lock. A failure after the move puts
     everything back, or says exactly what is left. True if MEMORY.md changed."""
+    intent = journal.begin(store.state_dir, record.action, asdict(record))
     if not move_file(store, record.file, into_archive=into_archive):
+        journal.finish(store.state_dir, intent)
         raise NameCollision(record.file, store.folder(archived=into_archive))
     update: IndexUpdate | None = None
     try:
         update = store.update_index(edit)
         archive_log.append(store.state_dir, record)
     except SagememError as exc:
-        _undo(store, record.file, into_archive, update, exc)
+        _undo(store, record.file, into_archive, update, exc)  # MoveIncomplete keeps the intent
+        journal.finish(store.state_dir, intent)
         raise  # undone: the original error, whose message says nothing was changed
     finally:
         store.notice_change()  # a watching index must not trust its silence now
+    journal.finish(store.state_dir, intent)
     return update is not None
 
 
@@ -229,25 +235,41 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
     """Rename the file aside, log the purge, then unlink: a failed log puts the file back,
     so no memory disappears without its line in archive.jsonl."""
     source = store.archive_dir / record.file
-    aside = source.with_name(f".{record.file}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    aside = source.with_name(purge_aside_name(record.file))
+    intent = journal.begin(store.state_dir, "purge", {**asdict(record), "aside": aside.name})
     try:
         os.rename(source, aside)
     except OSError as exc:
+        journal.finish(store.state_dir, intent)
         raise WriteFailed(source, exc.strerror or str(exc)) from exc
     try:
         archive_log.append(store.state_dir, record)
     except SagememError as exc:
         try:
             os.rename(aside, source)
-        except OSError as undo:
+        except OSError as undo:  # the intent stays: ``recover`` finishes the purge
             raise MoveIncomplete(record.file, aside.parent, f"{exc}; it could not be put back "
                                  f"and is kept as {aside.name} ({undo.strerror or undo})"
                                  ) from exc
+        journal.finish(store.state_dir, intent)
         raise
+    unlink_logged_purge(store, aside, record.file)
+    journal.finish(store.state_dir, intent)
+
+
+def purge_aside_name(file: str) -> str:
+    """Where a purge puts the file between its rename and its log line."""
+    return f".{file}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+
+
+def unlink_logged_purge(store: MemoryStore, aside: Path, file: str) -> None:
+    """The purge is logged: remove the renamed-aside file for good."""
     try:
         os.unlink(aside)
+    except FileNotFoundError:
+        return
     except OSError as exc:  # logged as purged and out of sight; the audit finds the leftover
-        raise WriteFailed(aside, f"{exc.strerror or exc}; {record.file} is purged but this "
+        raise WriteFailed(aside, f"{exc.strerror or exc}; {file} is purged but this "
                                  "leftover could not be removed") from exc
 
 

@@ -20,7 +20,8 @@ what it replaced).
 
 Before anything changes, a *protection* snapshot of now is taken, so a rollback can
 itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.jsonl``
-(``rollback_history``).
+(``rollback_history``). Between the protection snapshot and that line an intent record
+(``journal``) names the rollback, so a killed one is finished by ``recover``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ..files.atomic import TMP_SUFFIX, atomic_write, remove_quietly
 from ..files.paths import file_sha256, name_key, read_regular
 from ..store import MemoryStore
 from ..writes.conflicts import record_write_conflict
+from . import journal
 from .archive import move_file, move_without_overwrite
 from .locks import locked_names
 from .rollback_log import HISTORY_FILE as HISTORY_FILE
@@ -162,27 +164,41 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
         report = replace(preview(plan, now=when), dry_run=False)
         with store.locked():
             return replace(report, history_error=append_history(store, report))
-    restored: list[str] = []
-    moved: list[str] = []
-    skipped = list(plan.skips)
     with store.locked():
         check_history_file(store)
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
-        held = frozenset(f.name for f in protection.files)
-        for restore in plan.restores:
-            outcome = _unprotected(held, restore.file, restore.seen) or \
-                _restore(store, plan.snapshot, restore)
-            _record(outcome, restore.file, restored, skipped)
-        for move in plan.moves:
-            outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
-            _record(outcome, move.file, moved, skipped)
-        report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
-                                tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
-                                plan.left)
-        report = replace(report, history_error=append_history(store, report))
-    store.notice_change()  # an open search index must not trust its silence now
+        intent = journal.begin(store.state_dir, "rollback", {
+            "snapshot": plan.snapshot.id, "scope": plan.scope, "protection": protection.id,
+            "time": when.isoformat()}, now=when)
+        try:
+            report = carry_out(store, plan, protection, when)
+        finally:
+            store.notice_change()  # an open search index must not trust its silence now
+        if report.history_error is None:  # else the intent stays: ``recover`` writes it
+            journal.finish(store.state_dir, intent)
     return report
+
+
+def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when: datetime,
+              *, recovered: bool = False) -> RollbackReport:
+    """Each restore and move of ``plan``, then its history line; the caller holds the lock
+    and ``protection`` holds what the rollback replaces."""
+    restored: list[str] = []
+    moved: list[str] = []
+    skipped = list(plan.skips)
+    held = frozenset(f.name for f in protection.files)
+    for restore in plan.restores:
+        outcome = _unprotected(held, restore.file, restore.seen) or \
+            _restore(store, plan.snapshot, restore)
+        _record(outcome, restore.file, restored, skipped)
+    for move in plan.moves:
+        outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
+        _record(outcome, move.file, moved, skipped)
+    report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
+                            tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
+                            plan.left, recovered=recovered)
+    return replace(report, history_error=append_history(store, report))
 
 
 def preview(plan: RollbackPlan, *, now: datetime | None = None) -> RollbackReport:

@@ -54,6 +54,7 @@ class RollbackReport:
     unchanged: int
     left: tuple[str, ...]
     history_error: str | None = None  # set when files changed but the history line failed
+    recovered: bool = False  # finishing a rollback that was interrupted (``recover``)
 
 
 
@@ -71,7 +72,7 @@ def report_json(report: RollbackReport) -> dict[str, Any]:
         "restored": list(report.restored), "moved": list(report.moved),
         "skipped": [{"file": s.file, "code": s.code, "reason": s.reason,
                      "conflict": s.conflict_id} for s in report.skipped],
-        "left": list(report.left)}
+        "left": list(report.left), "recovered": report.recovered}
 
 
 def append_history(store: MemoryStore, report: RollbackReport) -> str | None:

@@ -107,17 +107,17 @@ def read(
     as_json: JsonOption = False,
 ) -> None:
     """Read a memory's body by line or byte, a page at a time."""
-    from ..history.ledger import record as record_access
+    from ..history.ledger import record_if_possible
     from .output_agent import read_json
 
     store = ctx.obj.store()
     result = store.read(name, start_line=start_line, start_byte=start_byte,
                         max_bytes=max_bytes, revision=revision)
-    if result.status == "ok":
-        _warnings(record_access(store.state_dir, "read", [result.file],
-                                datetime.now(timezone.utc)))
+    warnings = record_if_possible(store.state_dir, "read", [result.file],
+                                  datetime.now(timezone.utc)) if result.status == "ok" else []
+    _warnings(warnings)
     if as_json:
-        echo_json(read_json(result))
+        echo_json(read_json(result, warnings))
     elif result.status == "ok":
         typer.echo(result.content)
     if result.status == "revision_changed":

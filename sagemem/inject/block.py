@@ -19,7 +19,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from ..config import Settings
-from ..errors import SagememError
+from ..errors import SagememError, WriteFailed
 from ..files.memory import Memory
 from ..search.text import file_lines, paragraphs
 from ..store import MemoryStore
@@ -141,8 +141,7 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     text = _render(plan, handle, card)
     new_state = _next_state(state, question, plan, card, handle, candidates, now, repeat)
     if persist:
-        save_session(store.state_dir, new_state)
-        notices += _record_injected(store, plan, now)
+        notices += _save_session(store, new_state) + _record_injected(store, plan, now)
     return Injection(text, tuple(plan.items), tuple(plan.suppressed), card,
                      plan.body_bytes, plan.budget.body_pool, plan.budget.card_reserve,
                      new_state.attempts[-1:], tuple(notices + plan.notices))
@@ -379,9 +378,21 @@ def _next_state(state: SessionState, question: str, plan: _Plan, card: str | Non
         task_revision=handle[1] if handle else state.task_revision)
 
 
+def _save_session(store: MemoryStore, state: SessionState) -> list[str]:
+    """Save the session, or say why not: a state directory that cannot be written costs
+    the session's memory of what it was given, never the injection."""
+    try:
+        save_session(store.state_dir, state)
+    except WriteFailed as exc:
+        return [f"session {state.session} was not saved ({exc.path}: {exc.reason}); "
+                "the next question may be given the same memories again"]
+    return []
+
+
 def _record_injected(store: MemoryStore, plan: _Plan, now: datetime) -> list[str]:
-    from ..history.ledger import record
+    from ..history.ledger import record_if_possible
 
     if not plan.items:
         return []
-    return record(store.state_dir, "injected", [item.file for item in plan.items], now)
+    return record_if_possible(store.state_dir, "injected",
+                              [item.file for item in plan.items], now)

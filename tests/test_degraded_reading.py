@@ -187,3 +187,11 @@ def test_cli_writes_still_refuse_with_a_read_only_state_dir(
     set_ = run(capsys, store, "set", "project_database.md", "description=Postgres 17")
     assert set_.code == 1 and set_.err.startswith("error: ")
     assert "Postgres 16" in (store.directory / "project_database.md").read_text()
+
+
+def test_cli_index_refuses_a_read_only_state_dir(
+        capsys: pytest.CaptureFixture[str], store: MemoryStore, read_only_state: Path) -> None:
+    write_memory(store.directory, "project_cache.md", memory(
+        "Cache", "Redis caches the ledger balances.", "Balances are cached in Redis.\n"))
+    indexed = run(capsys, store, "index")
+    assert indexed.code == 1 and "error: search index" in indexed.err

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from ..config import JSON_VERSION, Settings
-from ..errors import NoCheckpoint
+from ..errors import IndexUnavailable, NoCheckpoint
 from ..store import MemoryStore
 from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
 
@@ -157,6 +157,8 @@ def index(
         search_index = store.search_index()
         report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
+        if search_index.unsaved is not None:  # indexing is a write: it refuses, never degrades
+            raise IndexUnavailable(search_index.path, search_index.unsaved)
     _notices(notices)
     typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")

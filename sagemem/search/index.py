@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
 from .degraded import cannot_write, in_memory, open_read_only
+from .schema import create_schema
 from .scoring import Stats, sum_stats
 from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, stat_pass, transaction
@@ -38,27 +39,6 @@ INDEX_VERSION = "5"
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage
 BUSY_TIMEOUT_SECONDS = 300  # a cold build of 10,000 memories by another process takes ~30 s
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (
-    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
-    inode INTEGER, revision TEXT, info TEXT NOT NULL, slen REAL NOT NULL DEFAULT 0,
-    blen INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE paras (
-    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, plen INTEGER NOT NULL, asks INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE sterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, tf REAL NOT NULL);
-CREATE TABLE pterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, para_id INTEGER NOT NULL,
-                     tf INTEGER NOT NULL);
-CREATE TABLE vocab (term TEXT PRIMARY KEY, sdf INTEGER NOT NULL DEFAULT 0,
-                    pdf INTEGER NOT NULL DEFAULT 0, fdf INTEGER NOT NULL DEFAULT 0)
-    WITHOUT ROWID;
-CREATE INDEX sterms_term ON sterms (term, file_id);
-CREATE INDEX sterms_file ON sterms (file_id);
-CREATE INDEX pterms_term ON pterms (term, file_id);
-CREATE INDEX pterms_file ON pterms (file_id);
-CREATE INDEX paras_file ON paras (file_id);
-"""
 
 
 @dataclass(frozen=True)
@@ -217,11 +197,7 @@ class SearchIndex:
             "SELECT key, value FROM meta WHERE key IN ('version', 'directory')").fetchall())
 
     def _create(self, conn: sqlite3.Connection) -> None:
-        with transaction(conn):
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", self._expected_meta().items())
+        create_schema(conn, self._expected_meta())
 
     def _remove_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):

@@ -55,6 +55,9 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     IntSetting("idle_days_reference", "SAGE_MEM_IDLE_DAYS_REFERENCE", 180, 0, 36500),
     IntSetting("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
     IntSetting("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
+    # The Claude Code hook's time budget: Claude Code kills a hook at its timeout (10 s
+    # here), and a killed hook injects nothing; past the budget it injects what is indexed.
+    IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
 )
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG"}
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID"}
@@ -80,6 +83,7 @@ class Settings:
     idle_days_reference: int = 180
     idle_days_feedback: int = 365
     idle_days_user: int = 0
+    hook_budget_ms: int = 5000
     validity: bool = True
     debug: bool = False
     task_id: str | None = None

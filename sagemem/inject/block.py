@@ -125,13 +125,15 @@ def signature(question: str) -> str:
 
 def inject(store: MemoryStore, question: str, session_id: str, settings: Settings, *,
            now: datetime | None = None, max_text_chars: int | None = None,
-           persist: bool = True) -> Injection:
-    """Compose the block for ``question`` in session ``session_id``, and remember it."""
+           persist: bool = True, deadline: float | None = None) -> Injection:
+    """Compose the block for ``question`` in session ``session_id``, and remember it.
+    ``deadline`` (``time.monotonic()``) bounds bringing the index up to date (the hook's
+    time budget): past it, the block is made from what is indexed."""
     now = now or datetime.now(timezone.utc)
     state = load_session(store.state_dir, session_id) if persist else SessionState(session_id)
     step = state.steps + 1
     repeat = state.last_signature == signature(question) and not is_explicit_request(question)
-    candidates, notices, more = _candidates(store, question, settings, step, repeat)
+    candidates, notices, more = _candidates(store, question, settings, step, repeat, deadline)
     plan = _Plan(Budget.of(settings.max_session_bytes), state,
                  _item_cap(settings, max_text_chars), max_text_chars)
     _filter(store, settings, candidates, now.date(), plan)
@@ -155,17 +157,21 @@ def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
 
 
 def _candidates(store: MemoryStore, question: str, settings: Settings, step: int,
-                repeat: bool) -> tuple[list[_Candidate], list[str], int]:
+                repeat: bool, deadline: float | None) -> tuple[list[_Candidate], list[str], int]:
     found: list[_Candidate] = []
     notices: list[str] = []
     more = 0
     if not repeat and question.strip():
-        response = store.search(question, limit=settings.max_results)
+        response = store.search(question, limit=settings.max_results, deadline=deadline)
         notices += response.notices
         more = max(response.coverage.candidates - len(response.results), 0)
         found += [c for c in (_matched(store, r) for r in response.results) if c]
-    if step == 1:  # after the search, which brought the index up to date
-        store.search_index().sync()
+    if step == 1:
+        if repeat or not question.strip():  # else the search brought the index up to date
+            index = store.search_index()
+            index.sync(deadline=deadline)
+            notices += index.notices
+            index.notices.clear()
         found = _baselines(store, settings) + found
     return _dedupe(found), notices, more
 

@@ -126,9 +126,8 @@ def signature(question: str) -> str:
 def inject(store: MemoryStore, question: str, session_id: str, settings: Settings, *,
            now: datetime | None = None, max_text_chars: int | None = None,
            persist: bool = True, deadline: float | None = None) -> Injection:
-    """Compose the block for ``question`` in session ``session_id``, and remember it.
-    ``deadline`` (``time.monotonic()``) bounds bringing the index up to date (the hook's
-    time budget): past it, the block is made from what is indexed."""
+    """Compose the block for ``question`` in session ``session_id``, and remember it;
+    past ``deadline`` (``time.monotonic()``, the hook's budget) from what is indexed."""
     now = now or datetime.now(timezone.utc)
     state = load_session(store.state_dir, session_id) if persist else SessionState(session_id)
     step = state.steps + 1
@@ -170,8 +169,7 @@ def _candidates(store: MemoryStore, question: str, settings: Settings, step: int
         if repeat or not question.strip():  # else the search brought the index up to date
             index = store.search_index()
             index.sync(deadline=deadline)
-            notices += index.notices
-            index.notices.clear()
+            notices, index.notices[:] = notices + index.notices, []
         found = _baselines(store, settings) + found
     return _dedupe(found), notices, more
 
@@ -385,8 +383,7 @@ def _next_state(state: SessionState, question: str, plan: _Plan, card: str | Non
 
 
 def _save_session(store: MemoryStore, state: SessionState) -> list[str]:
-    """Save the session, or say why not: a state directory that cannot be written costs
-    the session's memory of what it was given, never the injection."""
+    """Save the session, or say why not (a read-only or full state directory)."""
     try:
         save_session(store.state_dir, state)
     except WriteFailed as exc:
@@ -398,7 +395,5 @@ def _save_session(store: MemoryStore, state: SessionState) -> list[str]:
 def _record_injected(store: MemoryStore, plan: _Plan, now: datetime) -> list[str]:
     from ..history.ledger import record_if_possible
 
-    if not plan.items:
-        return []
-    return record_if_possible(store.state_dir, "injected",
-                              [item.file for item in plan.items], now)
+    files = [item.file for item in plan.items]
+    return record_if_possible(store.state_dir, "injected", files, now) if files else []

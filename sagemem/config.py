@@ -65,6 +65,9 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     *(IntSetting(f"idle_days_{type_}", f"SAGE_MEM_IDLE_DAYS_{type_.upper()}", days, 0, 36500,
                  True, " (0: never an archive candidate)")
       for type_, days in (("project", 90), ("reference", 180), ("feedback", 365), ("user", 0))),
+    # The Claude Code hook's time budget: Claude Code kills a hook at its timeout (10 s
+    # here), and a killed hook injects nothing; past the budget it injects what is indexed.
+    IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
 )
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG"}
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID"}
@@ -90,6 +93,7 @@ class Settings:
     idle_days_reference: int = 180
     idle_days_feedback: int = 365
     idle_days_user: int = 0
+    hook_budget_ms: int = 5000
     validity: bool = True
     debug: bool = False
     task_id: str | None = None

@@ -77,13 +77,16 @@ class MemoryStore(MemoryFolder):
             self._index.notice_change()
 
     def search(self, query: str, scope: str | None = None, limit: int = 10,
-               cursor: str | None = None, include_archived: bool = False) -> SearchResponse:
+               cursor: str | None = None, include_archived: bool = False,
+               deadline: float | None = None) -> SearchResponse:
         """The memories that answer ``query``, best first, each with its paragraph;
-        archived ones only with ``include_archived`` (each result says ``archived``)."""
+        archived ones only with ``include_archived`` (each result says ``archived``).
+        ``deadline`` (``time.monotonic()``) bounds bringing the index up to date: past it,
+        the search answers from what is indexed, with a notice."""
         from .search.retrieve import search
 
         return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor,
-                      include_archived=include_archived)
+                      include_archived=include_archived, deadline=deadline)
 
     def read(self, name: str, start_line: int | None = None, start_byte: int | None = None,
              max_bytes: int | None = None, revision: str | None = None) -> ReadResult:

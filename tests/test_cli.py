@@ -37,7 +37,8 @@ SHOW_KEYS = SUMMARY_KEYS | {"version", "has_frontmatter", "body", "body_line"}
 ERROR_KEYS = {"file", "archived", "error", "message"}
 SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "max_chars",
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
-                "idle_days_reference", "idle_days_feedback", "idle_days_user", "validity",
+                "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
+                "validity",
                 "debug", "task_id"]
 INDEX_TEXT = "# Memory index\n\n"
 

@@ -28,6 +28,7 @@ INTS = [
     ("idle_days_reference", "SAGE_MEM_IDLE_DAYS_REFERENCE", 180, 0, 36500),
     ("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
     ("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
+    ("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
 ]
 INT_IDS = [key for key, *_ in INTS]
 # The settings that decide what is deleted or archived: an illegal value is refused.

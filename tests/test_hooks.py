@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,12 @@ def state_dir(tmp_path: Path) -> Path:
     return tmp_path / "state"
 
 
-def run_hook(payload: Any, memory_dir: Path, state_dir: Path) -> subprocess.CompletedProcess[bytes]:
+def run_hook(payload: Any, memory_dir: Path, state_dir: Path,
+             **settings: str) -> subprocess.CompletedProcess[bytes]:
     """Run the hook as Claude Code does: payload on stdin, a fresh process."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
-    env = {**os.environ, "SAGE_MEM_DIR": str(memory_dir), "SAGE_MEM_STATE_DIR": str(state_dir)}
+    env = {**os.environ, "SAGE_MEM_DIR": str(memory_dir), "SAGE_MEM_STATE_DIR": str(state_dir),
+           **settings}
     argv = [sys.executable, "-m", "sagemem", "--dir", str(memory_dir),
             "--state-dir", str(state_dir), "hook", "claude-code"]
     return subprocess.run(argv, input=data, capture_output=True, env=env, timeout=60,
@@ -255,3 +258,45 @@ def test_directory_options_win_over_the_environment(memory_dir: Path, state_dir:
     output = claude_code(json.dumps(prompt_payload(CAT_QUESTION)).encode(), env,
                          memory_dir=memory_dir, state_dir=state_dir)
     assert "### user_pets.md:" in output
+
+
+# -- the time budget (issue 12, item 7) ---------------------------------------------------
+
+ZEBRA_QUESTION = "where is the zebra crossing?"
+
+
+@pytest.fixture
+def cold_corpus(tmp_path: Path) -> Path:
+    """1,500 memories never indexed (a cold build takes seconds), the newest the answer."""
+    from test_sync_batches import make_corpus
+
+    return make_corpus(tmp_path / "corpus", 1500)
+
+
+def test_hook_keeps_to_its_budget_and_injects_what_is_indexed(cold_corpus: Path,
+                                                               state_dir: Path) -> None:
+    payload = json.dumps(prompt_payload(ZEBRA_QUESTION)).encode("utf-8")
+    env = {"SAGE_MEM_DIR": str(cold_corpus), "SAGE_MEM_STATE_DIR": str(state_dir),
+           "SAGE_MEM_HOOK_BUDGET_MS": "200"}
+    started = time.monotonic()
+    output = claude_code(payload, env)
+    assert time.monotonic() - started < 0.6  # the budget, and the ranking after it
+    context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    assert "### project_zebra_crossing.md:" in context
+    (logged,) = [line for line in log_lines(state_dir) if "notice:" in line]
+    assert "notice: index incomplete:" in logged
+    assert "of 1501 files indexed; run sagemem index" in logged
+
+
+def test_hook_under_a_budget_leaves_the_rest_of_the_build_for_the_next_prompt(
+        cold_corpus: Path, state_dir: Path) -> None:
+    first = run_hook(prompt_payload(ZEBRA_QUESTION), cold_corpus, state_dir,
+                     SAGE_MEM_HOOK_BUDGET_MS="300")
+    assert "project_zebra_crossing.md" in context_of(first)
+    done = [int(line.split("index incomplete: ")[1].split()[0]) for line in log_lines(state_dir)]
+    second = run_hook(prompt_payload(ZEBRA_QUESTION, session="other"), cold_corpus, state_dir,
+                      SAGE_MEM_HOOK_BUDGET_MS="300")
+    assert "project_zebra_crossing.md" in context_of(second)
+    later = [int(line.split("index incomplete: ")[1].split()[0]) for line in log_lines(state_dir)
+             if "index incomplete" in line]
+    assert len(done) == 1 and later[-1] > done[0]  # the second prompt went on from the first

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from ..config import JSON_VERSION, Settings
-from ..errors import NoCheckpoint
+from ..errors import IndexUnavailable, NoCheckpoint
 from ..store import MemoryStore
 from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
 
@@ -107,7 +107,7 @@ def read(
     as_json: JsonOption = False,
 ) -> None:
     """Read a memory's body by line or byte, a page at a time."""
-    from ..history.ledger import record as record_access
+    from ..history.ledger import record_if_possible
     from .base import revision_param
     from .output_agent import read_json
 
@@ -116,11 +116,11 @@ def read(
     store = ctx.obj.store()
     result = store.read(name, start_line=start_line, start_byte=start_byte,
                         max_bytes=max_bytes, revision=revision)
-    if result.status == "ok":
-        _warnings(record_access(store.state_dir, "read", [result.file],
-                                datetime.now(timezone.utc)))
+    warnings = record_if_possible(store.state_dir, "read", [result.file],
+                                  datetime.now(timezone.utc)) if result.status == "ok" else []
+    _warnings(warnings)
     if as_json:
-        echo_json(read_json(result))
+        echo_json(read_json(result, warnings))
     elif result.status == "ok":
         typer.echo(result.content)
     if result.status == "revision_changed":
@@ -166,6 +166,8 @@ def index(
         search_index = store.search_index()
         report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
+        if search_index.unsaved is not None:  # indexing is a write: it refuses, never degrades
+            raise IndexUnavailable(search_index.path, search_index.unsaved)
     _notices(notices)
     typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")

@@ -28,7 +28,15 @@ def search_json(response: SearchResponse) -> dict[str, Any]:
         "query": response.query,
         "results": [asdict(r) for r in response.results],
         "coverage": asdict(response.coverage),
+        **notices_json(response.notices),
     }
+
+
+def notices_json(notices: Iterable[str]) -> dict[str, Any]:
+    """``{"notices": [...]}`` when something degraded (the index, the ledger…), else {}:
+    the key is only there when it has something to say."""
+    listed = list(notices)
+    return {"notices": listed} if listed else {}
 
 
 def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
@@ -58,8 +66,8 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
 PARAGRAPH_LINES = 12
 
 
-def read_json(result: ReadResult) -> dict[str, Any]:
-    return {"version": JSON_VERSION, **asdict(result)}
+def read_json(result: ReadResult, notices: Iterable[str] = ()) -> dict[str, Any]:
+    return {"version": JSON_VERSION, **asdict(result), **notices_json(notices)}
 
 
 def eval_text(report: dict[str, Any]) -> list[str]:
@@ -99,6 +107,7 @@ def injection_json(injection: Injection) -> dict[str, Any]:
         "status_card": injection.status_card,
         "budget": {"used": injection.budget_used, "body_pool": injection.body_pool,
                    "card_reserve": injection.card_reserve},
+        **notices_json(injection.notices),
     }
 
 

@@ -94,6 +94,16 @@ def record(state_dir: Path, kind: str, files: Iterable[str], now: datetime) -> l
     return warnings
 
 
+def record_if_possible(state_dir: Path, kind: str, files: Iterable[str],
+                       now: datetime) -> list[str]:
+    """``record`` for a reading path (inject, read): a ledger that cannot be written
+    (read-only or full state directory) costs one warning, never the read itself."""
+    try:
+        return record(state_dir, kind, files, now)
+    except WriteFailed as exc:
+        return [f"the access ledger was not updated ({exc.path}: {exc.reason})"]
+
+
 def _stamp(now: datetime) -> str:
     # A naive datetime is ambiguous (local? UTC?); a wrong "last" would mislead archiving.
     if now.tzinfo is None or now.utcoffset() is None:

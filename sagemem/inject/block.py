@@ -19,7 +19,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from ..config import Settings
-from ..errors import SagememError
+from ..errors import SagememError, WriteFailed
 from ..files.memory import Memory
 from ..search.text import file_lines, paragraphs
 from ..store import MemoryStore
@@ -125,13 +125,14 @@ def signature(question: str) -> str:
 
 def inject(store: MemoryStore, question: str, session_id: str, settings: Settings, *,
            now: datetime | None = None, max_text_chars: int | None = None,
-           persist: bool = True) -> Injection:
-    """Compose the block for ``question`` in session ``session_id``, and remember it."""
+           persist: bool = True, deadline: float | None = None) -> Injection:
+    """Compose the block for ``question`` in session ``session_id``, and remember it;
+    past ``deadline`` (``time.monotonic()``, the hook's budget) from what is indexed."""
     now = now or datetime.now(timezone.utc)
     state = load_session(store.state_dir, session_id) if persist else SessionState(session_id)
     step = state.steps + 1
     repeat = state.last_signature == signature(question) and not is_explicit_request(question)
-    candidates, notices, more = _candidates(store, question, settings, step, repeat)
+    candidates, notices, more = _candidates(store, question, settings, step, repeat, deadline)
     plan = _Plan(Budget.of(settings.max_session_bytes), state,
                  _item_cap(settings, max_text_chars), max_text_chars)
     _filter(store, settings, candidates, now.date(), plan)
@@ -141,8 +142,7 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     text = _render(plan, handle, card)
     new_state = _next_state(state, question, plan, card, handle, candidates, now, repeat)
     if persist:
-        save_session(store.state_dir, new_state)
-        notices += _record_injected(store, plan, now)
+        notices += _save_session(store, new_state) + _record_injected(store, plan, now)
     return Injection(text, tuple(plan.items), tuple(plan.suppressed), card,
                      plan.body_bytes, plan.budget.body_pool, plan.budget.card_reserve,
                      new_state.attempts[-1:], tuple(notices + plan.notices))
@@ -156,17 +156,20 @@ def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
 
 
 def _candidates(store: MemoryStore, question: str, settings: Settings, step: int,
-                repeat: bool) -> tuple[list[_Candidate], list[str], int]:
+                repeat: bool, deadline: float | None) -> tuple[list[_Candidate], list[str], int]:
     found: list[_Candidate] = []
     notices: list[str] = []
     more = 0
     if not repeat and question.strip():
-        response = store.search(question, limit=settings.max_results)
+        response = store.search(question, limit=settings.max_results, deadline=deadline)
         notices += response.notices
         more = max(response.coverage.candidates - len(response.results), 0)
         found += [c for c in (_matched(store, r) for r in response.results) if c]
-    if step == 1:  # after the search, which brought the index up to date
-        store.search_index().sync()
+    if step == 1:
+        if repeat or not question.strip():  # else the search brought the index up to date
+            index = store.search_index()
+            index.sync(deadline=deadline)
+            notices, index.notices[:] = notices + index.notices, []
         found = _baselines(store, settings) + found
     return _dedupe(found), notices, more
 
@@ -379,9 +382,18 @@ def _next_state(state: SessionState, question: str, plan: _Plan, card: str | Non
         task_revision=handle[1] if handle else state.task_revision)
 
 
-def _record_injected(store: MemoryStore, plan: _Plan, now: datetime) -> list[str]:
-    from ..history.ledger import record
+def _save_session(store: MemoryStore, state: SessionState) -> list[str]:
+    """Save the session, or say why not (a read-only or full state directory)."""
+    try:
+        save_session(store.state_dir, state)
+    except WriteFailed as exc:
+        return [f"session {state.session} was not saved ({exc.path}: {exc.reason}); "
+                "the next question may be given the same memories again"]
+    return []
 
-    if not plan.items:
-        return []
-    return record(store.state_dir, "injected", [item.file for item in plan.items], now)
+
+def _record_injected(store: MemoryStore, plan: _Plan, now: datetime) -> list[str]:
+    from ..history.ledger import record_if_possible
+
+    files = [item.file for item in plan.items]
+    return record_if_possible(store.state_dir, "injected", files, now) if files else []

@@ -7,6 +7,11 @@ Claude Code runs ``sagemem hook claude-code`` with the hook's JSON on stdin. On
 the session is reset and the same memories may be injected again. A hook that fails
 shows errors to the user, and exit 2 blocks the prompt outright, so every failure is
 one line in ``<state>/logs/hook.log`` while the hook prints nothing and exits 0.
+
+Claude Code kills a hook at its timeout, and a killed hook injects nothing, so the hook
+keeps to ``hook_budget_ms``: bringing the index up to date stops at a share of it (the
+build's batches are kept), the block is made from what is indexed, and what was left
+is logged; the next prompt, or ``sagemem index``, goes on from there.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -33,6 +39,9 @@ DEFAULT_SESSION = "default"
 LOG_FILE = Path("logs") / "hook.log"
 MAX_LOG_BYTES = 1024 * 1024  # then hook.log becomes hook.log.1: a log must not fill a disk
 MAX_LOG_LINE = 2000
+AFTER_SYNC_SECONDS = 0.5
+"""Kept back from the budget (at most half of it) for ranking and composing the block once
+indexing stops: at 10,000 memories both take well under this."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class HookEvent:
 def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
                 memory_dir: Path | None = None, state_dir: Path | None = None) -> str:
     """What to print for one hook call ("" for nothing). Never raises (see the module doc)."""
+    started = time.monotonic()
     env = os.environ if env is None else env
     log = _log_path(env, memory_dir, state_dir)
     where = "payload"
@@ -61,7 +71,7 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
             _log(log, f"{where}: {event}")
             return ""
         where = event.where()
-        return _respond(event, load_settings(env, memory_dir, state_dir), log)
+        return _respond(event, load_settings(env, memory_dir, state_dir), log, started)
     except Exception as exc:  # anything at all: the user's prompt must go through
         _log(log, f"{where}: {type(exc).__name__}: {exc}")
         return ""
@@ -100,15 +110,22 @@ def _session_id(data: dict[str, Any]) -> str:
     return value if value and value.strip() else DEFAULT_SESSION
 
 
-def _respond(event: HookEvent, settings: Settings, log: Path | None) -> str:
-    """Act on one event: inject for a prompt, reset after the context was compacted."""
+def _respond(event: HookEvent, settings: Settings, log: Path | None, started: float) -> str:
+    """Act on one event: inject for a prompt, reset after the context was compacted;
+    within the time budget counted from ``started`` (``time.monotonic()``)."""
     if event.name == "SessionStart" and event.source in RESETTING_SOURCES:
         reset_session(settings.state_dir, event.session_id)
     if event.name != "UserPromptSubmit" or event.prompt is None:
         return ""
     with MemoryStore.from_settings(settings) as store:
+        budget = settings.hook_budget_ms / 1000
         injection = inject(store, event.prompt, event.session_id, settings,
-                           max_text_chars=MAX_CONTEXT_CHARS)
+                           max_text_chars=MAX_CONTEXT_CHARS,
+                           deadline=started + budget - min(AFTER_SYNC_SECONDS, budget / 2))
+    spent = time.monotonic() - started
+    if spent > budget:
+        _log(log, f"{event.where()}: took {spent * 1000:.0f} ms, over the budget of "
+                  f"{settings.hook_budget_ms} ms (hook_budget_ms)")
     for notice in injection.notices:  # the hook's stderr is out of sight; keep them
         _log(log, f"{event.where()}: notice: {notice}")
     if len(injection.text) >= CONTEXT_LIMIT:  # inject's cap failed: say so, still answer

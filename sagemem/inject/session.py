@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import SagememError
+from ..errors import SagememError, WriteFailed
 from ..files.atomic import atomic_write
 from ..files.paths import read_regular
 
@@ -94,8 +94,12 @@ def _from_json(session_id: str, data: Any) -> SessionState:
 
 
 def save_session(state_dir: Path, state: SessionState) -> None:
+    """Write the session's state atomically; ``WriteFailed`` when it cannot be kept."""
     path = session_file(state_dir, state.session)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(path.parent, exc.strerror or str(exc)) from exc
     data = {"version": 1, **asdict(state)}
     text = json.dumps(data, ensure_ascii=False, indent=1, default=str)
     atomic_write(path, text.encode("utf-8"), create=False)

@@ -27,6 +27,8 @@ from typing import Any
 
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
+from .degraded import cannot_write, in_memory, open_read_only
+from .schema import create_schema
 from .scoring import Stats, sum_stats
 from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, stat_pass, transaction
@@ -37,27 +39,6 @@ INDEX_VERSION = "5"
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage
 BUSY_TIMEOUT_SECONDS = 300  # a cold build of 10,000 memories by another process takes ~30 s
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files (
-    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
-    inode INTEGER, revision TEXT, info TEXT NOT NULL, slen REAL NOT NULL DEFAULT 0,
-    blen INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE paras (
-    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, plen INTEGER NOT NULL, asks INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE sterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, tf REAL NOT NULL);
-CREATE TABLE pterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, para_id INTEGER NOT NULL,
-                     tf INTEGER NOT NULL);
-CREATE TABLE vocab (term TEXT PRIMARY KEY, sdf INTEGER NOT NULL DEFAULT 0,
-                    pdf INTEGER NOT NULL DEFAULT 0, fdf INTEGER NOT NULL DEFAULT 0)
-    WITHOUT ROWID;
-CREATE INDEX sterms_term ON sterms (term, file_id);
-CREATE INDEX sterms_file ON sterms (file_id);
-CREATE INDEX pterms_term ON pterms (term, file_id);
-CREATE INDEX pterms_file ON pterms (file_id);
-CREATE INDEX paras_file ON paras (file_id);
-"""
 
 
 @dataclass(frozen=True)
@@ -77,6 +58,8 @@ class SyncReport:
     scanned: int
     updated: tuple[str, ...]
     removed: tuple[str, ...]
+    pending: int = 0
+    """Files left unindexed because the sync's deadline came first."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +89,9 @@ class SearchIndex:
         self._stats: Stats | None = None
         self._seen_digest: str | None = None
         self._scanned = 0
+        self.unsaved: str | None = None
+        """Why this index cannot be saved to disk (then it is searched read-only or in
+        memory; see ``degraded.py``), or None."""
 
     # -- connection ---------------------------------------------------------------
 
@@ -126,11 +112,17 @@ class SearchIndex:
 
     def _open(self) -> sqlite3.Connection:
         try:
+            return self._open_on_disk()
+        except IndexUnavailable as exc:
+            return self._open_degraded(exc.reason)
+
+    def _open_on_disk(self) -> sqlite3.Connection:
+        try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise IndexUnavailable(self.path, exc.strerror or str(exc)) from exc
+        conn = self._connect()
         try:
-            conn = self._connect()
             meta = self._meta(conn)
             if meta == self._expected_meta():
                 return conn
@@ -140,12 +132,47 @@ class SearchIndex:
             conn.close()
             reason = "was made by another sagemem version or for another directory"
         except sqlite3.DatabaseError as exc:
+            if cannot_write(exc):  # a full or read-only state directory is no damage
+                conn.close()
+                raise IndexUnavailable(self.path, str(exc)) from exc
             reason = f"was unreadable ({exc})"
         self.notices.append(f"search index {self.path} {reason}; rebuilt it")
         self._remove_files()
         conn = self._connect()
         self._create(conn)
         return conn
+
+    def _open_degraded(self, reason: str) -> sqlite3.Connection:
+        """The index read-only as it is, else an empty one in memory (``degraded.py``)."""
+        conn = open_read_only(self.path, BUSY_TIMEOUT_SECONDS)
+        try:
+            if conn is not None and self._meta(conn) == self._expected_meta():
+                self._unsaved(reason, "cannot be written")
+                return conn
+        except sqlite3.DatabaseError:
+            pass
+        if conn is not None:
+            conn.close()
+        conn = in_memory()
+        self._create(conn)
+        self._unsaved(reason, "cannot be used")
+        return conn
+
+    def _to_memory(self, reason: str) -> None:
+        """Go on in a copy in memory of the index as it is: a write to it failed."""
+        copy = in_memory(self.conn)
+        self.conn.close()
+        self._conn, self._stats = copy, None
+        self._unsaved(reason, "cannot be written")
+
+    def _unsaved(self, reason: str, what: str) -> None:
+        """One notice per index, however many writes it then skips."""
+        if self.unsaved is None:
+            self.unsaved = reason
+            searched = ("searched the files directly" if what == "cannot be used"
+                        else "searched it without saving changes")
+            self.notices.append(f"search index {self.path} {what} ({reason}); {searched}; "
+                                "run sagemem index once the state directory is writable")
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -170,11 +197,7 @@ class SearchIndex:
             "SELECT key, value FROM meta WHERE key IN ('version', 'directory')").fetchall())
 
     def _create(self, conn: sqlite3.Connection) -> None:
-        with transaction(conn):
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", self._expected_meta().items())
+        create_schema(conn, self._expected_meta())
 
     def _remove_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -209,8 +232,23 @@ class SearchIndex:
             self._watcher = DirectoryWatcher(self.directory)
             self._watcher.start()
 
-    def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the index up to date with the files: re-read only what changed."""
+    def sync(self, progress: Progress | None = None, deadline: float | None = None
+             ) -> SyncReport:
+        """Bring the index up to date with the files: re-read only what changed, stopping
+        at ``deadline`` (a ``time.monotonic()`` value) with what is done kept. A state
+        directory that cannot be written costs the saving, not the sync."""
+        try:
+            return self._sync(progress, deadline)
+        except sqlite3.OperationalError as exc:
+            if not cannot_write(exc) or self._conn is None or self._in_memory():
+                raise
+            self._to_memory(str(exc))
+            return self._sync(progress, deadline)
+
+    def _in_memory(self) -> bool:
+        return bool(self.conn.execute("PRAGMA database_list").fetchone()[2] == "")
+
+    def _sync(self, progress: Progress | None, deadline: float | None) -> SyncReport:
         watcher = self._watcher
         if watcher is not None and watcher.ready and not watcher.take_changes():
             return SyncReport(self._scanned, (), ())
@@ -223,9 +261,13 @@ class SearchIndex:
         if digest == self._stored_digest():  # nothing moved: no need to compare file by file
             return SyncReport(len(on_disk), (), ())
         self._stats = None
-        changed, removed = apply_changes(self.conn, self.store, self.archived, on_disk,
-                                         progress, digest)
-        return SyncReport(len(on_disk), tuple(changed), tuple(removed))
+        changed, removed, pending = apply_changes(self.conn, self.store, self.archived,
+                                                  on_disk, progress, digest, deadline)
+        if pending:
+            self.notice_change()  # the next sync goes on where this one stopped
+            self.notices.append(f"index incomplete: {len(on_disk) - pending} of "
+                                f"{len(on_disk)} files indexed; run sagemem index")
+        return SyncReport(len(on_disk), tuple(changed), tuple(removed), pending)
 
     def notice_change(self) -> None:
         """Something in the directory changed (our own write): the next query stats again."""
@@ -235,10 +277,19 @@ class SearchIndex:
     def forget_stat(self, name: str) -> None:
         """Make the next sync re-read ``name`` (its text no longer matches what was indexed,
         though its stat did: an edit that kept size and mtime, as ``cp -p`` makes)."""
+        try:
+            self._forget_stat(name)
+        except sqlite3.OperationalError as exc:
+            if not cannot_write(exc) or self._in_memory():
+                raise
+            self._to_memory(str(exc))
+            self._forget_stat(name)
+        self.notice_change()
+
+    def _forget_stat(self, name: str) -> None:
         with transaction(self.conn):
             self.conn.execute("UPDATE files SET mtime_ns = -1 WHERE name = ?", (name,))
             self.conn.execute("DELETE FROM meta WHERE key = 'digest'")
-        self.notice_change()
 
     def refresh(self, progress: Progress | None = None) -> SyncReport:
         """``sync``, rebuilding once from the files if the index turns out damaged."""

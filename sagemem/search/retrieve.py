@@ -89,15 +89,16 @@ def idf(df: int, n: int) -> float:
 
 def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
            cursor: str | None = None, today: date | None = None, *,
-           include_archived: bool = False) -> SearchResponse:
+           include_archived: bool = False, deadline: float | None = None) -> SearchResponse:
     """Rank the memories that answer ``query``; ``scope`` is a type or a tag. Archived
-    memories are searched only with ``include_archived`` (marked ``archived``)."""
+    memories are searched only with ``include_archived`` (marked ``archived``); the index
+    is brought up to date until ``deadline`` (``time.monotonic()``), if any."""
     if include_archived:
-        return _with_archive(index, query, scope, limit, cursor, today)
+        return _with_archive(index, query, scope, limit, cursor, today, deadline)
     offset = cursor_offset(cursor, query, scope)
     for attempt in range(3):
         try:
-            report, ranked, candidates, filtered = _search_index(index, query, scope)
+            report, ranked, candidates, filtered = _search_index(index, query, scope, deadline)
             page = ranked[offset:offset + max(limit, 1)]
             results = results_of(index, page, today or date.today())
             break
@@ -114,9 +115,9 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
     return SearchResponse(query, tuple(results), coverage, notices)
 
 
-def _search_index(index: SearchIndex, query: str, scope: str | None
+def _search_index(index: SearchIndex, query: str, scope: str | None, deadline: float | None
                   ) -> tuple[SyncReport, list[tuple[int, float, int | None]], int, int]:
-    report = index.sync()
+    report = index.sync(deadline=deadline)
     return (report, *_rank(index, index.stats(), query, scope))
 
 
@@ -321,7 +322,8 @@ def _in_scope(index: SearchIndex, file_ids: list[int], scope: str | None) -> lis
 
 
 def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
-                  cursor: str | None, today: date | None) -> SearchResponse:
+                  cursor: str | None, today: date | None, deadline: float | None
+                  ) -> SearchResponse:
     """Search the memories and, in a second index, the archive, and interleave them by
     score. Each side keeps its own relevance cut and up to ten results: the two corpora
     weigh words differently (a small archive's IDF is low), so a cut across both would
@@ -330,8 +332,8 @@ def _with_archive(index: SearchIndex, query: str, scope: str | None, limit: int,
     offset = cursor_offset(cursor, query, paged_as)
     archive = SearchIndex(index.store, archived=True)
     try:
-        live = search(index, query, scope, MAX_CANDIDATES, None, today)
-        old = search(archive, query, scope, MAX_CANDIDATES, None, today)
+        live = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
+        old = search(archive, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
     finally:
         archive.close()
     merged = sorted([*live.results, *old.results], key=lambda r: (-r.score, r.archived, r.file))

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
@@ -64,28 +65,63 @@ def listing_digest(stats: dict[str, tuple[int, int, int]]) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
+BATCH_SECONDS = 0.5
+"""Commit at least this often: a build that is stopped or killed (the Claude Code hook
+under its host's timeout, a cold index of 10,000 memories takes ~19 s) loses at most the
+last half second of work."""
+BATCH_FILES = 1000
+
+
 def apply_changes(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
                   on_disk: dict[str, tuple[int, int, int]], progress: Progress | None,
-                  digest: str) -> tuple[list[str], list[str]]:
-    """Re-read what changed. The comparison is made inside the write transaction, so
-    a second process that waited for the first one's build finds nothing left to do."""
+                  digest: str, deadline: float | None = None) -> tuple[list[str], list[str], int]:
+    """Re-read what changed, in batches, each its own transaction, newest files first;
+    stop at ``deadline`` (``time.monotonic()``) once at least one file is done. Returns
+    (re-read, removed, still pending). Each batch compares inside its write transaction,
+    so a second process that waited for the first one's batch skips what it did. The
+    digest is stored only once nothing is pending: a partial index must never look
+    complete to the next sync."""
     with transaction(conn):
         known = {name: (m, s, i) for name, m, s, i in
                  conn.execute("SELECT name, mtime_ns, size, inode FROM files")}
-        changed = [n for n, st in on_disk.items() if known.get(n) != st]
         removed = [n for n in known if n not in on_disk]
-        total = len(changed)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (digest,))
+        conn.execute("DELETE FROM meta WHERE key IN ('digest', 'stats')")
         for name in removed:
             _forget(conn, name)
-        for done, name in enumerate(changed, start=1):
-            _forget(conn, name)
-            _add(conn, store, archived, name)
-            if progress and (done % 200 == 0 or done == total):
-                progress(done, total)
-        stats = json.dumps(asdict(sum_stats(conn)))
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('stats', ?)", (stats,))
-    return changed, removed
+    todo = sorted((n for n, st in on_disk.items() if known.get(n) != st),
+                  key=lambda n: (-on_disk[n][0], n))  # a stopped build kept the recent ones
+    done = 0
+    while done < len(todo) and (not done or deadline is None or time.monotonic() < deadline):
+        done = _batch(conn, store, archived, on_disk, todo, done, progress, deadline)
+    if done == len(todo):
+        with transaction(conn):
+            stats = json.dumps(asdict(sum_stats(conn)))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('stats', ?)", (stats,))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('digest', ?)", (digest,))
+    return todo[:done], removed, len(todo) - done
+
+
+def _batch(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
+           on_disk: dict[str, tuple[int, int, int]], todo: list[str], done: int,
+           progress: Progress | None, deadline: float | None) -> int:
+    """Index ``todo[done:]`` in one transaction until the batch or the deadline is over;
+    returns the new ``done``."""
+    stop = time.monotonic() + BATCH_SECONDS
+    if deadline is not None:
+        stop = min(stop, deadline)
+    with transaction(conn):
+        for name in todo[done:done + BATCH_FILES]:
+            row = conn.execute("SELECT mtime_ns, size, inode FROM files WHERE name = ?",
+                               (name,)).fetchone()
+            if row is None or tuple(row) != on_disk[name]:  # not done meanwhile by another
+                _forget(conn, name)
+                _add(conn, store, archived, name)
+            done += 1
+            if progress and (done % 200 == 0 or done == len(todo)):
+                progress(done, len(todo))
+            if time.monotonic() >= stop:
+                break
+    return done
 
 
 def _forget(conn: sqlite3.Connection, name: str) -> None:
@@ -205,4 +241,7 @@ class transaction:
         self.conn.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+        if not kind:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:  # SQLite itself rolls back on e.g. SQLITE_FULL
+            self.conn.execute("ROLLBACK")

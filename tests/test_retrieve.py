@@ -201,3 +201,14 @@ def test_empty_directory_finds_nothing(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     with MemoryStore(tmp_path / "m", tmp_path / "s") as empty:
         assert empty.search("anything at all").results == ()
+
+
+def test_a_file_that_keeps_changing_is_left_out_not_a_failure(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sagemem.search import results
+
+    monkeypatch.setattr(results, "revision_of", lambda data: "never-the-indexed-one")
+    response = store.search("Zhima")
+    assert response.results == ()
+    assert any("kept changing" in n for n in response.notices)

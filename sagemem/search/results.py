@@ -65,9 +65,10 @@ class Moved(Exception):
         self.name = name
 
 
-def results_of(index: SearchIndex, page: list[tuple[int, float, int | None]], today: date
-             ) -> list[SearchResult]:
-    """Turn ranked ids into results, reading each file once for its paragraph's text."""
+def results_of(index: SearchIndex, page: list[tuple[int, float, int | None]], today: date,
+               *, skip_moved: bool = False) -> list[SearchResult]:
+    """Turn ranked ids into results, reading each file once for its paragraph's text; a
+    file that changed since it was indexed raises Moved, or is left out (``skip_moved``)."""
     files = index.files([f for f, _, _ in page])
     firsts = index.first_paragraphs([f for f, _, p in page if p is None])
     lines_of = index.paragraph_lines([p for _, _, p in page if p is not None])
@@ -77,7 +78,14 @@ def results_of(index: SearchIndex, page: list[tuple[int, float, int | None]], to
         if indexed is None:
             continue
         lines = lines_of.get(para_id) if para_id is not None else firsts.get(file_id, (0,))[1:]
-        start, end, text = _passage_of(index, indexed, lines)  # type: ignore[arg-type]
+        try:
+            start, end, text = _passage_of(index, indexed, lines)  # type: ignore[arg-type]
+        except Moved:
+            if not skip_moved:
+                raise
+            index.notices.append(f"{indexed.name} kept changing while it was searched; "
+                                 "left out of these results")
+            continue
         info = indexed.info
         invalid_at = info.get("invalid_at")
         results.append(SearchResult(

@@ -34,6 +34,9 @@ from .scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summar
 from .text import is_cjk, tokens
 
 MAX_CANDIDATES = 10
+MOVED_RETRIES = 2
+"""Re-syncs after a result's file changed under us; then such a file is left out, so an
+editor saving again and again cannot make a search fail."""
 MAX_QUERY_TERMS = 64  # a pasted page is not a question; SQLite caps bound variables too
 MIN_EVIDENCE = 0.45
 MIN_COVERAGE = 0.27
@@ -96,14 +99,15 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
     if include_archived:
         return _with_archive(index, query, scope, limit, cursor, today, deadline)
     offset = cursor_offset(cursor, query, scope)
-    for attempt in range(3):
+    for attempt in range(MOVED_RETRIES + 1):
         try:
             report, ranked, candidates, filtered = _search_index(index, query, scope, deadline)
             page = ranked[offset:offset + max(limit, 1)]
-            results = results_of(index, page, today or date.today())
+            results = results_of(index, page, today or date.today(),
+                                 skip_moved=attempt == MOVED_RETRIES)
             break
         except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it
-            if not index.recover(exc) or attempt == 2:
+            if not index.recover(exc) or attempt == MOVED_RETRIES:
                 raise IndexUnavailable(index.path, str(exc)) from exc
         except Moved as moved:  # edited since the sync, even keeping size and mtime
             index.forget_stat(moved.name)

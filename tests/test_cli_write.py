@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import stat
 import sys
+import tempfile
 from datetime import date
 from pathlib import Path
 
@@ -297,7 +300,7 @@ def test_failed_edit_keeps_the_edited_text(tmp_path, monkeypatch, capsys) -> Non
 
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "edit", "user_tea"])
     err = capsys.readouterr().err
-    assert code == 1 and "your edited text is kept here" in err
+    assert code == 1 and "your edited text is kept in" in err
     kept = list((tmp_path / "s" / "edits").glob("*-user_tea.md"))
     assert len(kept) == 1 and kept[0].read_text().startswith("---\ndescription: tea")
     assert (memory / "user_tea.md").read_text() == "---\ndescription: tea\n---\nGreen tea.\n"
@@ -336,3 +339,58 @@ def test_write_expect_new_indexes_the_new_memory(tmp_path, capsys, monkeypatch) 
                  "user_brand", "-", "--expect", "new"])
     assert code == 0
     assert "- [user_brand](user_brand.md) — brand new" in (memory / "MEMORY.md").read_text()
+
+
+def _enospc(*_args: object, **_kwargs: object) -> int:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.fixture
+def system_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "systemp"
+    path.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    return path
+
+
+@pytest.fixture
+def edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An editor that appends a line; the text it leaves."""
+    monkeypatch.setenv("EDITOR", editor(tmp_path, "p.write_text(p.read_text() + 'Mine.\\n')"))
+    monkeypatch.delenv("VISUAL", raising=False)
+    return ALICE + "Mine.\n"
+
+
+def test_edit_on_a_full_memory_disk_keeps_the_text_privately_and_says_where(
+        run: Run, store: MemoryStore, edited: str, system_temp: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = os.open
+
+    def full_memory_disk(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT and str(path).startswith(str(store.directory)):
+            _enospc()
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", full_memory_disk)
+    error = one_line_error(run("edit", "user_alice"))
+    [kept] = (store.state_dir / "edits").iterdir()
+    assert kept.read_text() == edited and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert "No space left on device" in error and f"kept in {kept}" in error
+    assert error.count("not changed") + error.count("nothing was changed") == 1
+    assert (store.directory / "user_alice.md").read_text() == ALICE
+    assert list(system_temp.iterdir()) == []
+
+
+def test_edit_that_cannot_keep_the_text_anywhere_prints_it_and_says_so(
+        run: Run, store: MemoryStore, edited: str, system_temp: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "write", _enospc)
+    result = run("edit", "user_alice")
+    assert result.code == 1 and result.out == ""
+    text, error = result.err.rsplit("error: ", 1)
+    assert text == edited and "could not be kept" in error and "kept in" not in error
+    assert error.count("\n") == 1 and error.count("not changed") == 1
+    assert list((store.state_dir / "edits").iterdir()) == []  # no 0-byte leftover
+    assert list(system_temp.rglob("*")) == []
+    assert (store.directory / "user_alice.md").read_text() == ALICE

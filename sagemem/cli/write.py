@@ -14,7 +14,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +23,7 @@ import typer
 from ..config import JSON_VERSION
 from ..errors import FileChangedDuringRead, MemoryNotFound, SagememError, WriteFailed
 from ..files.fields import TYPES
+from ..files.keep import keep_text
 from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
@@ -34,6 +35,7 @@ from .output import conflict_json, conflict_text, conflicts_text, memory_json
 WRITER = "cli"
 NEW = "new"
 MIN_REVISION_PREFIX = 8
+EDITS_DIR = "edits"  # <state>/edits/: edited texts that could not be written
 _INT = re.compile(r"[+-]?\d+")
 
 
@@ -136,23 +138,24 @@ def edit(
         saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
                             writer=WRITER, conflict_kind="external_change")
     except SagememError as exc:
-        kept = _keep_edit(store, memory.file, text)  # the user's typing is never thrown away
-        raise WriteFailed(kept, f"{exc}; your edited text is kept here") from exc
+        raise _edit_not_saved(store, memory.file, text, exc) from exc
     _written(saved, "written", as_json)
 
 
-def _keep_edit(store: MemoryStore, file: str, text: str) -> Path:
-    """Save an edit that could not be written, under the state directory (or /tmp)."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    for folder in (store.state_dir / "edits", Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{stamp}-{file}"
-            path.write_text(text, encoding="utf-8")
-            return path
-        except OSError:
-            continue
-    return Path(tempfile.gettempdir())
+def _edit_not_saved(store: MemoryStore, file: str, text: str, exc: SagememError
+                    ) -> WriteFailed:
+    """The one error for an edit that could not be written: where the text is kept, or,
+    when no place would take it, the text itself on stderr — never lost silently."""
+    path, cause = (exc.path, exc.reason) if isinstance(exc, WriteFailed) else \
+        (store.directory / file, str(exc))
+    kept = keep_text(text, file, store.state_dir / EDITS_DIR)
+    if kept is not None:
+        return WriteFailed(path, cause, outcome=f"the memory was not changed; your edited "
+                                                f"text is kept in {kept}")
+    typer.echo(text, err=True, nl=not text.endswith("\n"))
+    return WriteFailed(path, cause, outcome="the memory was not changed, and your edited "
+                                            "text could not be kept anywhere: it is printed "
+                                            "above, copy it now")
 
 
 def _run_editor(path: Path) -> None:

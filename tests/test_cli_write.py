@@ -394,3 +394,10 @@ def test_edit_that_cannot_keep_the_text_anywhere_prints_it_and_says_so(
     assert list((store.state_dir / "edits").iterdir()) == []  # no 0-byte leftover
     assert list(system_temp.rglob("*")) == []
     assert (store.directory / "user_alice.md").read_text() == ALICE
+
+
+def test_a_conflict_prefix_of_several_ids_says_so(run: Run, stale_id: str) -> None:
+    run("conflicts", "contradict", "user_alice", "user_bob", "--note", "tea or coffee")
+    error = one_line_error(run("conflicts", "show", stale_id[:4]))
+    assert f"{stale_id[:4]} starts 2 conflict record ids" in error and "give more" in error
+    assert "no conflict record" in one_line_error(run("conflicts", "show", "1999"))

@@ -33,6 +33,7 @@ from ..errors import (
     SagememError,
     WriteFailed,
 )
+from ..files.ids import resolve_id
 from ..files.paths import MAX_FILE_BYTES, name_key, read_regular
 
 if TYPE_CHECKING:
@@ -114,15 +115,10 @@ def _record_paths(directory: Path) -> list[Path]:
 
 def _path_of(state_dir: Path, conflict_id: str) -> Path:
     directory = folder(state_dir)
-    if not _ID.fullmatch(conflict_id):
+    if not _ID.fullmatch(conflict_id):  # never a path: `../x` names no record
         raise ConflictNotFound(conflict_id, directory)
-    exact = directory / f"{conflict_id}.json"
-    if exact.is_file():
-        return exact
-    matches = [p for p in _record_paths(directory) if p.name.startswith(conflict_id)]
-    if len(matches) != 1:
-        raise ConflictNotFound(conflict_id, directory)
-    return matches[0]
+    ids = [p.stem for p in _record_paths(directory)]
+    return directory / f"{resolve_id(conflict_id, ids, ConflictNotFound, directory)}.json"
 
 
 def _read(path: Path) -> Conflict | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sagemem.cli import base as cli
 from sagemem.cli import main
 from sagemem.cli.write import parse_value
 from sagemem.store import MemoryStore
@@ -240,6 +241,7 @@ def test_resolution_errors_are_one_line(run: Run, stale_id: str) -> None:
 
 
 def test_delete_asks_first(run: Run, stale_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "interactive", lambda: True)
     monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
     assert run("conflicts", "delete", stale_id).code == 1
     assert open_ids(run) == [stale_id]

@@ -5,9 +5,9 @@ Confirmation: on a terminal every command that moves or deletes a file asks firs
 (``--yes`` skips the question, on stderr so ``--json`` stays clean). Off a terminal
 nothing can be asked: a single reversible move (``archive NAME``, ``restore NAME``) goes
 ahead, while the irreversible (``purge``) and the bulk (``archive candidates --apply``)
-need ``--yes`` (``base.confirm``, the rule of every confirming command). ``--dry-run`` says what would happen and changes nothing. They register
-on the one ``app`` of ``base.py``; ``main.py`` imports
-this module.
+need ``--yes`` (``base.confirm``, the rule of every confirming command). ``--dry-run``
+says what would happen and changes nothing. They register on the one ``app`` of
+``base.py``; ``main.py`` imports this module.
 """
 
 from __future__ import annotations

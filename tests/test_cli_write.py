@@ -403,3 +403,51 @@ def test_a_conflict_prefix_of_several_ids_says_so(run: Run, stale_id: str) -> No
     error = one_line_error(run("conflicts", "show", stale_id[:4]))
     assert f"{stale_id[:4]} starts 2 conflict record ids" in error and "give more" in error
     assert "no conflict record" in one_line_error(run("conflicts", "show", "1999"))
+
+
+def test_delete_all_resolved_removes_only_resolved_records(run: Run, stale_id: str) -> None:
+    contradiction = json.loads(run("conflicts", "contradict", "user_alice", "user_bob",
+                                   "--note", "tea or coffee", "--json").out)["id"]
+    assert run("conflicts", "resolve", stale_id, "--keep", "disk").code == 0
+    result = run("conflicts", "delete", "--all-resolved", "--yes")
+    assert (result.code, result.out) == (0, f"deleted  {stale_id}\n1 record deleted\n")
+    assert open_ids(run) == [contradiction]
+    assert run("conflicts", "delete", "--all-resolved", "--yes").out == \
+        "no conflict records match\n"
+
+
+def test_delete_older_than_spares_recent_records(run: Run, stale_id: str) -> None:
+    assert run("conflicts", "delete", "--older-than", "1", "--yes").out == \
+        "no conflict records match\n"
+    assert run("conflicts", "delete", "--older-than", "0", "--status", "open",
+               "--yes").out.endswith("1 record deleted\n")
+    assert open_ids(run) == []
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param([], id="nothing"),
+    pytest.param(["ID", "--all-resolved"], id="id-and-filter"),
+    pytest.param(["--all-resolved", "--status", "open"], id="resolved-and-open"),
+    pytest.param(["--status", "gone"], id="bad-status"),
+    pytest.param(["--older-than", "-1"], id="negative-age"),
+])
+def test_delete_refuses_unclear_selections(run: Run, stale_id: str, args: list[str]) -> None:
+    one_line_error(run("conflicts", "delete", *[stale_id if a == "ID" else a for a in args],
+                       "--yes"), code=2)
+    assert open_ids(run) == [stale_id]
+
+
+def test_delete_json_lists_what_was_deleted(run: Run, stale_id: str) -> None:
+    data = json.loads(run("conflicts", "delete", "--status", "open", "--yes", "--json").out)
+    assert [c["id"] for c in data["deleted"]] == [stale_id]
+
+
+def test_show_says_how_often_a_collapsed_refusal_happened(run: Run, store: MemoryStore,
+                                                         tmp_path: Path) -> None:
+    revision = store.get("user_alice").revision
+    (store.directory / "user_alice.md").write_text(ALICE.replace("tea", "green tea"))
+    for _ in range(3):
+        run("write", "user_alice", "--from", str(new_text(tmp_path, ALICE + "Mine.\n")),
+            "--expect", revision)
+    [conflict_id] = open_ids(run)
+    assert "refused  3 times, last at " in run("conflicts", "show", conflict_id).out

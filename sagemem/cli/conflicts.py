@@ -9,6 +9,7 @@ commands show it and apply the user's decision. They register on the one ``app``
 from __future__ import annotations
 
 import shutil
+from datetime import datetime, timedelta, timezone
 from typing import Annotated
 
 import typer
@@ -99,16 +100,70 @@ def conflicts_resolve(
 @conflicts_app.command("delete")
 def conflicts_delete(
     ctx: typer.Context,
-    conflict_id: IdArgument,
+    conflict_id: Annotated[str | None, typer.Argument(
+        help="Conflict id (a unique prefix is enough); or select many with the options.")
+    ] = None,
+    all_resolved: Annotated[bool, typer.Option(
+        "--all-resolved", help="Every resolved record.")] = False,
+    status: Annotated[str | None, typer.Option(
+        "--status", help="Every open or every resolved record.")] = None,
+    older_than: Annotated[int | None, typer.Option(
+        "--older-than", metavar="DAYS", help="Only records created more than DAYS ago.")
+    ] = None,
     yes: YesOption = False,
+    as_json: JsonOption = False,
 ) -> None:
-    """Remove a record without applying anything (asks first unless --yes)."""
+    """Remove records without applying anything: one by ID, or every one the options
+    select (they combine); asks once first unless --yes."""
+    status = _bulk_status(conflict_id, all_resolved, status, older_than)
     store = ctx.obj.store()
-    record = conflicts.load(store.state_dir, conflict_id)
-    cli.confirm(f"delete {record.id} ({record.kind}, {record.status})?", yes=yes,
-                required="to delete a conflict record (it is irreversible)")
-    conflicts.delete(store, record.id)
-    typer.echo(f"deleted  {record.id}")
+    if conflict_id is not None:
+        record = conflicts.load(store.state_dir, conflict_id)
+        cli.confirm(f"delete {record.id} ({record.kind}, {record.status})?", yes=yes,
+                    required="to delete a conflict record (it is irreversible)")
+        _deleted([conflicts.delete(store, record.id)], as_json, bulk=False)
+        return
+    age = timedelta(days=older_than) if older_than is not None else None
+    now = datetime.now(timezone.utc)
+    chosen = conflicts.matching(store.state_dir, status=status, older_than=age, now=now)
+    if chosen:
+        cli.confirm(f"delete these {len(chosen)} conflict records?", yes=yes,
+                    required="to delete conflict records (it is irreversible)",
+                    preview=lambda: conflicts_text(chosen))
+    gone = conflicts.delete_many(store, status=status, older_than=age, now=now,
+                                 only=[r.id for r in chosen]) if chosen else []
+    _deleted(gone, as_json, bulk=True)
+
+
+def _bulk_status(conflict_id: str | None, all_resolved: bool, status: str | None,
+                 older_than: int | None) -> str | None:
+    """The one status the options select (``--all-resolved`` is ``--status resolved``);
+    an id and a selection, or neither, is a usage error."""
+    if status not in (None, "open", "resolved"):
+        raise typer.BadParameter("must be open or resolved", param_hint="--status")
+    if all_resolved and status == "open":
+        raise typer.BadParameter("--all-resolved selects resolved records, not open ones",
+                                 param_hint="--status")
+    if older_than is not None and older_than < 0:
+        raise typer.BadParameter("must be 0 or more days", param_hint="--older-than")
+    selecting = all_resolved or status is not None or older_than is not None
+    if (conflict_id is None) == (not selecting):
+        raise typer.BadParameter("give one conflict ID, or select records with "
+                                 "--all-resolved, --status or --older-than", param_hint="ID")
+    return "resolved" if all_resolved else status
+
+
+def _deleted(records: list[conflicts.Conflict], as_json: bool, *, bulk: bool) -> None:
+    if as_json:
+        echo_json({"version": JSON_VERSION,
+                   "deleted": [conflict_json(r, full=False) for r in records]})
+        return
+    lines = [f"deleted  {r.id}" for r in records]
+    if bulk:
+        count = len(records)
+        lines.append(f"{count} record{'' if count == 1 else 's'} deleted" if records
+                     else "no conflict records match")
+    echo_lines(lines)
 
 
 @conflicts_app.command("contradict")

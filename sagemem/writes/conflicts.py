@@ -5,10 +5,11 @@ by the store's ``atomic_write``. Record version 1 holds ``id``, ``version``, ``k
 (``stale_version``, ``external_change``, ``unresolved_merge``, ``contradiction``),
 ``status`` (``open``/``resolved``), ``created``, ``writer``, ``reason``, then ``file``
 with both sides of a refused write — ``disk`` ``{revision, text}`` and ``mine``
-``{based_on, text}`` — or ``memories: [a, b]`` for a contradiction. Later versions only
-add keys and readers ignore the ones they do not know. Ids sort by creation time.
+``{based_on, text}``, and ``key``/``count``/``lastSeen`` for repeats collapsed into it — or
+``memories: [a, b]`` for a contradiction. Later versions only add keys and readers ignore
+the ones they do not know. Ids sort by creation time.
 
-Nothing here resolves anything by itself: ``delete`` and the resolutions in
+Nothing here resolves anything by itself: ``delete``, ``delete_many`` and the ones in
 ``resolve.py`` (``resolve_keep``, ``resolve_invalidate``) run only when the user
 asks. Each resolution adds ``decision``, ``decidedAt`` and ``appliedVersion``; one that
 fails raises and leaves the record open. An open contradiction keeps both memories out

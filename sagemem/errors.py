@@ -28,8 +28,9 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    │    └── StaleField     a field ``set`` changed by another writer since it was read
      │    ├── MemoryExists        refusing to overwrite an existing memory
      │    └── UnresolvedMerge     the text holds git merge markers
-     ├── ConflictNotFound         no conflict record with that id
-     ├── SnapshotNotFound         no snapshot with that id
+     ├── IdNotFound               no id, or several, start with what was given
+     │    ├── ConflictNotFound    … of a conflict record
+     │    └── SnapshotNotFound    … of a snapshot
      ├── SnapshotDamaged          a snapshot whose files (or manifest) no longer hold up
      ├── MemoryLocked             archiving (or purging) a locked memory
      ├── NameCollision            a move whose target name is already taken (nothing moved)
@@ -49,6 +50,7 @@ __all__ = [
     "EvalSetError",
     "FileChangedDuringRead",
     "FileTooLarge",
+    "IdNotFound",
     "IllegalSetting",
     "IndexUnavailable",
     "InvalidCursor",
@@ -293,20 +295,42 @@ class UnresolvedMerge(WriteRefused):
             "resolve the merge first (nothing was written)"))
 
 
-class ConflictNotFound(SagememError):
-    def __init__(self, conflict_id: str, directory: Path) -> None:
+class IdNotFound(SagememError):
+    """An id the user gave (the whole id or its start) that names no record, or several
+    (``matches`` says how many): one rule and one message for every kind of id."""
+
+    what = "record"
+    listing = ""
+
+    def __init__(self, given: str, directory: Path, matches: int = 0) -> None:
+        self.given = given
+        self.directory = directory
+        self.matches = matches
+        shows = f"`{self.listing}` shows them"
+        if matches > 1:
+            message = (f"{given} starts {matches} {self.what} ids in {directory}; "
+                       f"give more of it ({shows})")
+        else:
+            message = f"no {self.what} {given} in {directory}; {shows}"
+        super().__init__(message)
+
+
+class ConflictNotFound(IdNotFound):
+    what = "conflict record"
+    listing = "sagemem conflicts list"
+
+    def __init__(self, conflict_id: str, directory: Path, matches: int = 0) -> None:
         self.conflict_id = conflict_id
-        self.directory = directory
-        super().__init__(f"no conflict record {conflict_id} in {directory}; "
-                         "`sagemem conflicts list` shows them")
+        super().__init__(conflict_id, directory, matches)
 
 
-class SnapshotNotFound(SagememError):
-    def __init__(self, snapshot_id: str, directory: Path) -> None:
+class SnapshotNotFound(IdNotFound):
+    what = "snapshot"
+    listing = "sagemem snapshot list"
+
+    def __init__(self, snapshot_id: str, directory: Path, matches: int = 0) -> None:
         self.snapshot_id = snapshot_id
-        self.directory = directory
-        super().__init__(f"no snapshot {snapshot_id} in {directory}; "
-                         "`sagemem snapshot list` shows them")
+        super().__init__(snapshot_id, directory, matches)
 
 
 class SnapshotDamaged(SagememError):

@@ -124,12 +124,12 @@ def test_fix_applies_then_reaudits(fixture_run: Run) -> None:
 
 
 def test_fix_json_holds_changes_and_the_audit_after(fixture_run: Run) -> None:
-    data = json.loads(fixture_run("audit", "--fix", "--json").out)
+    data = json.loads(fixture_run("audit", "--fix", "--yes", "--json").out)
     assert list(data) == ["version", "dry_run", "snapshot", "rotated", "changes", "skipped",
                           "audit"]
     assert len(data["changes"]) == 4 and data["audit"]["problems"] == 13
     assert data["rotated"] == []
-    assert fixture_run("audit", "--fix", "--json").out.count('"detail"') == 0
+    assert fixture_run("audit", "--fix", "--yes", "--json").out.count('"detail"') == 0
 
 
 def test_both_commands_have_help(clean_run: Run) -> None:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import stat
 import sys
+import tempfile
 from datetime import date
 from pathlib import Path
 
 import pytest
 
+from sagemem.cli import base as cli
 from sagemem.cli import main
 from sagemem.cli.write import parse_value
 from sagemem.store import MemoryStore
@@ -237,6 +241,7 @@ def test_resolution_errors_are_one_line(run: Run, stale_id: str) -> None:
 
 
 def test_delete_asks_first(run: Run, stale_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "interactive", lambda: True)
     monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
     assert run("conflicts", "delete", stale_id).code == 1
     assert open_ids(run) == [stale_id]
@@ -297,7 +302,7 @@ def test_failed_edit_keeps_the_edited_text(tmp_path, monkeypatch, capsys) -> Non
 
     code = main(["--dir", str(memory), "--state-dir", str(tmp_path / "s"), "edit", "user_tea"])
     err = capsys.readouterr().err
-    assert code == 1 and "your edited text is kept here" in err
+    assert code == 1 and "your edited text is kept in" in err
     kept = list((tmp_path / "s" / "edits").glob("*-user_tea.md"))
     assert len(kept) == 1 and kept[0].read_text().startswith("---\ndescription: tea")
     assert (memory / "user_tea.md").read_text() == "---\ndescription: tea\n---\nGreen tea.\n"
@@ -425,3 +430,113 @@ def test_edit_of_the_description_offers_the_index_update(
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
     assert run("edit", "user_alice", "--update-index").code == 0
     assert indexed.read_text().endswith("— Alice, tea\n")
+
+
+def _enospc(*_args: object, **_kwargs: object) -> int:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.fixture
+def system_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "systemp"
+    path.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    return path
+
+
+@pytest.fixture
+def edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An editor that appends a line; the text it leaves."""
+    monkeypatch.setenv("EDITOR", editor(tmp_path, "p.write_text(p.read_text() + 'Mine.\\n')"))
+    monkeypatch.delenv("VISUAL", raising=False)
+    return ALICE + "Mine.\n"
+
+
+def test_edit_on_a_full_memory_disk_keeps_the_text_privately_and_says_where(
+        run: Run, store: MemoryStore, edited: str, system_temp: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = os.open
+
+    def full_memory_disk(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT and str(path).startswith(str(store.directory)):
+            _enospc()
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", full_memory_disk)
+    error = one_line_error(run("edit", "user_alice"))
+    [kept] = (store.state_dir / "edits").iterdir()
+    assert kept.read_text() == edited and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert "No space left on device" in error and f"kept in {kept}" in error
+    assert error.count("not changed") + error.count("nothing was changed") == 1
+    assert (store.directory / "user_alice.md").read_text() == ALICE
+    assert list(system_temp.iterdir()) == []
+
+
+def test_edit_that_cannot_keep_the_text_anywhere_prints_it_and_says_so(
+        run: Run, store: MemoryStore, edited: str, system_temp: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "write", _enospc)
+    result = run("edit", "user_alice")
+    assert result.code == 1 and result.out == ""
+    text, error = result.err.rsplit("error: ", 1)
+    assert text == edited and "could not be kept" in error and "kept in" not in error
+    assert error.count("\n") == 1 and error.count("not changed") == 1
+    assert list((store.state_dir / "edits").iterdir()) == []  # no 0-byte leftover
+    assert list(system_temp.rglob("*")) == []
+    assert (store.directory / "user_alice.md").read_text() == ALICE
+
+
+def test_a_conflict_prefix_of_several_ids_says_so(run: Run, stale_id: str) -> None:
+    run("conflicts", "contradict", "user_alice", "user_bob", "--note", "tea or coffee")
+    error = one_line_error(run("conflicts", "show", stale_id[:4]))
+    assert f"{stale_id[:4]} starts 2 conflict record ids" in error and "give more" in error
+    assert "no conflict record" in one_line_error(run("conflicts", "show", "1999"))
+
+
+def test_delete_all_resolved_removes_only_resolved_records(run: Run, stale_id: str) -> None:
+    contradiction = json.loads(run("conflicts", "contradict", "user_alice", "user_bob",
+                                   "--note", "tea or coffee", "--json").out)["id"]
+    assert run("conflicts", "resolve", stale_id, "--keep", "disk").code == 0
+    result = run("conflicts", "delete", "--all-resolved", "--yes")
+    assert (result.code, result.out) == (0, f"deleted  {stale_id}\n1 record deleted\n")
+    assert open_ids(run) == [contradiction]
+    assert run("conflicts", "delete", "--all-resolved", "--yes").out == \
+        "no conflict records match\n"
+
+
+def test_delete_older_than_spares_recent_records(run: Run, stale_id: str) -> None:
+    assert run("conflicts", "delete", "--older-than", "1", "--yes").out == \
+        "no conflict records match\n"
+    assert run("conflicts", "delete", "--older-than", "0", "--status", "open",
+               "--yes").out.endswith("1 record deleted\n")
+    assert open_ids(run) == []
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param([], id="nothing"),
+    pytest.param(["ID", "--all-resolved"], id="id-and-filter"),
+    pytest.param(["--all-resolved", "--status", "open"], id="resolved-and-open"),
+    pytest.param(["--status", "gone"], id="bad-status"),
+    pytest.param(["--older-than", "-1"], id="negative-age"),
+])
+def test_delete_refuses_unclear_selections(run: Run, stale_id: str, args: list[str]) -> None:
+    one_line_error(run("conflicts", "delete", *[stale_id if a == "ID" else a for a in args],
+                       "--yes"), code=2)
+    assert open_ids(run) == [stale_id]
+
+
+def test_delete_json_lists_what_was_deleted(run: Run, stale_id: str) -> None:
+    data = json.loads(run("conflicts", "delete", "--status", "open", "--yes", "--json").out)
+    assert [c["id"] for c in data["deleted"]] == [stale_id]
+
+
+def test_show_says_how_often_a_collapsed_refusal_happened(run: Run, store: MemoryStore,
+                                                         tmp_path: Path) -> None:
+    revision = store.get("user_alice").revision
+    (store.directory / "user_alice.md").write_text(ALICE.replace("tea", "green tea"))
+    for _ in range(3):
+        run("write", "user_alice", "--from", str(new_text(tmp_path, ALICE + "Mine.\n")),
+            "--expect", revision)
+    [conflict_id] = open_ids(run)
+    assert "refused  3 times, last at " in run("conflicts", "show", conflict_id).out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -464,3 +464,100 @@ def test_unwritable_conflicts_folder_is_a_clear_error(store: MemoryStore) -> Non
 def test_creating_from_fields_alone_is_refused_up_front(store: MemoryStore) -> None:
     with pytest.raises(TypeError, match="content"):
         store.write("user_new.md", fields={"description": "x"}, expected_revision=None)
+
+
+# -- collapsing repeated refusals ----------------------------------------------------------
+
+def refuse(store: MemoryStore, *, now: datetime, text: str = "mine\n",
+           run_id: str | None = None, expected: str = "1" * 64) -> str:
+    return conflicts.create(store, "stale_version", "user_alice.md", writer="library",
+                            reason="retry loop", disk=("2" * 64, "disk\n"),
+                            mine={"based_on": expected, "text": text}, now=now,
+                            run_id=run_id).id
+
+
+def test_repeated_refusals_through_the_store_collapse_into_one_record_with_a_count(
+        store: MemoryStore) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", "edited\n")
+    for _ in range(5):
+        with pytest.raises(StaleRevision):
+            store.write(memory.file, memory.text + "mine\n", memory.revision)
+    [record] = records(store)
+    assert record.count == 5 and record.data["lastSeen"] >= record.created
+
+
+def test_identical_refusals_within_the_window_collapse_and_later_ones_do_not(
+        store: MemoryStore) -> None:
+    first = refuse(store, now=NOW)
+    assert refuse(store, now=NOW + conflicts.COLLAPSE_WINDOW / 2) == first
+    assert refuse(store, now=NOW + conflicts.COLLAPSE_WINDOW) == first  # from the last one
+    later = refuse(store, now=NOW + conflicts.COLLAPSE_WINDOW * 3)
+    assert later != first
+    assert [r.count for r in records(store)] == [3, 1]
+
+
+def test_one_run_id_collapses_across_the_window_and_another_run_does_not(
+        store: MemoryStore) -> None:
+    first = refuse(store, now=NOW, run_id="run-7")
+    assert refuse(store, now=NOW + timedelta(days=1), run_id="run-7") == first
+    assert refuse(store, now=NOW + timedelta(days=1, seconds=1), run_id="run-8") != first
+    assert refuse(store, now=NOW, run_id=None) != first
+
+
+@pytest.mark.parametrize("change", [{"text": "other\n"}, {"expected": "3" * 64}])
+def test_a_refusal_with_another_text_or_revision_is_its_own_record(
+        store: MemoryStore, change: dict[str, str]) -> None:
+    first = refuse(store, now=NOW)
+    assert refuse(store, now=NOW, **change) != first
+    assert [r.count for r in records(store)] == [1, 1]
+
+
+def test_a_resolved_record_absorbs_no_repeat(store: MemoryStore) -> None:
+    first = refuse(store, now=NOW)
+    resolve_keep(store, first, "disk")
+    assert refuse(store, now=NOW) != first
+
+
+# -- deleting many -------------------------------------------------------------------------
+
+@pytest.fixture
+def queue(store: MemoryStore) -> dict[str, str]:
+    """An old resolved record, an old open one, a new resolved one, a new contradiction."""
+    old = {"old_resolved": refuse(store, now=NOW - timedelta(days=40), text="a\n"),
+           "old_open": refuse(store, now=NOW - timedelta(days=40), text="b\n"),
+           "new_resolved": refuse(store, now=NOW - timedelta(days=1), text="c\n")}
+    for name in ("old_resolved", "new_resolved"):
+        resolve_keep(store, old[name], "disk")
+    old["contradiction"] = conflicts.contradict(store, "user_alice", "user_bob", "?",
+                                                now=NOW).id
+    return old
+
+
+@pytest.mark.parametrize(("filters", "deleted"), [
+    ({"status": "resolved"}, {"old_resolved", "new_resolved"}),
+    ({"status": "open"}, {"old_open", "contradiction"}),
+    ({"older_than": timedelta(days=30)}, {"old_resolved", "old_open"}),
+    ({"status": "resolved", "older_than": timedelta(days=30)}, {"old_resolved"}),
+])
+def test_delete_many_removes_exactly_the_records_that_match_every_filter(
+        store: MemoryStore, queue: dict[str, str], filters: dict[str, object],
+        deleted: set[str]) -> None:
+    gone = conflicts.delete_many(store, now=NOW, **filters)  # type: ignore[arg-type]
+    assert {r.id for r in gone} == {queue[n] for n in deleted}
+    assert {r.id for r in records(store)} == {queue[n] for n in set(queue) - deleted}
+
+
+def test_delete_many_without_a_filter_is_refused(store: MemoryStore,
+                                                 queue: dict[str, str]) -> None:
+    with pytest.raises(ValueError):
+        conflicts.delete_many(store, now=NOW)
+    assert len(records(store)) == 4
+
+
+def test_delete_many_spares_a_record_that_changed_after_it_was_listed(
+        store: MemoryStore, queue: dict[str, str]) -> None:
+    listed = conflicts.matching(store.state_dir, status="open", now=NOW)
+    conflicts.delete(store, queue["old_open"])
+    gone = conflicts.delete_many(store, status="open", now=NOW, only=[r.id for r in listed])
+    assert [r.id for r in gone] == [queue["contradiction"]]

@@ -5,9 +5,9 @@ Confirmation: on a terminal every command that moves or deletes a file asks firs
 (``--yes`` skips the question, on stderr so ``--json`` stays clean). Off a terminal
 nothing can be asked: a single reversible move (``archive NAME``, ``restore NAME``) goes
 ahead, while the irreversible (``purge``) and the bulk (``archive candidates --apply``)
-need ``--yes``. ``--dry-run`` says what would happen and changes nothing. They register
-on the one ``app`` of ``base.py``; ``main.py`` imports
-this module.
+need ``--yes`` (``base.confirm``, the rule of every confirming command). ``--dry-run``
+says what would happen and changes nothing. They register on the one ``app`` of
+``base.py``; ``main.py`` imports this module.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..config import JSON_VERSION
 from ..errors import SagememError
 from ..store import MemoryStore
 from . import base as cli
-from .base import JsonOption, app, echo_json, echo_lines
+from .base import JsonOption, YesOption, app, echo_json, echo_lines
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -34,29 +34,18 @@ if TYPE_CHECKING:  # the library is imported by the commands that use it: every 
 BY = "cli"
 CANDIDATES = "candidates"
 NameArgument = Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")]
-YesOption = Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")]
 DryRunOption = Annotated[bool, typer.Option(
     "--dry-run", help="Say what would happen; change nothing.")]
 PAST = {"archive": "archived", "restore": "restored", "purge": "purged"}
 
 
-def _refuse_unasked(yes: bool, why: str) -> None:
-    """Off a terminal nothing can be asked: irreversible or bulk work needs --yes."""
-    if not yes and not cli.interactive():
-        raise typer.BadParameter(f"required off a terminal, where nothing can be asked, {why}",
-                                 param_hint="--yes")
-
-
 def _run(action: Callable[[bool], ArchiveResult], question: str, *, yes: bool, dry_run: bool,
-         as_json: bool, required: str = "") -> None:
+         as_json: bool, required: str | None = None) -> None:
     """Plan first (so a missing, locked or colliding memory fails before any question),
     then ask on a terminal, then act. ``required``: why --yes is needed off a terminal."""
     planned = action(True)
     if not dry_run:
-        if required:
-            _refuse_unasked(yes, required)
-        if not yes and cli.interactive():
-            typer.confirm(question.format(file=planned.file), abort=True, err=True)
+        cli.confirm(question.format(file=planned.file), yes=yes, required=required)
         planned = action(False)
     _done(planned, as_json)
 
@@ -159,7 +148,7 @@ def _candidates(ctx: typer.Context, *, apply: bool, yes: bool, dry_run: bool,
         typer.echo(f"warning: {warning}", err=True)
     applied: dict[str, list[Any]] | None = None
     if apply and not dry_run and report.candidates:
-        _refuse_unasked(yes, "to archive every candidate")
+        cli.require_yes(yes, "to archive every candidate")
         applied = _apply(store, report.candidates, ask=not yes, as_json=as_json)
     if as_json:
         echo_json(candidates_json(report, thresholds, applied))

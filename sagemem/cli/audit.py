@@ -88,7 +88,7 @@ FixOption = Annotated[bool, typer.Option(
     "--fix", help="Make the safe repairs (index lines, CRLF, ' #' quoting), then re-audit.")]
 DryRunOption = Annotated[bool, typer.Option(
     "--dry-run", help="With --fix: show the repairs, change nothing.")]
-YesOption = Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")]
+YesOption = Annotated[bool, typer.Option("--yes", help="With --fix: do not ask.")]  # its own help
 
 
 @app.command("audit")
@@ -138,12 +138,12 @@ def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, a
 
 
 def _confirmed(plan: FixReport) -> bool:
-    """Ask on a terminal; a pipe or CI has no one to ask. The plan and the question go to
-    stderr, so stdout stays data (JSON) even then."""
-    if not cli.interactive():
-        return True
-    typer.echo("\n".join(fix_text(plan)), err=True)
-    return typer.confirm(f"make these {len(plan.changes)} changes?", abort=True, err=True)
+    """Ask on a terminal (the plan and the question on stderr, so stdout stays data even
+    then); off one, --yes is required: a piped "n" must not be read as yes."""
+    cli.confirm(f"make these {len(plan.changes)} changes?", yes=False,
+                required="to repair (`audit --fix --dry-run` shows the repairs)",
+                preview=lambda: fix_text(plan))
+    return True
 
 
 def ready_line(store: MemoryStore, report: AuditReport) -> str:

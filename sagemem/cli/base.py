@@ -1,5 +1,6 @@
 """The typer app and what every command module shares: the global options, JSON and
-line output, progress bars, the interactive check and stdin reading.
+line output, progress bars, the interactive check and the one confirmation, stdin
+reading.
 
 Command modules import this one; it imports none of them (``main.py`` does), so there is
 no registration cycle.
@@ -11,12 +12,13 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
 from .. import __version__
@@ -105,6 +107,42 @@ def interactive() -> bool:
     """Whether a person can be asked (stdin is a terminal); a script or an agent passes
     --yes, or is not asked at all. Tests replace this one function."""
     return sys.stdin.isatty()
+
+
+YesOption = Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")]
+
+
+def confirm(question: str, *, yes: bool, required: str | None,
+            preview: Callable[[], Sequence[str]] | None = None) -> None:
+    """The one confirmation of every command that asks before changing things.
+
+    ``--yes`` goes ahead. Off a terminal nothing is asked (a piped "n" would go unread
+    and the change happen anyway): with ``required`` (why --yes is needed) that is a
+    usage error, exit 2; None lets the change go ahead (a single move that one command
+    undoes). On a terminal ``preview`` and the question go to stderr, so stdout stays
+    data; "no" prints ``cancelled`` and exits 1, nothing changed.
+    """
+    if yes:
+        return
+    if not interactive():
+        if required is not None:
+            require_yes(yes, required)
+        return
+    if preview is not None:
+        typer.echo("\n".join(preview()), err=True)
+    if not typer.confirm(question, err=True):
+        typer.echo("cancelled", err=True)
+        raise typer.Exit(CANCELLED)
+
+
+def require_yes(yes: bool, why: str) -> None:
+    """Off a terminal, where nothing can be asked, ``why`` needs --yes (exit 2)."""
+    if not yes and not interactive():
+        raise click.UsageError(f"--yes is required off a terminal, where nothing can be "
+                               f"asked, {why}")
+
+
+CANCELLED = 1
 
 
 def echo_json(data: dict[str, Any] | list[Any]) -> None:

@@ -17,7 +17,15 @@ import typer
 
 from ..config import parse_debug
 from ..errors import SagememError
-from . import agent, archive, audit, memories, snapshot, write  # noqa: F401 (they register)
+from . import (  # noqa: F401 (they register)
+    agent,
+    archive,
+    audit,
+    conflicts,
+    memories,
+    snapshot,
+    write,
+)
 from .base import app
 
 INTERRUPTED = 130

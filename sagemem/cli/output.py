@@ -224,6 +224,9 @@ def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
     about = conflict.file or " <> ".join(conflict.memories)
     lines = [f"{conflict.id}  {conflict.kind}  {conflict.status}", f"about    {about}",
              f"writer   {conflict.writer}  at {conflict.created}"]
+    if conflict.count > 1:  # identical refusals collapsed into this record
+        lines.append(f"refused  {conflict.count} times, last at "
+                     f"{conflict.data.get('lastSeen') or conflict.created}")
     lines += [f"reason   {conflict.reason}"] if conflict.reason else []
     lines += [f"decision {conflict.decision}"] if conflict.decision else []
     disk, mine = conflict.side("disk"), conflict.side("mine")

@@ -12,7 +12,7 @@ import typer
 
 from ..config import JSON_VERSION
 from . import base as cli
-from .base import JsonOption, app, echo_json, echo_lines, progress_bar
+from .base import JsonOption, YesOption, app, echo_json, echo_lines, progress_bar
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -140,7 +140,7 @@ def rollback_(
     ] = "touched",
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the report; change nothing.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+    yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Take the memory directory back to a snapshot. Nothing is deleted: files that
@@ -152,10 +152,9 @@ def rollback_(
         raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
     store = ctx.obj.store()
     plan = plan_rollback(store, snapshot_id, scope)
-    if not (dry_run or yes) and cli.interactive():
-        # on stderr, like the archive commands' questions: --json keeps stdout JSON alone
-        typer.echo("\n".join(report_text(preview(plan))), err=True)
-        typer.confirm("roll back?", abort=True, err=True)
+    if not dry_run:
+        cli.confirm("roll back?", yes=yes, required="to roll back (it changes many files)",
+                    preview=lambda: report_text(preview(plan)))
     report = preview(plan) if dry_run else apply_rollback(store, plan)
     if as_json:
         echo_json(report_json(report))

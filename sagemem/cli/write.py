@@ -1,4 +1,5 @@
-"""The writing commands: guarded ``write``, ``edit`` and ``set``, and the conflict queue.
+"""The writing commands: guarded ``write``, ``edit`` and ``set`` (the conflict queue's
+commands are in ``conflicts.py``).
 
 Every write states the revision it was based on; a refusal exits 1 naming the conflict
 record that keeps both sides (``sagemem conflicts show ID``). They register on the one
@@ -11,29 +12,27 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..config import JSON_VERSION
 from ..errors import MemoryNotFound, SagememError, WriteFailed
 from ..files.fields import TYPES, set_warnings
+from ..files.keep import keep_text
 from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
-from ..writes import conflicts
-from ..writes import resolve as conflict_resolve
 from . import base as cli
-from .base import JsonOption, app, echo_json, echo_lines, revision_param, stdin_text
-from .output import conflict_json, conflict_text, conflicts_text, memory_json
+from .base import JsonOption, app, echo_json, revision_param, stdin_text
+from .output import memory_json
 
 WRITER = "cli"
 NEW = "new"
+EDITS_DIR = "edits"  # <state>/edits/: edited texts that could not be written
 _INT = re.compile(r"[+-]?\d+")
 
 
@@ -126,25 +125,26 @@ def edit(
         saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
                             writer=WRITER, conflict_kind="external_change")
     except SagememError as exc:
-        kept = _keep_edit(store, memory.file, text)  # the user's typing is never thrown away
-        raise WriteFailed(kept, f"{exc}; your edited text is kept here") from exc
+        raise _edit_not_saved(store, memory.file, text, exc) from exc
     _written(saved, "written", as_json)
     if saved.description != memory.description:
         _offer_index_update(store, saved, update_index)
 
 
-def _keep_edit(store: MemoryStore, file: str, text: str) -> Path:
-    """Save an edit that could not be written, under the state directory (or /tmp)."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    for folder in (store.state_dir / "edits", Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{stamp}-{file}"
-            path.write_text(text, encoding="utf-8")
-            return path
-        except OSError:
-            continue
-    return Path(tempfile.gettempdir())
+def _edit_not_saved(store: MemoryStore, file: str, text: str, exc: SagememError
+                    ) -> WriteFailed:
+    """The one error for an edit that could not be written: where the text is kept, or,
+    when no place would take it, the text itself on stderr — never lost silently."""
+    path, cause = (exc.path, exc.reason) if isinstance(exc, WriteFailed) else \
+        (store.directory / file, str(exc))
+    kept = keep_text(text, file, store.state_dir / EDITS_DIR)
+    if kept is not None:
+        return WriteFailed(path, cause, outcome=f"the memory was not changed; your edited "
+                                                f"text is kept in {kept}")
+    typer.echo(text, err=True, nl=not text.endswith("\n"))
+    return WriteFailed(path, cause, outcome="the memory was not changed, and your edited "
+                                            "text could not be kept anywhere: it is printed "
+                                            "above, copy it now")
 
 
 def _run_editor(path: Path) -> None:
@@ -270,110 +270,3 @@ def _plain_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value.isoformat() if isinstance(value, date) else str(value)
-
-
-# -- the conflict queue -------------------------------------------------------------------
-
-conflicts_app = typer.Typer(no_args_is_help=True,
-                            help="The conflict queue: refused writes and contradictions.")
-app.add_typer(conflicts_app, name="conflicts")
-IdArgument = Annotated[str, typer.Argument(help="Conflict id (a unique prefix is enough).")]
-
-
-@conflicts_app.command("list")
-def conflicts_list(
-    ctx: typer.Context,
-    status: Annotated[str | None, typer.Option(
-        "--status", help="Only open or resolved records.")] = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Every conflict record, oldest first: id, status, kind, file."""
-    if status not in (None, "open", "resolved"):
-        raise typer.BadParameter("must be open or resolved", param_hint="--status")
-    state_dir = ctx.obj.settings().state_dir
-    records = conflicts.list_conflicts(state_dir, status)
-    if as_json:
-        echo_json({"version": JSON_VERSION,
-                   "conflicts": [conflict_json(c, full=False) for c in records]})
-    else:
-        echo_lines(conflicts_text(records))
-    for path in conflicts.unreadable_records(state_dir):
-        typer.echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
-                   err=True)
-
-
-@conflicts_app.command("show")
-def conflicts_show(ctx: typer.Context, conflict_id: IdArgument,
-                   as_json: JsonOption = False) -> None:
-    """One record: disk and mine side by side, and a unified diff."""
-    record = conflicts.load(ctx.obj.settings().state_dir, conflict_id)
-    if as_json:
-        echo_json(conflict_json(record))
-    else:
-        echo_lines(conflict_text(record, shutil.get_terminal_size((80, 24)).columns))
-
-
-@conflicts_app.command("resolve")
-def conflicts_resolve(
-    ctx: typer.Context,
-    conflict_id: IdArgument,
-    keep: Annotated[str | None, typer.Option(
-        "--keep", help="disk: leave the file; mine: write your version (guarded).")] = None,
-    invalidate: Annotated[str | None, typer.Option(
-        "--invalidate", help="For a contradiction: the memory that no longer holds.")] = None,
-    superseded_by: Annotated[str | None, typer.Option(
-        "--superseded-by", help="The memory that replaces it.")] = None,
-    undo: Annotated[bool, typer.Option("--undo", help="Take an --invalidate back.")] = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Apply your decision: --keep disk|mine, or --invalidate NAME [--superseded-by OTHER]."""
-    if (keep is None) == (invalidate is None):
-        raise typer.BadParameter("give --keep disk|mine or --invalidate NAME", param_hint="--keep")
-    if keep is not None and keep not in ("disk", "mine"):
-        raise typer.BadParameter("must be disk or mine", param_hint="--keep")
-    if undo and keep is not None:
-        raise typer.BadParameter("--undo takes back an --invalidate, not a --keep",
-                                 param_hint="--undo")
-    store = ctx.obj.store()
-    if keep is not None:
-        record = conflict_resolve.resolve_keep(store, conflict_id, keep)
-    else:
-        assert invalidate is not None
-        record = conflict_resolve.resolve_invalidate(store, conflict_id, invalidate,
-                                                     superseded_by, undo=undo)
-    if as_json:
-        echo_json(conflict_json(record, full=False))
-    else:
-        typer.echo(f"{record.status}  {record.id}  ({record.decision}, "
-                   f"revision {str(record.data.get('appliedVersion'))[:12]})")
-
-
-@conflicts_app.command("delete")
-def conflicts_delete(
-    ctx: typer.Context,
-    conflict_id: IdArgument,
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
-) -> None:
-    """Remove a record without applying anything (asks first unless --yes)."""
-    store = ctx.obj.store()
-    record = conflicts.load(store.state_dir, conflict_id)
-    if not yes:
-        typer.confirm(f"delete {record.id} ({record.kind}, {record.status})?", abort=True)
-    conflicts.delete(store, record.id)
-    typer.echo(f"deleted  {record.id}")
-
-
-@conflicts_app.command("contradict")
-def conflicts_contradict(
-    ctx: typer.Context,
-    a: Annotated[str, typer.Argument(help="One memory.")],
-    b: Annotated[str, typer.Argument(help="The memory it contradicts.")],
-    note: Annotated[str, typer.Option("--note", help="What they disagree on.")],
-    as_json: JsonOption = False,
-) -> None:
-    """Record that two memories contradict each other; neither is injected until resolved."""
-    record = conflicts.contradict(ctx.obj.store(), a, b, note, writer=WRITER)
-    if as_json:
-        echo_json(conflict_json(record))
-    else:
-        typer.echo(f"open  {record.id}  ({' <> '.join(record.memories)})")

@@ -7,6 +7,8 @@
 - ``paths``: the one safe read path (``safe_read``, ``read_regular``), name checks,
   ``INDEX_FILE``, ``STATE_DIR_NAME``, size limits.
 - ``atomic``: ``atomic_write``, ``write_new``, ``append_line``, ``make_folder``.
+- ``ids``: ``resolve_id`` — an id, or the one id a prefix starts.
+- ``keep``: ``keep_text`` — a text a write could not save, kept in a private file.
 - ``indexfile``: the lines of ``MEMORY.md``. ``init``: ``init_directory``.
 - ``folder``: ``MemoryFolder`` — reading a directory, its lock, guarded ``MEMORY.md``
   edits, change notices.

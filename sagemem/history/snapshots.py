@@ -38,6 +38,7 @@ from ..errors import (
     WriteFailed,
 )
 from ..files.atomic import make_folder, remove_quietly, sync_directory, write_new
+from ..files.ids import resolve_id
 from ..files.paths import INDEX_FILE, check_name, read_chunks
 from ..store import MemoryStore
 from .githead import git_head
@@ -253,14 +254,9 @@ def list_snapshots(store: MemoryStore) -> SnapshotListing:
 
 def load_snapshot(store: MemoryStore, snapshot_id: str) -> Snapshot:
     """The snapshot with this id, or with the one id that starts with it."""
-    ids = _snapshot_ids(store)
-    matches = [snapshot_id] if snapshot_id in ids else [i for i in ids
-                                                          if i.startswith(snapshot_id)]
-    if len(matches) != 1 or not snapshot_id:
-        shown = snapshot_id if len(matches) < 2 else \
-            f"{snapshot_id!r} alone (it starts {len(matches)} ids; give more of it)"
-        raise SnapshotNotFound(shown, snapshots_folder(store))
-    return load_manifest(snapshots_folder(store) / matches[0], matches[0])
+    where = snapshots_folder(store)
+    found = resolve_id(snapshot_id, _snapshot_ids(store), SnapshotNotFound, where)
+    return load_manifest(where / found, found)
 
 
 def _snapshot_ids(store: MemoryStore) -> list[str]:

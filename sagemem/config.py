@@ -218,13 +218,20 @@ def _layered(
 
 
 def _guarded(spec: IntSetting, env: Mapping[str, str], file: Mapping[str, object],
-             state: Path) -> tuple[object, Source] | None:
-    """``_layered`` for a setting that guards: the refusal names where the value was."""
-    if spec.key in file and (value := checked_int(file[spec.key], spec, spec.key,
-                                                  state / SETTINGS_FILE)) is not None:
-        return value, "settings"
-    if spec.env in env and (value := checked_int(env[spec.env], spec, spec.env)) is not None:
-        return value, "env"
+             state: Path, ignored: list[str] | None) -> tuple[object, Source] | None:
+    """``_layered`` for a setting that guards: the refusal names where the value was. With
+    ``ignored`` (a process that never deletes or archives) an illegal value is noted there
+    and the default used instead."""
+    try:
+        if spec.key in file and (value := checked_int(file[spec.key], spec, spec.key,
+                                                      state / SETTINGS_FILE)) is not None:
+            return value, "settings"
+        if spec.env in env and (value := checked_int(env[spec.env], spec, spec.env)) is not None:
+            return value, "env"
+    except IllegalSetting as exc:
+        if ignored is None:
+            raise
+        ignored.append(f"{exc}; the default {spec.default} is used here")
     return None
 
 
@@ -232,14 +239,20 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     memory_dir: Path | None = None,
     state_dir: Path | None = None,
+    *,
+    reading_only: bool = False,
 ) -> Settings:
-    """Build the settings in effect for this process."""
+    """Build the settings in effect for this process. ``reading_only``: for a process
+    that never deletes or archives (the prompt hook), an illegal value of a setting that
+    guards is a warning, not a refusal — a typo in ``snapshot_keep`` must not be the
+    reason memories stop reaching the model."""
     env = os.environ if env is None else env
     mem, state, sources = resolve_dirs(env, memory_dir, state_dir)
     file = read_settings_file(state)
     values: dict[str, object] = {}
+    ignored: list[str] | None = [] if reading_only else None
     for spec in INT_SETTINGS:
-        found = (_guarded(spec, env, file, state) if spec.guards else
+        found = (_guarded(spec, env, file, state, ignored) if spec.guards else
                  _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec)))
         if found:
             values[spec.key], sources[spec.key] = found
@@ -256,6 +269,7 @@ def load_settings(
     warnings += tuple(f"{state / SETTINGS_FILE}: {key} = {file[key]!r} is not a legal value; "
                       f"{sources.get(key, 'default')} value used"
                       for key in file if key in known and sources.get(key) != "settings")
+    warnings += tuple(ignored or ())
     return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
                     **values)  # type: ignore[arg-type]
 

@@ -218,6 +218,15 @@ def test_malformed_settings_file_prints_nothing_and_logs(memory_dir: Path,
     assert "SettingsError" in log_lines(state_dir)[0]
 
 
+def test_an_illegal_setting_that_guards_deletion_still_lets_memories_through(
+    memory_dir: Path, state_dir: Path
+) -> None:
+    result = run_hook(prompt_payload(CAT_QUESTION), memory_dir, state_dir,
+                      SAGE_MEM_SNAPSHOT_KEEP="-5")
+    assert "### user_pets.md:" in context_of(result)
+    assert any("SAGE_MEM_SNAPSHOT_KEEP" in line for line in log_lines(state_dir))
+
+
 def test_oversized_payload_prints_nothing_and_logs(memory_dir: Path, state_dir: Path) -> None:
     payload = prompt_payload("x" * (MAX_STDIN_BYTES + 1))
     assert_silent(run_hook(payload, memory_dir, state_dir))

@@ -71,7 +71,10 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
             _log(log, f"{where}: {event}")
             return ""
         where = event.where()
-        return _respond(event, load_settings(env, memory_dir, state_dir), log, started)
+        settings = load_settings(env, memory_dir, state_dir, reading_only=True)
+        for warning in settings.warnings:
+            _log(log, f"{where}: settings: {warning}")
+        return _respond(event, settings, log, started)
     except Exception as exc:  # anything at all: the user's prompt must go through
         _log(log, f"{where}: {type(exc).__name__}: {exc}")
         return ""

@@ -98,3 +98,24 @@ def test_a_build_killed_mid_way_keeps_its_committed_batches(tmp_path: Path) -> N
     with MemoryStore(corpus, state) as store:
         report = store.search_index().sync()
     assert len(report.updated) == 2001 - kept and report.pending == 0
+
+
+def test_a_sync_with_a_deadline_does_not_wait_out_another_writer(tmp_path: Path) -> None:
+    memory = make_corpus(tmp_path / "memory", 5)
+    with MemoryStore(memory, tmp_path / "state") as store:
+        store.search("zebra crossing")  # the index exists and is up to date
+        write_memory(memory, "project_new.md", MEMORY_TEXT.format(
+            name="New", description="A new note about zebra crossings.", type="project",
+            body="New.\n"))
+        other = sqlite3.connect(store.search_index().path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process in the middle of a build
+        try:
+            started = time.monotonic()
+            response = store.search("zebra crossing", deadline=started + 0.3)
+            waited = time.monotonic() - started
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+    assert waited < 2.0
+    assert [r.file for r in response.results][:1] == [LATEST]
+    assert any("another sagemem process" in n for n in response.notices)

@@ -11,6 +11,9 @@ answers are those a writable index would give.
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 WRITE_FAILURES = frozenset({3, 8, 10, 13, 14})
@@ -22,6 +25,28 @@ def cannot_write(error: sqlite3.Error) -> bool:
     """Whether SQLite failed because it could not write, not because the data is bad."""
     code = getattr(error, "sqlite_errorcode", None)
     return isinstance(code, int) and code & 0xFF in WRITE_FAILURES
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED: another connection holds the write lock."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (5, 6)
+
+
+@contextmanager
+def waiting_until(conn: sqlite3.Connection, deadline: float | None, usual: float
+                  ) -> Iterator[None]:
+    """Wait for another writer no longer than ``deadline`` (``time.monotonic()``) allows,
+    then ``usual`` seconds again: the hook must not sit out another process's build."""
+    if deadline is None:
+        yield
+        return
+    wait_ms = max(0, int((deadline - time.monotonic()) * 1000))
+    conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(usual * 1000)}")
 
 
 def open_read_only(path: Path, timeout: float) -> sqlite3.Connection | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
-from .degraded import cannot_write, in_memory, open_read_only
+from .degraded import cannot_write, in_memory, is_busy, open_read_only, waiting_until
 from .schema import create_schema
 from .scoring import Stats, sum_stats
 from .sync import Progress as Progress
@@ -238,8 +238,13 @@ class SearchIndex:
         at ``deadline`` (a ``time.monotonic()`` value) with what is done kept. A state
         directory that cannot be written costs the saving, not the sync."""
         try:
-            return self._sync(progress, deadline)
+            with waiting_until(self.conn, deadline, BUSY_TIMEOUT_SECONDS):
+                return self._sync(progress, deadline)
         except sqlite3.OperationalError as exc:
+            if is_busy(exc) and deadline is not None:  # another process is writing the index
+                self.notices.append("the index is being updated by another sagemem process; "
+                                    "answered from it as it is")
+                return SyncReport(self._scanned, (), ())
             if not cannot_write(exc) or self._conn is None or self._in_memory():
                 raise
             self._to_memory(str(exc))
@@ -386,3 +391,4 @@ def index_path(store: MemoryFolder, *, archived: bool = False) -> Path:
     key = hashlib.sha256(str(store.directory.resolve()).encode("utf-8", "surrogateescape"))
     suffix = "-archive" if archived else ""
     return store.state_dir / INDEX_DIR / f"search-{key.hexdigest()[:12]}{suffix}.sqlite3"
+

@@ -352,6 +352,21 @@ def test_keep_mine_of_stale_fields_sets_them_on_the_disk_version(store: MemorySt
     assert "green tea" in store.get("user_alice").text
 
 
+def test_keep_mine_of_fields_whose_memory_was_deleted_is_refused_not_a_crash(
+    store: MemoryStore
+) -> None:
+    memory = store.get("user_alice")
+    edit_by_hand(store, "user_alice.md", ALICE.replace("tea", "green tea"))
+    with pytest.raises(StaleRevision) as info:
+        store.write("user_alice", fields={"valid_at": TODAY}, expected_revision=memory.revision)
+    record = conflicts.load(store.state_dir, info.value.conflict_id or "")
+    data = dict(record.data)
+    data["disk"] = {**data["disk"], "revision": None}  # as recorded when the file was gone
+    conflicts.save(store, data, create=False)
+    with pytest.raises(ResolutionRefused, match="deleted since"):
+        resolve_keep(store, record.id, "mine")
+
+
 def test_keep_mine_of_a_merge_stays_refused(store: MemoryStore) -> None:
     memory = store.get("user_alice")
     with pytest.raises(UnresolvedMerge) as info:

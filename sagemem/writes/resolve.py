@@ -44,15 +44,19 @@ def resolve_keep(store: MemoryFolder, conflict_id: str, side: str,
 def _write_mine(store: MemoryFolder, record: Conflict) -> str:
     disk, mine = record.side("disk"), record.side("mine")
     text, fields = mine.get("text"), mine.get("fields")
+    if isinstance(fields, dict) and not isinstance(text, str) and disk.get("revision") is None:
+        raise ResolutionRefused(record.id, "the memory was deleted since, so there is no "
+                                           "text to set its fields in; keep disk, or write "
+                                           "the memory anew")
+    file, reason = record.file or "", f"resolve {record.id}"
     try:
         if isinstance(fields, dict) and not isinstance(text, str):
-            written = guarded_write(store, record.file or "", None, disk.get("revision"),
-                                  fields=_fields_back(fields), reason=f"resolve {record.id}",
-                                  conflict_kind=None)
+            written = guarded_write(store, file, None, disk.get("revision"),
+                                    fields=_fields_back(fields), reason=reason,
+                                    conflict_kind=None)
         else:
-            written = guarded_write(store, record.file or "", text if isinstance(text, str) else "",
-                                  disk.get("revision"), reason=f"resolve {record.id}",
-                                  conflict_kind=None)
+            written = guarded_write(store, file, text if isinstance(text, str) else "",
+                                    disk.get("revision"), reason=reason, conflict_kind=None)
     except (WriteRefused, MemoryNotFound) as exc:
         raise ResolutionRefused(record.id, str(exc)) from exc
     return written.revision

@@ -21,7 +21,17 @@ import typer
 from ..config import JSON_VERSION, Settings
 from ..errors import NoCheckpoint
 from ..store import MemoryStore
-from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
+from .base import (
+    Globals,
+    JsonOption,
+    app,
+    echo,
+    echo_json,
+    echo_lines,
+    json_text,
+    memory_type,
+    progress_bar,
+)
 
 
 @app.command()
@@ -60,7 +70,7 @@ def search(
         echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
         if response.coverage.next_cursor:
             archived = " --include-archived" if include_archived else ""
-            typer.echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
+            echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
                        f"--limit {limit}{archived} --cursor {response.coverage.next_cursor}",
                        err=True)
 
@@ -85,10 +95,9 @@ def _batch(path: Path, answer: Callable[[int, dict[str, Any]], dict[str, Any]]) 
     for number, item in read_batch(path):
         if isinstance(item, str):
             failed += 1
-            typer.echo(json.dumps({"id": None, "line": number, "error": item}))
+            echo(json_text({"id": None, "line": number, "error": item}))
         else:
-            typer.echo(json.dumps({"id": item.get("id"), **answer(number, item)},
-                                  ensure_ascii=False))
+            echo(json_text({"id": item.get("id"), **answer(number, item)}))
     return 1 if failed else 0
 
 
@@ -119,15 +128,15 @@ def read(
     if as_json:
         echo_json(read_json(result))
     elif result.status == "ok":
-        typer.echo(result.content)
+        echo(result.content)
     if result.status == "revision_changed":
-        typer.echo(f"error: revision_changed: {result.file} is now at revision "
+        echo(f"error: revision_changed: {result.file} is now at revision "
                    f"{result.revision[:12]}; search again for fresh line numbers", err=True)
         raise typer.Exit(1)
     if not as_json and (result.next_start_line or result.next_start_byte is not None):
         more = (f"--start-line {result.next_start_line}" if result.next_start_line
                 else f"--start-byte {result.next_start_byte}")
-        typer.echo(f"more: sagemem read {result.file} {more}", err=True)
+        echo(f"more: sagemem read {result.file} {more}", err=True)
 
 
 @app.command("eval")
@@ -158,7 +167,7 @@ def index(
         report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
     _notices(notices)
-    typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
+    echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")
 
 
@@ -226,12 +235,12 @@ def inject(
         echo_json(injection_json(injection) | ({"explain": list(injection.explain)}
                                                 if explain else {}))
     elif injection.text:
-        typer.echo(injection.text)
+        echo(injection.text)
     elif injection.explain and injection.explain[-1].get("repeat"):
-        typer.echo(f"(the same question as the last one in session {session}: nothing new "
+        echo(f"(the same question as the last one in session {session}: nothing new "
                    "to inject; ask differently, or reset the session)", err=True)
     if (explain or settings.debug) and not as_json:
-        typer.echo("\n".join(explain_text(injection.explain)), err=True)
+        echo("\n".join(explain_text(injection.explain)), err=True)
 
 
 def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
@@ -261,7 +270,7 @@ def session_show(
     settings = ctx.obj.settings()
     state = load_session(settings.state_dir, session_id)
     if not session_file(settings.state_dir, session_id).exists():
-        typer.echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
+        echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
     if as_json:
         echo_json({"version": JSON_VERSION, **asdict(state)})
     else:
@@ -278,7 +287,7 @@ def session_reset(
     from ..inject.session import reset_session
 
     reset_session(ctx.obj.settings().state_dir, session_id)
-    typer.echo(f"reset    {session_id}")
+    echo(f"reset    {session_id}")
 
 
 @app.command()
@@ -309,7 +318,7 @@ def use(
     store = ctx.obj.store()
     memory = store.get(name)
     _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
-    typer.echo(f"used  {memory.file}")
+    echo(f"used  {memory.file}")
 
 
 task_app = typer.Typer(no_args_is_help=True,
@@ -344,7 +353,7 @@ def task_show(ctx: typer.Context, task: TaskOption = None, as_json: JsonOption =
     else:
         echo_lines(checkpoint_text(checkpoint))
     if not checkpoint.readable:  # a refused file is an error; unproven items are only flagged
-        typer.echo(f"error: {checkpoint.problems[0]}", err=True)
+        echo(f"error: {checkpoint.problems[0]}", err=True)
         raise typer.Exit(1)
 
 
@@ -361,9 +370,9 @@ def task_path(
 
     state_dir, task_id = _task_id(ctx, task)
     if create:
-        typer.echo(ensure_checkpoint(state_dir, task_id))
+        echo(ensure_checkpoint(state_dir, task_id))
     else:
-        typer.echo(task_dir(state_dir, task_id) / WORKING_FILE)
+        echo(task_dir(state_dir, task_id) / WORKING_FILE)
 
 
 hook_app = typer.Typer(help="Hooks that connect sagemem to an agent host.",
@@ -386,9 +395,9 @@ def hook_claude_code(ctx: typer.Context) -> None:
 
 def _warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
 
 
 def _notices(notices: Iterable[str]) -> None:
     for notice in notices:
-        typer.echo(f"notice: {notice}", err=True)
+        echo(f"notice: {notice}", err=True)

@@ -21,6 +21,7 @@ import typer
 
 from .. import __version__
 from ..config import Settings, load_settings
+from ..files.controls import json_safe, visible
 from ..files.fields import TYPES
 from ..store import MemoryStore
 
@@ -72,7 +73,7 @@ def options(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"sagemem {__version__}")
+        echo(f"sagemem {__version__}")
         raise typer.Exit()
 
 
@@ -89,8 +90,21 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def echo_json(data: dict[str, Any] | list[Any]) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print for a person: every control character but newline and tab shown as text
+    (``\\x1b``), on a terminal or not — a memory's bytes never drive the terminal. Every
+    command prints through here (click alone strips only CSI, and only off a terminal)."""
+    typer.echo(visible(str(message)), err=err, nl=nl)
+
+
+def json_text(data: dict[str, Any] | list[Any], indent: int | None = None) -> str:
+    """JSON with every control character escaped, C1 and DEL too (json.dumps leaves
+    them raw with ensure_ascii=False)."""
+    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+def echo_json(data: dict[str, Any] | list[Any], indent: int | None = 2) -> None:
+    echo(json_text(data, indent))
 
 
 PROGRESS_MIN_FILES = 500
@@ -118,8 +132,8 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
             bar.__exit__(None, None, None)
 
 
-def echo_lines(lines: list[str]) -> None:
-    typer.echo("\n".join(lines))
+def echo_lines(lines: list[str], *, err: bool = False) -> None:
+    echo("\n".join(lines), err=err)
 
 
 def stdin_text(param_hint: str) -> str:

@@ -18,7 +18,7 @@ import typer
 from ..config import parse_debug
 from ..errors import SagememError
 from . import agent, archive, audit, memories, snapshot, write  # noqa: F401 (they register)
-from .base import app
+from .base import app, echo
 
 INTERRUPTED = 130
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if _is_group_without_command(exc):  # `sagemem snapshot`: its help, like `sagemem`
-            typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+            echo(exc.ctx.get_help())  # type: ignore[attr-defined]
             return 0
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
             return _usage_failure(exc)
@@ -74,7 +74,7 @@ def _is_usage_error(exc: Exception) -> bool:
 
 def _fail(message: str, code: int) -> int:
     first_line = " ".join(message.split())
-    print(f"error: {first_line}", file=sys.stderr)
+    echo(f"error: {first_line}", err=True)
     return code
 
 

@@ -28,7 +28,7 @@ from ..files.paths import with_suffix
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
-from .base import JsonOption, app, echo_json, echo_lines, stdin_text
+from .base import JsonOption, app, echo, echo_json, echo_lines, stdin_text
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 
 WRITER = "cli"
@@ -41,10 +41,10 @@ def _written(memory: Memory, verb: str, as_json: bool) -> None:
     if as_json:
         echo_json(memory_json(memory, date.today()))
     else:
-        typer.echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
+        echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
     for problem in memory.problems:  # written as asked, but the reader had to default
         where = f"line {problem.line}: " if problem.line else ""
-        typer.echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
+        echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
                    err=True)
 
 
@@ -130,7 +130,7 @@ def edit(
         _run_editor(copy)
         text = _read_text(copy)
     if text == memory.text:
-        typer.echo(f"unchanged  {memory.file}", err=True)
+        echo(f"unchanged  {memory.file}", err=True)
         return
     try:
         saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
@@ -281,7 +281,7 @@ def conflicts_list(
     else:
         echo_lines(conflicts_text(records))
     for path in conflicts.unreadable_records(state_dir):
-        typer.echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
+        echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
                    err=True)
 
 
@@ -327,7 +327,7 @@ def conflicts_resolve(
     if as_json:
         echo_json(conflict_json(record, full=False))
     else:
-        typer.echo(f"{record.status}  {record.id}  ({record.decision}, "
+        echo(f"{record.status}  {record.id}  ({record.decision}, "
                    f"revision {str(record.data.get('appliedVersion'))[:12]})")
 
 
@@ -343,7 +343,7 @@ def conflicts_delete(
     if not yes:
         typer.confirm(f"delete {record.id} ({record.kind}, {record.status})?", abort=True)
     conflicts.delete(store, record.id)
-    typer.echo(f"deleted  {record.id}")
+    echo(f"deleted  {record.id}")
 
 
 @conflicts_app.command("contradict")
@@ -359,4 +359,4 @@ def conflicts_contradict(
     if as_json:
         echo_json(conflict_json(record))
     else:
-        typer.echo(f"open  {record.id}  ({' <> '.join(record.memories)})")
+        echo(f"open  {record.id}  ({' <> '.join(record.memories)})")

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import SagememError
+from ..files.controls import visible
 from ..files.memory import Memory
 from ..search.text import file_lines, paragraphs
 from ..store import MemoryStore
@@ -262,7 +263,7 @@ def _why_not(candidate: _Candidate, block: str, plan: _Plan, placed: int,
 def _render_item(candidate: _Candidate, max_chars: int, stale_days: int, now: datetime) -> str:
     body = candidate.text if len(candidate.text) <= max_chars else (
         candidate.text[:max_chars].rstrip() + TRUNCATED)
-    header = f"### {candidate.file}:{candidate.start_line}-{candidate.end_line}"
+    header = inert(f"### {candidate.file}:{candidate.start_line}-{candidate.end_line}")
     about = " ".join(candidate.memory.description.split()) or candidate.memory.title
     fresh = _freshness(candidate.memory, stale_days, now)
     lines = [header, inert(about + (f" ({fresh})" if fresh else ""))]
@@ -283,10 +284,11 @@ def _freshness(memory: Memory, stale_days: int, now: datetime) -> str | None:
 
 
 def inert(text: str) -> str:
-    """Memory text that cannot close the block or trigger the host's templating."""
+    """Memory text that cannot close the block, trigger the host's templating, or carry
+    a control character (shown as ``\\x1b``) to wherever the block is displayed."""
     for raw, safe in _INERT:
         text = text.replace(raw, safe)
-    return text
+    return visible(text)
 
 
 def _task_handle(store: MemoryStore, settings: Settings, session_id: str,

@@ -30,6 +30,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    # every subcommand's context inherits help_option_names from this one
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="sagemem: an agent's long-term memory as plain Markdown files.",
 )
 

@@ -65,7 +65,7 @@ def write(
     source: Annotated[str | None, typer.Argument(help="- to read the new text from stdin.")
                       ] = None,
     from_file: Annotated[Path | None, typer.Option(
-        "--from", help="Read the new text from this file.")] = None,
+        "--from", help="Read the new text from this file (- for stdin).")] = None,
     expect: Annotated[str, typer.Option(
         "--expect", help="The revision you read (`show` prints it), or 'new' to create.")
     ] = "",
@@ -102,6 +102,8 @@ def _current(store: MemoryStore, name: str) -> Memory | None:
 
 
 def _read_text(path: Path) -> str:
+    if str(path) == "-":  # the convention people's hands know; a file named - is ./-
+        return stdin_text("--from")
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:

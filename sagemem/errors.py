@@ -5,6 +5,7 @@ happened and what to do about it. Callers branch on the class, never on the text
 
     SagememError
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
+ │    └── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
      ├── DirectoryMissing         the memory directory does not exist
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
@@ -62,6 +63,7 @@ __all__ = [
     "SnapshotDamaged",
     "SnapshotNotFound",
     "StaleRevision",
+    "StateDirNotDirectory",
     "UneditableFrontmatter",
     "UnreadableFile",
     "UnresolvedMerge",
@@ -80,6 +82,14 @@ class SettingsError(SagememError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}; fix or remove the file")
+
+
+class StateDirNotDirectory(SettingsError):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problem = "not a directory"
+        SagememError.__init__(self, f"state directory {path} is not a directory; point "
+                                    "--state-dir or SAGE_MEM_STATE_DIR at a directory")
 
 
 class DirectoryMissing(SagememError):

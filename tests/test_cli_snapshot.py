@@ -175,7 +175,7 @@ def test_a_rollback_that_met_a_newer_edit_exits_1_after_its_report(
     result = run("rollback", snapshot_id, "--yes")
     assert result.code == 1
     assert "skipped  project_a.md (conflict" in result.out
-    assert result.err.startswith("error: rollback incomplete: 1 file(s) could not be restored")
+    assert result.err.startswith("error: rollback incomplete: 1 file could not be restored")
     assert target.read_text().endswith("edited again while asked\n")
 
 

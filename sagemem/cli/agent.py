@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO
 
 import typer
 
 from ..config import JSON_VERSION, Settings
 from ..errors import NoCheckpoint
+from ..files.plural import counted
 from ..store import MemoryStore
 from .base import (
     Globals,
@@ -30,6 +31,7 @@ from .base import (
     echo_lines,
     json_text,
     memory_type,
+    missing,
     progress_bar,
 )
 
@@ -60,7 +62,7 @@ def search(
         if batch is not None:
             raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived))
         if query is None or not query.strip():
-            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUERY")
+            raise missing("QUERY", "Give a question, or --batch FILE.", "argument")
         response = store.search(query, scope=scope, limit=limit, cursor=cursor,
                                 include_archived=include_archived)
     _notices(response.notices)
@@ -167,7 +169,7 @@ def index(
         report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
     _notices(notices)
-    echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
+    echo(f"{counted(report.scanned, 'file')} scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")
 
 
@@ -183,9 +185,23 @@ def read_batch(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
         raise typer.BadParameter(f"cannot open {path}: {exc.strerror}",
                                  param_hint="--batch") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.strip():
-                yield number, _batch_item(raw[:BATCH_LINE_LIMIT])
+        for number, raw in enumerate(_bounded_lines(handle), start=1):
+            if raw is None:
+                yield number, f"line {number} is longer than {BATCH_LINE_LIMIT // 1024} KiB"
+            elif raw.strip():
+                yield number, _batch_item(raw)
+
+
+def _bounded_lines(handle: BinaryIO) -> Iterator[bytes | None]:
+    """Each line, or None for one over the limit: read past in bounded pieces, so a huge
+    line is neither held in memory nor cut into something that fails as "not JSON"."""
+    while raw := handle.readline(BATCH_LINE_LIMIT + 1):
+        if len(raw.rstrip(b"\r\n")) <= BATCH_LINE_LIMIT:
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(BATCH_LINE_LIMIT)
+        yield None
 
 
 def _batch_item(raw: bytes) -> dict[str, Any] | str:
@@ -228,7 +244,7 @@ def inject(
         if batch is not None:
             raise typer.Exit(_inject_batch(store, settings, batch))
         if question is None:
-            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUESTION")
+            raise missing("QUESTION", "Give a question, or --batch FILE.", "argument")
         injection = inject_block(store, question, session, settings)
     _notices(injection.notices)
     if as_json:

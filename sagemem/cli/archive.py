@@ -87,7 +87,9 @@ def archive(
                                      as_json=as_json))
     if apply:
         raise typer.BadParameter("only with `archive candidates`", param_hint="--apply")
-    if reason is None or not reason.strip():
+    if reason is None:
+        raise cli.missing("--reason", "Say why: it is kept in archive.jsonl.")
+    if not reason.strip():
         raise typer.BadParameter("say why: it is kept in archive.jsonl", param_hint="--reason")
     from ..history.archive import archive_memory
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
 from .. import __version__
@@ -84,6 +85,12 @@ def memory_type(value: str) -> str:
     if value.strip().lower() not in TYPES:
         raise typer.BadParameter(f"must be one of {', '.join(TYPES)}", param_hint="--type")
     return value.strip().lower()
+
+
+def missing(param_hint: str, why: str, param_type: str = "option") -> click.MissingParameter:
+    """The usage error for a required value not given: ``Missing option --reason. Why…``
+    (a BadParameter would say "Invalid value" of something nobody typed)."""
+    return click.MissingParameter(why, param_hint=param_hint, param_type=param_type)
 
 
 def interactive() -> bool:

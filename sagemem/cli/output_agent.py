@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ..config import JSON_VERSION
+from ..files.plural import counted
 from ..history.ledger import KINDS, MemoryAccess
 from ..inject.tasks import Checkpoint, handle
 from .output import fit, width_of
@@ -50,8 +51,9 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     if not response.results:
         lines.append("(no memory matches)")
     coverage = response.coverage
-    lines.append(f"scanned {coverage.files_scanned} files, {coverage.candidates} candidates, "
-                 f"{coverage.paragraphs_filtered} paragraphs filtered")
+    lines.append(f"scanned {counted(coverage.files_scanned, 'file')}, "
+                 f"{counted(coverage.candidates, 'candidate')}, "
+                 f"{counted(coverage.paragraphs_filtered, 'paragraph')} filtered")
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..config import JSON_VERSION
+from ..files.plural import counted
 from . import base as cli
 from .base import JsonOption, app, echo, echo_json, echo_lines, progress_bar
 
@@ -55,7 +56,8 @@ def snapshot_create(
             echo_json({"version": JSON_VERSION, "dry_run": True, "file_count": files,
                        "rotated": list(rotated)})
         else:
-            echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
+            echo(f"would copy {counted(files, 'file')}; would rotate away "
+                 f"{counted(len(rotated), 'snapshot')}"
                        + "".join(f"\n  {i}" for i in rotated))
         return
     with progress_bar("snapshot") as progress:
@@ -63,7 +65,7 @@ def snapshot_create(
     if as_json:
         echo_json({**snapshot_json(snapshot), "rotated": list(snapshot.rotated)})
     else:
-        echo(f"created  {snapshot.id}  ({len(snapshot.files)} files)")
+        echo(f"created  {snapshot.id}  ({counted(len(snapshot.files), 'file')})")
         for line in rotated_text(snapshot.rotated, keep):
             echo(line)
     _warn_skipped(snapshot)
@@ -165,7 +167,7 @@ def rollback_(
         raise typer.Exit(1)
     if incomplete := [s.file for s in report.skipped if s.code in INCOMPLETE_CODES]:
         shown = ", ".join(incomplete[:3]) + (", …" if len(incomplete) > 3 else "")
-        echo(f"error: rollback incomplete: {len(incomplete)} file(s) could not be "
+        echo(f"error: rollback incomplete: {counted(len(incomplete), 'file')} could not be "
                    f"restored or moved ({shown}); see the report above, then roll back again",
                    err=True)
         raise typer.Exit(1)
@@ -230,7 +232,8 @@ def _line(snapshot: Snapshot) -> str:
     # a protection snapshot has no label, only its reason ("before rollback to <id>")
     note = snapshot.label or snapshot.reason
     label = f"  {note}" if note else ""
-    return f"{snapshot.id}  {snapshot.kind:<10} {len(snapshot.files):>6} files{label}"
+    files = counted(len(snapshot.files), "file")
+    return f"{snapshot.id}  {snapshot.kind:<10} {files:>11}{label}"
 
 
 def _warn_skipped(snapshot: Snapshot) -> None:

@@ -28,7 +28,7 @@ from ..files.paths import with_suffix
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
-from .base import JsonOption, app, echo, echo_json, echo_lines, stdin_text
+from .base import JsonOption, app, echo, echo_json, echo_lines, missing, stdin_text
 from .output import conflict_json, conflict_text, conflicts_text, memory_json
 
 WRITER = "cli"
@@ -78,7 +78,10 @@ def write(
     if (source == "-") == (from_file is not None) or source not in (None, "-"):
         raise typer.BadParameter("give the text as --from FILE or - (stdin), one of them",
                                  param_hint="--from")
-    if not expect or (expect != NEW and len(expect) < MIN_REVISION_PREFIX):
+    if not expect:
+        raise missing("--expect", f"State the revision you read (`sagemem show NAME` prints "
+                                  f"it) or {NEW}.")
+    if (expect != NEW and len(expect) < MIN_REVISION_PREFIX):
         raise typer.BadParameter(f"state the revision you read ({MIN_REVISION_PREFIX}+ "
                                  f"characters; `sagemem show NAME` prints it) or {NEW}",
                                  param_hint="--expect")

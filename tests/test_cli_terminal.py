@@ -10,6 +10,7 @@ import pytest
 from cli_run import Run, store_runner
 
 from sagemem.cli import main
+from sagemem.cli.output import width_of
 from sagemem.store import MemoryStore
 
 CONTROLS = "\x1b[2J\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x07\x9b31m\x7f\u202eevil"
@@ -100,3 +101,63 @@ def test_every_command_prints_through_the_one_neutralising_echo() -> None:
         if module.name != "base.py":
             assert "typer.echo(" not in text and "print(" not in text, module.name
         assert "sys.stdout.write" not in text and "sys.stderr.write" not in text, module.name
+
+
+LONG = "project_" + "deployment-window-for-the-payments-service-on-fridays-and-hol"[:60]
+
+
+@pytest.fixture
+def long_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Run:
+    """A folder whose names, descriptions and lines are as long as the format allows."""
+    directory = tmp_path / "memory"
+    directory.mkdir()
+    description = "The payments service deploys only in its window " * 4
+    files = [f"{LONG}.md", f"{LONG[:-1]}x.md", f"{LONG[:-1]}y.md"]
+    for n, file in enumerate(files):
+        (directory / file).write_text(
+            f"---\nname: {file[:-3]}\ndescription: {description}\nmetadata:\n  type: project\n"
+            f"---\n        indented code line that is long enough to be cut in a half view {n}\n"
+            + "A paragraph about deploying in the window, " * 6 + "\n", encoding="utf-8")
+    (directory / "MEMORY.md").write_text(f"- [x]({files[0]}) — {description}\n")
+    run = store_runner(capsys, MemoryStore(directory, tmp_path / "state"))
+    run("snapshot", "create", "--label", "a label that is long enough to matter " * 2)
+    assert run("write", files[0], "-", "--expect", "0" * 12, stdin="mine\n").code == 1
+    run("conflicts", "contradict", files[1], files[2], "--note", "they disagree " * 5)
+    run("rollback", run("snapshot", "list", "--json").out.split('"id": "')[1][:30].split('"')[0],
+        "--yes")
+    return run
+
+
+def stale_id(run: Run) -> str:
+    records = json.loads(run("conflicts", "list", "--json").out)["conflicts"]
+    return str(next(r["id"] for r in records if r["kind"] == "stale_version"))
+
+
+@pytest.mark.parametrize("args", [
+    ["list"], ["show", LONG], ["search", "deploy window"], ["audit"], ["config"],
+    ["conflicts", "list"], ["conflicts", "show", "STALE"], ["snapshot", "list"], ["locks"],
+    ["ledger"], ["archive", "candidates"],
+])
+def test_human_output_fits_80_columns(long_run: Run, args: list[str]) -> None:
+    result = long_run(*[stale_id(long_run) if arg == "STALE" else arg for arg in args])
+    wide = [line for line in (result.out + result.err).splitlines() if width_of(line) > 80]
+    assert wide == []
+
+
+def test_the_injected_preamble_fits_80_columns(long_run: Run) -> None:
+    text = long_run("inject", "when do we deploy payments").out
+    assert text.startswith("<sagemem-memory>\n\nNotes from earlier sessions")
+    preamble = text.split("\n### ")[0].splitlines()
+    assert [line for line in preamble if width_of(line) > 80] == []
+
+
+def test_the_side_by_side_view_keeps_leading_indentation(long_run: Run) -> None:
+    out = long_run("conflicts", "show", stale_id(long_run)).out
+    assert any(line.startswith("        indented code line") for line in out.splitlines())
+
+
+def test_config_aligns_every_value(long_run: Run) -> None:
+    header, *rows = long_run("config").out.splitlines()
+    column = header.index("VALUE")
+    rows = [row for row in rows if len(row) > column and not row.startswith(" ")]
+    assert len(rows) > 10 and all(row[column - 1] == " " != row[column] for row in rows)

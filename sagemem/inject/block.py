@@ -33,7 +33,7 @@ OPEN, CLOSE = "<sagemem-memory>", "</sagemem-memory>"
 DISCIPLINE = """\
 Notes from earlier sessions, found for this question. They can be stale:
 - check the current code before acting on a memory; it may have changed since;
-- confirm a path exists before you mention it, and grep before you name a function;
+- confirm a path exists before you mention it; grep before you name a function;
 - cite a memory as file.md:lines; `sagemem read FILE --start-line N` shows more."""
 _EXPLICIT = re.compile(
     # Verification, correction, asking for the basis: these get the original text again.

@@ -17,6 +17,7 @@ import typer
 from ..config import JSON_VERSION
 from . import base as cli
 from .base import JsonOption, app, echo, echo_json, echo_lines, json_text
+from .output import wrap
 
 if TYPE_CHECKING:  # the audit is imported by its commands only: every command, the hook
     # included, would otherwise pay for loading it
@@ -47,7 +48,8 @@ def report_text(report: AuditReport) -> list[str]:
             lines.append(title)
         for category, found in groups.items():
             lines.append(f"  {category} ({len(found)})")
-            lines += [f"    {where(f)}  {f.message}" for f in found]
+            lines += [part for f in found for part in wrap(f"    {where(f)}  {f.message}",
+                                                           indent="      ")]
     lines.append(f"{_count(len(report.problems), 'problem')}, "
                  f"{_count(len(report.hints), 'hint')} in {_count(report.memories, 'memory')}")
     return lines

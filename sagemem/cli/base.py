@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -143,12 +142,7 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def echo_lines(lines: list[str], *, err: bool = False) -> None:
-    """Print a listing for a person, each line wrapped to the terminal (80 columns off
-    one): a long name or label never runs past the edge. ``read`` prints its page as is."""
-    from .output import wrap
-
-    columns = shutil.get_terminal_size((80, 24)).columns
-    echo("\n".join(part for line in lines for part in wrap(line, columns)), err=err)
+    echo("\n".join(lines), err=err)
 
 
 def stdin_text(param_hint: str) -> str:

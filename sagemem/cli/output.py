@@ -192,7 +192,8 @@ def memory_text(memory: Memory, today: date) -> list[str]:
         if value in (None, [], False) and key not in ("type", "description"):
             continue
         label = f"{key}:" if key == "revision" else f"{key + ':':<18}"
-        lines.append(f"{label} {_shown(value)}" if key == "revision" else label + _shown(value))
+        lines += wrap(f"{label} {_shown(value)}" if key == "revision" else label + _shown(value),
+                      indent="    ")
     if not memory.has_frontmatter:
         lines.append("(no frontmatter: defaults apply)")
     for problem in memory.problems:
@@ -233,8 +234,8 @@ def conflict_json(conflict: Conflict, full: bool = True) -> dict[str, Any]:
 
 
 def conflicts_text(records: Iterable[Conflict]) -> list[str]:
-    lines = [f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}"
-             for c in records]
+    lines = [part for c in records for part in wrap(
+        f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}")]
     return lines or ["no conflicts"]
 
 

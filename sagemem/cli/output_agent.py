@@ -13,7 +13,7 @@ from ..config import JSON_VERSION
 from ..files.plural import counted
 from ..history.ledger import KINDS, MemoryAccess
 from ..inject.tasks import Checkpoint, handle
-from .output import fit, width_of
+from .output import fit, width_of, wrap
 
 if TYPE_CHECKING:
     from ..inject.block import Injection
@@ -41,10 +41,11 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
             mark += f"; see {result.superseded_by}"
         mark += ")" if mark else ""
         mark += "  (archived)" if result.archived else ""
-        lines.append(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
-                     f"  {result.score:.2f}{mark}")
+        lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
+                      f"  {result.score:.2f}{mark}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
-        lines.extend("    " + line for line in result.paragraph.splitlines()[:PARAGRAPH_LINES])
+        lines += [part for line in result.paragraph.splitlines()[:PARAGRAPH_LINES]
+                  for part in wrap("    " + line, columns)]
         if len(result.paragraph.splitlines()) > PARAGRAPH_LINES:
             lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
         lines.append("")

@@ -14,6 +14,7 @@ from ..config import JSON_VERSION
 from ..files.plural import counted
 from . import base as cli
 from .base import JsonOption, app, echo, echo_json, echo_lines, progress_bar
+from .output import wrap
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -233,7 +234,7 @@ def _line(snapshot: Snapshot) -> str:
     note = snapshot.label or snapshot.reason
     label = f"  {note}" if note else ""
     files = counted(len(snapshot.files), "file")
-    return f"{snapshot.id}  {snapshot.kind:<10} {files:>11}{label}"
+    return "\n".join(wrap(f"{snapshot.id}  {snapshot.kind:<10} {files:>11}{label}"))
 
 
 def _warn_skipped(snapshot: Snapshot) -> None:

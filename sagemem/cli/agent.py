@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import Annotated, Any
 
 import typer
 
@@ -34,6 +34,7 @@ from .base import (
     missing,
     progress_bar,
 )
+from .batch import read_batch
 
 
 @app.command()
@@ -171,50 +172,6 @@ def index(
     _notices(notices)
     echo(f"{counted(report.scanned, 'file')} scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")
-
-
-BATCH_LINE_LIMIT = 64 * 1024
-
-
-def read_batch(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line number, query object or the reason it is not one) for each non-blank line;
-    a bad line costs only itself."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot open {path}: {exc.strerror}",
-                                 param_hint="--batch") from None
-    with handle:
-        for number, raw in enumerate(_bounded_lines(handle), start=1):
-            if raw is None:
-                yield number, f"line {number} is longer than {BATCH_LINE_LIMIT // 1024} KiB"
-            elif raw.strip():
-                yield number, _batch_item(raw)
-
-
-def _bounded_lines(handle: BinaryIO) -> Iterator[bytes | None]:
-    """Each line, or None for one over the limit: read past in bounded pieces, so a huge
-    line is neither held in memory nor cut into something that fails as "not JSON"."""
-    while raw := handle.readline(BATCH_LINE_LIMIT + 1):
-        if len(raw.rstrip(b"\r\n")) <= BATCH_LINE_LIMIT:
-            yield raw
-            continue
-        while raw and not raw.endswith(b"\n"):
-            raw = handle.readline(BATCH_LINE_LIMIT)
-        yield None
-
-
-def _batch_item(raw: bytes) -> dict[str, Any] | str:
-    try:
-        item = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    except json.JSONDecodeError as exc:
-        return f"not JSON ({exc.msg})"
-    if not isinstance(item, dict) or not isinstance(item.get("query"), str):
-        return 'expected an object with a "query" string'
-    return item
-
 
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)

@@ -8,6 +8,7 @@
   ``INDEX_FILE``, ``STATE_DIR_NAME``, size limits.
 - ``atomic``: ``atomic_write``, ``write_new``, ``append_line``, ``make_folder``.
 - ``indexfile``: the lines of ``MEMORY.md``. ``init``: ``init_directory``.
+- ``controls``: ``visible``, ``json_safe`` (control characters). ``plural``: ``counted``.
 - ``folder``: ``MemoryFolder`` — reading a directory, its lock, guarded ``MEMORY.md``
   edits, change notices.
 

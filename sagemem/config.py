@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from .errors import IllegalSetting, SettingsError
+from .errors import IllegalSetting, SettingsError, StateDirNotDirectory
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
 from .files.paths import read_state_file
 from .files.state import check_owner
@@ -191,6 +191,8 @@ def resolve_dirs(
 
 def read_settings_file(state_dir: Path) -> dict[str, object]:
     """The settings file as a dict; an absent file is empty, a malformed one an error."""
+    if os.path.lexists(state_dir) and not state_dir.is_dir():  # not "cannot read settings.json"
+        raise StateDirNotDirectory(state_dir)
     path = state_dir / SETTINGS_FILE
     raw = read_state_file(path)
     if raw is None:

@@ -5,7 +5,8 @@ happened and what to do about it. Callers branch on the class, never on the text
 
     SagememError
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
-     │    └── IllegalSetting      a value a setting that deletes or archives cannot take
+     │    ├── IllegalSetting      a value a setting that deletes or archives cannot take
+     │    └── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
      ├── DirectoryMissing         the memory directory does not exist
      ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
@@ -73,6 +74,7 @@ __all__ = [
     "SnapshotNotFound",
     "StaleField",
     "StaleRevision",
+    "StateDirNotDirectory",
     "UneditableFrontmatter",
     "UnreadableFile",
     "UnresolvedMerge",
@@ -111,6 +113,14 @@ class IllegalSetting(SettingsError):
                         f"{low} to {high}{meaning}")
         SagememError.__init__(self, f"{self.problem}; nothing was changed — fix or remove "
                                     "the setting")
+
+
+class StateDirNotDirectory(SettingsError):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problem = "not a directory"
+        SagememError.__init__(self, f"state directory {path} is not a directory; point "
+                                    "--state-dir or SAGE_MEM_STATE_DIR at a directory")
 
 
 class DirectoryMissing(SagememError):

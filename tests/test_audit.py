@@ -322,3 +322,19 @@ def test_a_missing_directory_is_an_error(tmp_path: Path) -> None:
 
     with pytest.raises(DirectoryMissing):
         audit(MemoryStore(tmp_path / "nowhere", tmp_path / "state"))
+
+
+def test_twenty_near_identical_notes_are_one_group_not_190_pairs(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "user_alice.md").unlink()
+    lines = []
+    for n in range(20):
+        text = CLEAN.format(name=f"n{n}", description="the deploy window closes at five",
+                            type="user", body=f"friday deploys wait until monday {n:02d}")
+        (store.directory / f"user_note{n:02d}.md").write_text(text)
+        lines.append(f"- [n](user_note{n:02d}.md)")
+    (store.directory / "MEMORY.md").write_text("\n".join(lines) + "\n")
+    [finding] = [f for f in audit(store).findings if f.category == "near_duplicate"]
+    assert finding.file == "user_note00.md" and len(finding.data["group"]) == 20
+    assert finding.message.startswith("20 near-duplicates: with user_note01.md, ")
+    assert " and 16 more (score " in finding.message

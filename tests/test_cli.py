@@ -208,10 +208,18 @@ def test_every_subcommand_has_help(run: Run, command: str) -> None:
     assert result.out.startswith(f"Usage: sagemem {command}")
 
 
-@pytest.mark.parametrize("group", ["snapshot", "conflicts"])
-def test_a_group_without_a_subcommand_prints_its_help(run: Run, group: str) -> None:
-    result = run(group)
+@pytest.mark.parametrize("command", ["", *COMMANDS, *SUBCOMMANDS])
+def test_dash_h_is_help_on_every_command(run: Run, command: str) -> None:
+    result = run(*command.split(), "-h")
     assert result.code == 0 and result.err == ""
+    assert result.out.startswith(f"Usage: sagemem {command}".rstrip())
+    assert "-h, --help" in result.out
+
+
+@pytest.mark.parametrize("group", ["snapshot", "conflicts", "session", "task", "hook"])
+def test_a_group_without_a_subcommand_prints_its_help_and_exits_2(run: Run, group: str) -> None:
+    result = run(group)
+    assert result.code == 2 and result.err == ""
     assert result.out.startswith(f"Usage: sagemem {group}") and "\nCommands:\n" in result.out
 
 
@@ -222,8 +230,8 @@ def test_top_level_help_lists_every_command(run: Run) -> None:
         assert f"  {command} " in result.out
 
 
-def test_no_arguments_prints_help_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 0
+def test_no_arguments_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
     captured = capsys.readouterr()
     assert captured.out.startswith("Usage: sagemem")
     assert "Commands:" in captured.out

@@ -84,6 +84,13 @@ def test_write_from_stdin_creates_with_expect_new(run: Run, store: MemoryStore,
     assert (store.directory / "user_carol.md").read_text() == ALICE
 
 
+def test_write_from_dash_reads_stdin(run: Run, store: MemoryStore,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(ALICE.encode())))
+    assert run("write", "user_carol", "--from", "-", "--expect", "new").code == 0
+    assert (store.directory / "user_carol.md").read_text() == ALICE
+
+
 def test_stale_write_exits_1_naming_the_conflict(run: Run, store: MemoryStore,
                                                  tmp_path: Path) -> None:
     revision = store.get("user_alice").revision

@@ -81,6 +81,37 @@ def near_duplicates(memories: Sequence[Memory], threshold: float = THRESHOLD
     return sorted(found, key=lambda d: (d.file, d.other))
 
 
+@dataclass(frozen=True)
+class DuplicateGroup:
+    """Memories linked by near-duplicate pairs (a connected component), in file order;
+    ``score`` is the lowest score of the pairs that link them."""
+
+    files: tuple[str, ...]
+    score: float
+
+
+def duplicate_groups(pairs: Sequence[NearDuplicate]) -> list[DuplicateGroup]:
+    """The pairs joined into groups: 20 near-identical notes are one group, not 190 pairs."""
+    parent: dict[str, str] = {}
+
+    def root(file: str) -> str:
+        while parent.setdefault(file, file) != file:
+            parent[file] = parent[parent[file]]
+            file = parent[file]
+        return file
+
+    for pair in pairs:
+        a, b = root(pair.file), root(pair.other)
+        parent[max(a, b)] = min(a, b)
+    members: defaultdict[str, list[str]] = defaultdict(list)
+    scores: defaultdict[str, list[float]] = defaultdict(list)
+    for file in sorted(parent):
+        members[root(file)].append(file)
+    for pair in pairs:
+        scores[root(pair.file)].append(pair.score)
+    return [DuplicateGroup(tuple(files), min(scores[top])) for top, files in members.items()]
+
+
 def _identical(texts: Sequence[str], files: Sequence[str]) -> list[list[int]]:
     """Indexes grouped by identical text, each group in file order (most hold one)."""
     same: defaultdict[str, list[int]] = defaultdict(list)

@@ -23,7 +23,7 @@ from ..files.paths import INDEX_FILE, name_key
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes.guard import merge_marker_line
-from .duplicates import NearDuplicate, near_duplicates
+from .duplicates import DuplicateGroup, NearDuplicate, duplicate_groups, near_duplicates
 from .frontmatter import (
     check_comment_swallowed,
     check_frontmatter,
@@ -221,9 +221,26 @@ def check_tags(s: Scan) -> Iterable[Finding]:
 
 
 def check_duplicates(s: Scan) -> Iterable[Finding]:
-    """Near-duplicate memories (blocked first, never all pairs), each pair once; a group
-    of identical memories is one hint per copy, naming the group's first file."""
-    return [_duplicate_finding(pair) for pair in near_duplicates(s.memories)]
+    """Near-duplicate memories (blocked first, never all pairs): one hint per pair, and
+    one per group when more than two are linked (20 near-copies: 1 hint, not 190)."""
+    pairs = near_duplicates(s.memories)
+    groups = [g for g in duplicate_groups(pairs) if len(g.files) > 2]
+    grouped = {file for group in groups for file in group.files}
+    return [*(_duplicate_finding(pair) for pair in pairs if pair.file not in grouped),
+            *(_group_finding(group) for group in groups)]
+
+
+GROUP_SHOWN = 3
+
+
+def _group_finding(group: DuplicateGroup) -> Finding:
+    first, others = group.files[0], group.files[1:]
+    shown = ", ".join(others[:GROUP_SHOWN])
+    more = f" and {len(others) - GROUP_SHOWN} more" if len(others) > GROUP_SHOWN else ""
+    return hint("near_duplicate", first, None,
+                f"{len(group.files)} near-duplicates: with {shown}{more} "
+                f"(score {group.score:.0f}+)",
+                other=others[0], score=round(group.score, 1), group=list(group.files))
 
 
 def _duplicate_finding(pair: NearDuplicate) -> Finding:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,8 +20,21 @@ import typer
 
 from ..config import JSON_VERSION, Settings
 from ..errors import IndexUnavailable, NoCheckpoint
+from ..files.plural import counted
 from ..store import MemoryStore
-from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, progress_bar
+from .base import (
+    Globals,
+    JsonOption,
+    app,
+    echo,
+    echo_json,
+    echo_lines,
+    json_text,
+    memory_type,
+    missing,
+    progress_bar,
+)
+from .batch import read_batch
 
 
 @app.command()
@@ -50,7 +63,7 @@ def search(
         if batch is not None:
             raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived))
         if query is None or not query.strip():
-            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUERY")
+            raise missing("QUERY", "Give a question, or --batch FILE.", "argument")
         response = store.search(query, scope=scope, limit=limit, cursor=cursor,
                                 include_archived=include_archived)
     _notices(response.notices)
@@ -60,7 +73,7 @@ def search(
         echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
         if response.coverage.next_cursor:
             archived = " --include-archived" if include_archived else ""
-            typer.echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
+            echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
                        f"--limit {limit}{archived} --cursor {response.coverage.next_cursor}",
                        err=True)
 
@@ -85,10 +98,9 @@ def _batch(path: Path, answer: Callable[[int, dict[str, Any]], dict[str, Any]]) 
     for number, item in read_batch(path):
         if isinstance(item, str):
             failed += 1
-            typer.echo(json.dumps({"id": None, "line": number, "error": item}))
+            echo(json_text({"id": None, "line": number, "error": item}))
         else:
-            typer.echo(json.dumps({"id": item.get("id"), **answer(number, item)},
-                                  ensure_ascii=False))
+            echo(json_text({"id": item.get("id"), **answer(number, item)}))
     return 1 if failed else 0
 
 
@@ -122,15 +134,15 @@ def read(
     if as_json:
         echo_json(read_json(result, warnings))
     elif result.status == "ok":
-        typer.echo(result.content)
+        echo(result.content)
     if result.status == "revision_changed":
-        typer.echo(f"error: revision_changed: {result.file} is now at revision "
+        echo(f"error: revision_changed: {result.file} is now at revision "
                    f"{result.revision[:12]}; search again for fresh line numbers", err=True)
         raise typer.Exit(1)
     if not as_json and (result.next_start_line or result.next_start_byte is not None):
         more = (f"--start-line {result.next_start_line}" if result.next_start_line
                 else f"--start-byte {result.next_start_byte}")
-        typer.echo(f"more: sagemem read {result.file} {more}", err=True)
+        echo(f"more: sagemem read {result.file} {more}", err=True)
 
 
 @app.command("eval")
@@ -169,38 +181,8 @@ def index(
         if search_index.unsaved is not None:  # indexing is a write: it refuses, never degrades
             raise IndexUnavailable(search_index.path, search_index.unsaved)
     _notices(notices)
-    typer.echo(f"{report.scanned} files scanned, {len(report.updated)} indexed, "
+    echo(f"{counted(report.scanned, 'file')} scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")
-
-
-BATCH_LINE_LIMIT = 64 * 1024
-
-
-def read_batch(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line number, query object or the reason it is not one) for each non-blank line;
-    a bad line costs only itself."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot open {path}: {exc.strerror}",
-                                 param_hint="--batch") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.strip():
-                yield number, _batch_item(raw[:BATCH_LINE_LIMIT])
-
-
-def _batch_item(raw: bytes) -> dict[str, Any] | str:
-    try:
-        item = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    except json.JSONDecodeError as exc:
-        return f"not JSON ({exc.msg})"
-    if not isinstance(item, dict) or not isinstance(item.get("query"), str):
-        return 'expected an object with a "query" string'
-    return item
-
 
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)
@@ -230,19 +212,19 @@ def inject(
         if batch is not None:
             raise typer.Exit(_inject_batch(store, settings, batch))
         if question is None:
-            raise typer.BadParameter("give a question, or --batch FILE", param_hint="QUESTION")
+            raise missing("QUESTION", "Give a question, or --batch FILE.", "argument")
         injection = inject_block(store, question, session, settings)
     _notices(injection.notices)
     if as_json:
         echo_json(injection_json(injection) | ({"explain": list(injection.explain)}
                                                 if explain else {}))
     elif injection.text:
-        typer.echo(injection.text)
+        echo(injection.text)
     elif injection.explain and injection.explain[-1].get("repeat"):
-        typer.echo(f"(the same question as the last one in session {session}: nothing new "
+        echo(f"(the same question as the last one in session {session}: nothing new "
                    "to inject; ask differently, or reset the session)", err=True)
     if (explain or settings.debug) and not as_json:
-        typer.echo("\n".join(explain_text(injection.explain)), err=True)
+        echo("\n".join(explain_text(injection.explain)), err=True)
 
 
 def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
@@ -272,7 +254,7 @@ def session_show(
     settings = ctx.obj.settings()
     state = load_session(settings.state_dir, session_id)
     if not session_file(settings.state_dir, session_id).exists():
-        typer.echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
+        echo(f"note: no session {session_id!r} yet (nothing injected for it)", err=True)
     if as_json:
         echo_json({"version": JSON_VERSION, **asdict(state)})
     else:
@@ -289,7 +271,7 @@ def session_reset(
     from ..inject.session import reset_session
 
     reset_session(ctx.obj.settings().state_dir, session_id)
-    typer.echo(f"reset    {session_id}")
+    echo(f"reset    {session_id}")
 
 
 @app.command()
@@ -320,7 +302,7 @@ def use(
     store = ctx.obj.store()
     memory = store.get(name)
     _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
-    typer.echo(f"used  {memory.file}")
+    echo(f"used  {memory.file}")
 
 
 task_app = typer.Typer(no_args_is_help=True,
@@ -355,7 +337,7 @@ def task_show(ctx: typer.Context, task: TaskOption = None, as_json: JsonOption =
     else:
         echo_lines(checkpoint_text(checkpoint))
     if not checkpoint.readable:  # a refused file is an error; unproven items are only flagged
-        typer.echo(f"error: {checkpoint.problems[0]}", err=True)
+        echo(f"error: {checkpoint.problems[0]}", err=True)
         raise typer.Exit(1)
 
 
@@ -372,9 +354,9 @@ def task_path(
 
     state_dir, task_id = _task_id(ctx, task)
     if create:
-        typer.echo(ensure_checkpoint(state_dir, task_id))
+        echo(ensure_checkpoint(state_dir, task_id))
     else:
-        typer.echo(task_dir(state_dir, task_id) / WORKING_FILE)
+        echo(task_dir(state_dir, task_id) / WORKING_FILE)
 
 
 hook_app = typer.Typer(help="Hooks that connect sagemem to an agent host.",
@@ -397,9 +379,9 @@ def hook_claude_code(ctx: typer.Context) -> None:
 
 def _warnings(warnings: Iterable[str]) -> None:
     for warning in warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
 
 
 def _notices(notices: Iterable[str]) -> None:
     for notice in notices:
-        typer.echo(f"notice: {notice}", err=True)
+        echo(f"notice: {notice}", err=True)

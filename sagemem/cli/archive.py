@@ -23,7 +23,7 @@ from ..config import JSON_VERSION
 from ..errors import SagememError
 from ..store import MemoryStore
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo_json, echo_lines
+from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -76,7 +76,9 @@ def archive(
                                      as_json=as_json))
     if apply:
         raise typer.BadParameter("only with `archive candidates`", param_hint="--apply")
-    if reason is None or not reason.strip():
+    if reason is None:
+        raise cli.missing("--reason", "Say why: it is kept in archive.jsonl.")
+    if not reason.strip():
         raise typer.BadParameter("say why: it is kept in archive.jsonl", param_hint="--reason")
     from ..history.archive import archive_memory
 
@@ -125,7 +127,7 @@ def _done(result: ArchiveResult, as_json: bool) -> None:
     verb = f"would {action}" if result.dry_run else PAST[action]
     line = {"archive": "index line removed", "restore": "index line added"}.get(action, "")
     note = f"  ({line})" if line and result.index_changed else ""
-    typer.echo(f"{verb}  {result.file}{note}")
+    echo(f"{verb}  {result.file}{note}")
 
 
 def result_json(result: ArchiveResult) -> dict[str, Any]:
@@ -145,7 +147,7 @@ def _candidates(ctx: typer.Context, *, apply: bool, yes: bool, dry_run: bool,
     thresholds = idle_thresholds(settings)
     report = archive_candidates(store, thresholds, datetime.now(timezone.utc))
     for warning in report.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     applied: dict[str, list[Any]] | None = None
     if apply and not dry_run and report.candidates:
         cli.require_yes(yes, "to archive every candidate")
@@ -155,7 +157,7 @@ def _candidates(ctx: typer.Context, *, apply: bool, yes: bool, dry_run: bool,
     elif applied is None:
         echo_lines(candidates_text(report, thresholds, would=apply))
     else:
-        typer.echo(applied_summary(applied))
+        echo(applied_summary(applied))
     return 1 if applied and applied["failed"] else 0
 
 
@@ -179,11 +181,11 @@ def _apply(store: MemoryStore, candidates: tuple[Candidate, ...], *, ask: bool,
             archive_memory(store, candidate.file, candidate.why, by=CANDIDATES)
         except SagememError as exc:
             done["failed"].append({"file": candidate.file, "error": str(exc)})
-            typer.echo(f"error: {candidate.file}: {exc}", err=True)
+            echo(f"error: {candidate.file}: {exc}", err=True)
             continue
         done["archived"].append(candidate.file)
         if not as_json:
-            typer.echo(f"archived  {candidate.file}  ({candidate.why})")
+            echo(f"archived  {candidate.file}  ({candidate.why})")
     return done
 
 
@@ -256,10 +258,10 @@ def _locked(change: LockChange, as_json: bool) -> None:
         echo_json({"version": JSON_VERSION, **asdict(change)})
     elif not change.changed:
         state = "already locked" if change.locked else "not locked"
-        typer.echo(f"{state}  {change.file}  (nothing to do)")
+        echo(f"{state}  {change.file}  (nothing to do)")
     else:
         verb = "locked" if change.locked else "unlocked"
-        typer.echo(f"{'would be ' if change.dry_run else ''}{verb}  {change.file}")
+        echo(f"{'would be ' if change.dry_run else ''}{verb}  {change.file}")
 
 
 @app.command()

@@ -7,7 +7,6 @@ this module.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from contextlib import suppress
@@ -17,7 +16,8 @@ import typer
 
 from ..config import JSON_VERSION
 from . import base as cli
-from .base import JsonOption, app, echo_json, echo_lines
+from .base import JsonOption, app, echo, echo_json, echo_lines, json_text
+from .output import wrap
 
 if TYPE_CHECKING:  # the audit is imported by its commands only: every command, the hook
     # included, would otherwise pay for loading it
@@ -48,7 +48,8 @@ def report_text(report: AuditReport) -> list[str]:
             lines.append(title)
         for category, found in groups.items():
             lines.append(f"  {category} ({len(found)})")
-            lines += [f"    {where(f)}  {f.message}" for f in found]
+            lines += [part for f in found for part in wrap(f"    {where(f)}  {f.message}",
+                                                           indent="      ")]
     lines.append(f"{_count(len(report.problems), 'problem')}, "
                  f"{_count(len(report.hints), 'hint')} in {_count(report.memories, 'memory')}")
     return lines
@@ -111,7 +112,7 @@ def audit_command(ctx: typer.Context, strict: StrictOption = False,
         report = _fix(store, report, dry_run=dry_run, yes=yes, as_json=as_json, keep=keep,
                       sagemem=ctx.obj.command())
     elif as_json:
-        typer.echo(report.dumps())
+        echo_json(report.to_json())
     else:
         echo_lines(report_text(report))
     if strict and report.problems:
@@ -177,15 +178,15 @@ def _watch(store: MemoryStore, as_json: bool) -> None:
 
     def changed(diff: AuditDiff) -> None:
         if as_json:
-            typer.echo(json.dumps(diff_json(diff), ensure_ascii=False))
+            echo(json_text(diff_json(diff)))
         elif diff.added or diff.fixed:
             echo_lines([diff_line("+", f) for f in diff.added]
                        + [diff_line("-", f) for f in diff.fixed])
         if diff.index_error:
-            typer.echo(f"warning: index not refreshed: {diff.index_error}", err=True)
+            echo(f"warning: index not refreshed: {diff.index_error}", err=True)
         sys.stdout.flush()
 
     def ready(report: AuditReport) -> None:
-        typer.echo(ready_line(store, report), err=True)
+        echo(ready_line(store, report), err=True)
 
     follow(store, changed, on_ready=ready)

@@ -23,6 +23,7 @@ import typer
 
 from .. import __version__
 from ..config import Settings, load_settings
+from ..files.controls import json_safe, visible
 from ..files.fields import TYPES
 from ..history.journal import pending_notice
 from ..store import MemoryStore
@@ -32,6 +33,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    # every subcommand's context inherits help_option_names from this one
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="sagemem: an agent's long-term memory as plain Markdown files.",
 )
 
@@ -80,7 +83,7 @@ def options(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"sagemem {__version__}")
+        echo(f"sagemem {__version__}")
         raise typer.Exit()
 
 
@@ -101,6 +104,12 @@ def revision_param(value: str, param_hint: str) -> str:
         return checked_revision(value)
     except InvalidRevision as exc:
         raise typer.BadParameter(str(exc), param_hint=param_hint) from None
+
+
+def missing(param_hint: str, why: str, param_type: str = "option") -> click.MissingParameter:
+    """The usage error for a required value not given: ``Missing option --reason. Why…``
+    (a BadParameter would say "Invalid value" of something nobody typed)."""
+    return click.MissingParameter(why, param_hint=param_hint, param_type=param_type)
 
 
 def interactive() -> bool:
@@ -129,9 +138,9 @@ def confirm(question: str, *, yes: bool, required: str | None,
             require_yes(yes, required)
         return
     if preview is not None:
-        typer.echo("\n".join(preview()), err=True)
+        echo("\n".join(preview()), err=True)
     if not typer.confirm(question, err=True):
-        typer.echo("cancelled", err=True)
+        echo("cancelled", err=True)
         raise typer.Exit(CANCELLED)
 
 
@@ -145,8 +154,23 @@ def require_yes(yes: bool, why: str) -> None:
 CANCELLED = 1
 
 
-def echo_json(data: dict[str, Any] | list[Any]) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print for a person: every control character but newline and tab shown as text
+    (``\\x1b``), on a terminal or not — a memory's bytes never drive the terminal. Every
+    command prints through here (click alone strips only CSI, and only off a terminal)."""
+    typer.echo(visible(str(message)), err=err, nl=nl)
+
+
+def json_text(data: dict[str, Any] | list[Any], indent: int | None = None) -> str:
+    """JSON with every control character escaped, C1 and DEL too (json.dumps leaves
+    them raw with ensure_ascii=False)."""
+    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+def echo_json(data: dict[str, Any] | list[Any], indent: int | None = 2) -> None:
+    echo(json_text(data, indent))
 
 
 PROGRESS_MIN_FILES = 500
@@ -174,8 +198,8 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
             bar.__exit__(None, None, None)
 
 
-def echo_lines(lines: list[str]) -> None:
-    typer.echo("\n".join(lines))
+def echo_lines(lines: list[str], *, err: bool = False) -> None:
+    echo("\n".join(lines), err=err)
 
 
 def stdin_text(param_hint: str) -> str:

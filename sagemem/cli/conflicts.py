@@ -18,7 +18,7 @@ from ..config import JSON_VERSION
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo_json, echo_lines
+from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
 from .output import conflict_json, conflict_text, conflicts_text
 
 WRITER = "cli"
@@ -47,7 +47,7 @@ def conflicts_list(
     else:
         echo_lines(conflicts_text(records))
     for path in conflicts.unreadable_records(state_dir):
-        typer.echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
+        echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
                    err=True)
 
 
@@ -93,7 +93,7 @@ def conflicts_resolve(
     if as_json:
         echo_json(conflict_json(record, full=False))
     else:
-        typer.echo(f"{record.status}  {record.id}  ({record.decision}, "
+        echo(f"{record.status}  {record.id}  ({record.decision}, "
                    f"revision {str(record.data.get('appliedVersion'))[:12]})")
 
 
@@ -179,4 +179,4 @@ def conflicts_contradict(
     if as_json:
         echo_json(conflict_json(record))
     else:
-        typer.echo(f"open  {record.id}  ({' <> '.join(record.memories)})")
+        echo(f"open  {record.id}  ({' <> '.join(record.memories)})")

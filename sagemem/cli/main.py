@@ -2,8 +2,9 @@
 
 Each command parses its arguments, makes one library call and prints the result. Errors
 become exit codes in one place, ``main``: ``error: …`` on stderr, exit 2 for a usage
-mistake, 1 for everything else, never a traceback (``SAGE_MEM_DEBUG=1`` shows one for
-an unexpected internal error). Importing this module registers every command on ``app``.
+mistake (a group, or ``sagemem``, given no command prints its help and exits 2 too), 1
+for everything else, never a traceback (``SAGE_MEM_DEBUG=1`` shows one for an
+unexpected internal error). Importing this module registers every command on ``app``.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from . import (  # noqa: F401 (they register)
     snapshot,
     write,
 )
-from .base import app
+from .base import app, echo
 
+USAGE = 2
 INTERRUPTED = 130
 
 
@@ -35,7 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; the one place errors become exit codes."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        result = app(args=argv or ["--help"], prog_name="sagemem", standalone_mode=False)
+        if not argv:  # `sagemem` alone: its help, and the usage exit code like a bare group
+            app(args=["--help"], prog_name="sagemem", standalone_mode=False)
+            return USAGE
+        result = app(args=argv, prog_name="sagemem", standalone_mode=False)
     except SagememError as exc:
         return _fail(str(exc), 1)
     except typer.Abort:
@@ -44,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if _is_group_without_command(exc):  # `sagemem snapshot`: its help, like `sagemem`
-            typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
-            return 0
+            echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+            return USAGE  # no command was run: a script must not read this as success
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
             return _usage_failure(exc)
         if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
@@ -82,7 +87,7 @@ def _is_usage_error(exc: Exception) -> bool:
 
 def _fail(message: str, code: int) -> int:
     first_line = " ".join(message.split())
-    print(f"error: {first_line}", file=sys.stderr)
+    echo(f"error: {first_line}", err=True)
     return code
 
 

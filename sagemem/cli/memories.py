@@ -13,7 +13,7 @@ import typer
 from ..config import default_state_dir, load_settings
 from ..files.fields import TYPES
 from ..files.init import init_directory
-from .base import Globals, JsonOption, app, echo_json, echo_lines, memory_type, stdin_text
+from .base import Globals, JsonOption, app, echo, echo_json, echo_lines, memory_type, stdin_text
 from .output import (
     init_json,
     listing_json,
@@ -47,11 +47,11 @@ def init(
                 + [f"updated  {u.path} (added {u.added})" for u in report.updated]
                 + [f"exists   {p} (left as it was)" for p in report.existed])
     for warning in report.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     exports = f"SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"
     if settings.state_dir != default_state_dir(settings.memory_dir):
         exports += f" SAGE_MEM_STATE_DIR={shlex.quote(str(settings.state_dir))}"
-    typer.echo(f"next: export {exports} (or pass --dir/--state-dir before the command); "
+    echo(f"next: export {exports} (or pass --dir/--state-dir before the command); "
                f"sagemem's own state lives in {settings.state_dir}", err=True)
 
 
@@ -73,7 +73,7 @@ def list_(
     else:
         echo_lines(listing_text(listing, today, shutil.get_terminal_size((80, 24)).columns))
     for error in listing.errors:
-        typer.echo(f"warning: {error.error}", err=True)
+        echo(f"warning: {error.error}", err=True)
 
 
 @app.command()
@@ -116,7 +116,7 @@ def new(
     if as_json:
         echo_json(memory_json(memory, date.today()))
     else:
-        typer.echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+        echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
 
 
 @app.command()
@@ -128,4 +128,4 @@ def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
     else:
         echo_lines(settings_text(settings))
     for warning in settings.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)

@@ -8,6 +8,7 @@ read, inject, sessions, the ledger, checkpoints) is ``output_agent.py``.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import date, datetime, timezone
@@ -109,8 +110,11 @@ def width_of(text: str) -> int:
 
 
 def fit(text: str, width: int) -> str:
-    """``text`` cut to ``width`` columns with an ellipsis, padded to exactly ``width``."""
-    text = " ".join(text.split())
+    """``text`` cut to ``width`` columns with an ellipsis, padded to exactly ``width``;
+    runs of white space become one space, but leading indentation stays (code in a
+    side-by-side view keeps its shape)."""
+    indent = text[:len(text) - len(text.lstrip())].expandtabs(4).replace("\n", "")
+    text = indent + " ".join(text.split())
     if width_of(text) > width:
         out, used = [], 0
         for ch in text:
@@ -121,6 +125,22 @@ def fit(text: str, width: int) -> str:
             used += w
         text = "".join(out) + "…"
     return text + " " * (width - width_of(text))
+
+
+def wrap(line: str, columns: int = 80, indent: str = "    ") -> list[str]:
+    """``line`` broken at spaces into lines of at most ``columns``, continuations under
+    ``indent``; its own leading indentation kept, and a word longer than a line (a path)
+    kept whole: cut, it could no longer be pasted."""
+    if width_of(line) <= columns:
+        return [line]
+    lines, current = [], ""
+    for word in re.findall(r"\s*\S+", line):
+        if current.strip() and width_of(current + word) > columns:
+            lines.append(current)
+            current = indent + word.lstrip()
+        else:
+            current += word
+    return [*lines, current]
 
 
 def human_size(size: int) -> str:
@@ -172,7 +192,8 @@ def memory_text(memory: Memory, today: date) -> list[str]:
         if value in (None, [], False) and key not in ("type", "description"):
             continue
         label = f"{key}:" if key == "revision" else f"{key + ':':<18}"
-        lines.append(f"{label} {_shown(value)}" if key == "revision" else label + _shown(value))
+        lines += wrap(f"{label} {_shown(value)}" if key == "revision" else label + _shown(value),
+                      indent="    ")
     if not memory.has_frontmatter:
         lines.append("(no frontmatter: defaults apply)")
     for problem in memory.problems:
@@ -193,9 +214,10 @@ def _shown(value: object) -> str:
 
 def settings_text(settings: Settings) -> list[str]:
     rows = describe_settings(settings)
-    lines = [f"{'SETTING':<18} {'FROM':<9} VALUE"]
+    key_w = max(len(key) for key, *_ in rows)  # idle_days_reference is 19: no fixed width
+    lines = [f"{'SETTING':<{key_w}} {'FROM':<9} VALUE"]
     for key, value, source, _env in rows:
-        lines.append(f"{key:<18} {source:<9} {_shown(value)}")
+        lines.append(f"{key:<{key_w}} {source:<9} {_shown(value)}")
     return lines
 
 
@@ -212,8 +234,8 @@ def conflict_json(conflict: Conflict, full: bool = True) -> dict[str, Any]:
 
 
 def conflicts_text(records: Iterable[Conflict]) -> list[str]:
-    lines = [f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}"
-             for c in records]
+    lines = [part for c in records for part in wrap(
+        f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}")]
     return lines or ["no conflicts"]
 
 

@@ -10,9 +10,10 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ..config import JSON_VERSION
+from ..files.plural import counted
 from ..history.ledger import KINDS, MemoryAccess
 from ..inject.tasks import Checkpoint, handle
-from .output import fit, width_of
+from .output import fit, width_of, wrap
 
 if TYPE_CHECKING:
     from ..inject.block import Injection
@@ -48,18 +49,20 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
             mark += f"; see {result.superseded_by}"
         mark += ")" if mark else ""
         mark += "  (archived)" if result.archived else ""
-        lines.append(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
-                     f"  {result.score:.2f}{mark}")
+        lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
+                      f"  {result.score:.2f}{mark}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
-        lines.extend("    " + line for line in result.paragraph.splitlines()[:PARAGRAPH_LINES])
+        lines += [part for line in result.paragraph.splitlines()[:PARAGRAPH_LINES]
+                  for part in wrap("    " + line, columns)]
         if len(result.paragraph.splitlines()) > PARAGRAPH_LINES:
             lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
         lines.append("")
     if not response.results:
         lines.append("(no memory matches)")
     coverage = response.coverage
-    lines.append(f"scanned {coverage.files_scanned} files, {coverage.candidates} candidates, "
-                 f"{coverage.paragraphs_filtered} paragraphs filtered")
+    lines.append(f"scanned {counted(coverage.files_scanned, 'file')}, "
+                 f"{counted(coverage.candidates, 'candidate')}, "
+                 f"{counted(coverage.paragraphs_filtered, 'paragraph')} filtered")
     return lines
 
 

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..config import JSON_VERSION
+from ..files.plural import counted
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo_json, echo_lines, progress_bar
+from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines, progress_bar
+from .output import wrap
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -56,7 +58,8 @@ def snapshot_create(
             echo_json({"version": JSON_VERSION, "dry_run": True, "file_count": files,
                        "rotated": list(rotated)})
         else:
-            typer.echo(f"would copy {files} files; would rotate away {len(rotated)} snapshots"
+            echo(f"would copy {counted(files, 'file')}; would rotate away "
+                 f"{counted(len(rotated), 'snapshot')}"
                        + "".join(f"\n  {i}" for i in rotated))
         return
     with progress_bar("snapshot") as progress:
@@ -64,9 +67,9 @@ def snapshot_create(
     if as_json:
         echo_json({**snapshot_json(snapshot), "rotated": list(snapshot.rotated)})
     else:
-        typer.echo(f"created  {snapshot.id}  ({len(snapshot.files)} files)")
+        echo(f"created  {snapshot.id}  ({counted(len(snapshot.files), 'file')})")
         for line in rotated_text(snapshot.rotated, keep):
-            typer.echo(line)
+            echo(line)
     _warn_skipped(snapshot)
 
 
@@ -86,7 +89,7 @@ def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
     else:
         echo_lines([_line(s) for s in listing.snapshots] or ["no snapshots"])
     for snapshot_id in listing.unreadable:
-        typer.echo(f"warning: snapshot {snapshot_id} has an unreadable manifest (damaged)",
+        echo(f"warning: snapshot {snapshot_id} has an unreadable manifest (damaged)",
                    err=True)
 
 
@@ -127,7 +130,7 @@ def snapshot_diff_(
     if as_json:
         echo_json({"version": JSON_VERSION, "id": snapshot.id, "name": name, "diff": diff})
     else:  # an empty diff printed nothing, which read like a failure
-        typer.echo(diff or "no differences", nl=not diff)
+        echo(diff or "no differences", nl=not diff)
 
 
 @app.command("rollback")
@@ -161,11 +164,11 @@ def rollback_(
     else:
         echo_lines(report_text(report, ctx.obj.command()))
     if report.history_error:  # files did change: the report (and its undo id) is shown
-        typer.echo(f"error: {report.history_error}", err=True)
+        echo(f"error: {report.history_error}", err=True)
         raise typer.Exit(1)
     if incomplete := [s.file for s in report.skipped if s.code in INCOMPLETE_CODES]:
         shown = ", ".join(incomplete[:3]) + (", …" if len(incomplete) > 3 else "")
-        typer.echo(f"error: rollback incomplete: {len(incomplete)} file(s) could not be "
+        echo(f"error: rollback incomplete: {counted(len(incomplete), 'file')} could not be "
                    f"restored or moved ({shown}); see the report above, then roll back again",
                    err=True)
         raise typer.Exit(1)
@@ -250,12 +253,13 @@ def _line(snapshot: Snapshot) -> str:
     # a protection snapshot has no label, only its reason ("before rollback to <id>")
     note = snapshot.label or snapshot.reason
     label = f"  {note}" if note else ""
-    return f"{snapshot.id}  {snapshot.kind:<10} {len(snapshot.files):>6} files{label}"
+    files = counted(len(snapshot.files), "file")
+    return "\n".join(wrap(f"{snapshot.id}  {snapshot.kind:<10} {files:>11}{label}"))
 
 
 def _warn_skipped(snapshot: Snapshot) -> None:
     for skipped in snapshot.skipped:
-        typer.echo(f"warning: not copied: {skipped.name}: {skipped.reason}", err=True)
+        echo(f"warning: not copied: {skipped.name}: {skipped.reason}", err=True)
 
 
 

@@ -27,7 +27,7 @@ from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
 from . import base as cli
-from .base import JsonOption, app, echo_json, revision_param, stdin_text
+from .base import JsonOption, app, echo, echo_json, missing, revision_param, stdin_text
 from .output import memory_json
 
 WRITER = "cli"
@@ -41,12 +41,12 @@ def _written(memory: Memory, verb: str, as_json: bool, warnings: list[str] | Non
     if as_json:
         echo_json({**memory_json(memory, date.today()), "warnings": warnings or []})
     else:
-        typer.echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
+        echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
     for warning in warnings or []:
-        typer.echo(f"warning: {memory.file}: {warning}", err=True)
+        echo(f"warning: {memory.file}: {warning}", err=True)
     for problem in memory.problems:  # written as asked, but the reader had to default
         where = f"line {problem.line}: " if problem.line else ""
-        typer.echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
+        echo(f"warning: {memory.file}: {where}{problem.field}: {problem.message}",
                    err=True)
 
 
@@ -57,7 +57,7 @@ def write(
     source: Annotated[str | None, typer.Argument(help="- to read the new text from stdin.")
                       ] = None,
     from_file: Annotated[Path | None, typer.Option(
-        "--from", help="Read the new text from this file.")] = None,
+        "--from", help="Read the new text from this file (- for stdin).")] = None,
     expect: Annotated[str, typer.Option(
         "--expect", help="The revision you read (`show` prints it), or 'new' to create.")
     ] = "",
@@ -71,8 +71,8 @@ def write(
         raise typer.BadParameter("give the text as --from FILE or - (stdin), one of them",
                                  param_hint="--from")
     if not expect:
-        raise typer.BadParameter(f"state the revision you read (`sagemem show NAME` "
-                                 f"prints it) or {NEW}", param_hint="--expect")
+        raise missing("--expect", f"State the revision you read (`sagemem show NAME` prints "
+                                  f"it) or {NEW}.")
     expected = None if expect == NEW else revision_param(expect, "--expect")
     text = _read_text(from_file) if from_file is not None else stdin_text("-")
     store = ctx.obj.store()
@@ -85,6 +85,8 @@ def write(
 
 
 def _read_text(path: Path) -> str:
+    if str(path) == "-":  # the convention people's hands know; a file named - is ./-
+        return stdin_text("--from")
     try:
         return path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -119,7 +121,7 @@ def edit(
         _run_editor(copy)
         text = _read_text(copy)
     if text == memory.text:
-        typer.echo(f"unchanged  {memory.file}", err=True)
+        echo(f"unchanged  {memory.file}", err=True)
         return
     try:
         saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
@@ -141,7 +143,7 @@ def _edit_not_saved(store: MemoryStore, file: str, text: str, exc: SagememError
     if kept is not None:
         return WriteFailed(path, cause, outcome=f"the memory was not changed; your edited "
                                                 f"text is kept in {kept}")
-    typer.echo(text, err=True, nl=not text.endswith("\n"))
+    echo(text, err=True, nl=not text.endswith("\n"))
     return WriteFailed(path, cause, outcome="the memory was not changed, and your edited "
                                             "text could not be kept anywhere: it is printed "
                                             "above, copy it now")
@@ -199,10 +201,10 @@ def _offer_index_update(store: MemoryStore, memory: Memory, update: bool | None)
                                "description?", default=True, err=True)
     if update:
         store.set_index_hook(memory.file, memory.description)
-        typer.echo(f"indexed  MEMORY.md line of {memory.file} now says the new description",
+        echo(f"indexed  MEMORY.md line of {memory.file} now says the new description",
                    err=True)
     elif update is None:
-        typer.echo(f"warning: MEMORY.md still describes {memory.file} as {hook!r}; "
+        echo(f"warning: MEMORY.md still describes {memory.file} as {hook!r}; "
                    "rerun with --update-index to change it", err=True)
 
 

@@ -10,6 +10,7 @@
 - ``ids``: ``resolve_id`` — an id, or the one id a prefix starts.
 - ``keep``: ``keep_text`` — a text a write could not save, kept in a private file.
 - ``indexfile``: the lines of ``MEMORY.md``. ``init``: ``init_directory``.
+- ``controls``: ``visible``, ``json_safe`` (control characters). ``plural``: ``counted``.
 - ``folder``: ``MemoryFolder`` — reading a directory, its lock, guarded ``MEMORY.md``
   edits, change notices.
 - ``state``: which state directory belongs to which folder (``default_state_dir``,

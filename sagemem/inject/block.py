@@ -20,6 +20,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import SagememError, WriteFailed
+from ..files.controls import visible
 from ..files.memory import Memory
 from ..search.text import file_lines, paragraphs
 from ..store import MemoryStore
@@ -32,7 +33,7 @@ OPEN, CLOSE = "<sagemem-memory>", "</sagemem-memory>"
 DISCIPLINE = """\
 Notes from earlier sessions, found for this question. They can be stale:
 - check the current code before acting on a memory; it may have changed since;
-- confirm a path exists before you mention it, and grep before you name a function;
+- confirm a path exists before you mention it; grep before you name a function;
 - cite a memory as file.md:lines; `sagemem read FILE --start-line N` shows more."""
 _EXPLICIT = re.compile(
     # Verification, correction, asking for the basis: these get the original text again.
@@ -265,7 +266,7 @@ def _why_not(candidate: _Candidate, block: str, plan: _Plan, placed: int,
 def _render_item(candidate: _Candidate, max_chars: int, stale_days: int, now: datetime) -> str:
     body = candidate.text if len(candidate.text) <= max_chars else (
         candidate.text[:max_chars].rstrip() + TRUNCATED)
-    header = f"### {candidate.file}:{candidate.start_line}-{candidate.end_line}"
+    header = inert(f"### {candidate.file}:{candidate.start_line}-{candidate.end_line}")
     about = " ".join(candidate.memory.description.split()) or candidate.memory.title
     fresh = _freshness(candidate.memory, stale_days, now)
     lines = [header, inert(about + (f" ({fresh})" if fresh else ""))]
@@ -286,10 +287,11 @@ def _freshness(memory: Memory, stale_days: int, now: datetime) -> str | None:
 
 
 def inert(text: str) -> str:
-    """Memory text that cannot close the block or trigger the host's templating."""
+    """Memory text that cannot close the block, trigger the host's templating, or carry
+    a control character (shown as ``\\x1b``) to wherever the block is displayed."""
     for raw, safe in _INERT:
         text = text.replace(raw, safe)
-    return text
+    return visible(text)
 
 
 def _task_handle(store: MemoryStore, settings: Settings, session_id: str,

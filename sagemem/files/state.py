@@ -27,7 +27,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import MemoryExists, SettingsError, WrongFolder
+from ..errors import MemoryExists, SettingsError, StateDirNotDirectory, WrongFolder
 from .atomic import atomic_write
 from .paths import STATE_DIR_NAME, read_state_file
 
@@ -38,6 +38,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def owner_of(state_dir: Path) -> Path | None:
     """The memory folder ``state_dir`` belongs to, or None when it names none."""
+    if os.path.lexists(state_dir) and not state_dir.is_dir():  # not "cannot read folder.json"
+        raise StateDirNotDirectory(state_dir)
     path = state_dir / OWNER_FILE
     raw = read_state_file(path)
     if raw is None:

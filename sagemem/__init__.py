@@ -10,7 +10,6 @@ The library stands on its own (``import sagemem`` never imports typer)::
 
 from typing import TYPE_CHECKING, Any
 
-from .config import Settings, load_settings
 from .errors import (
     ConflictNotFound,
     DirectoryMissing,
@@ -37,9 +36,6 @@ from .errors import (
     WriteFailed,
     WriteRefused,
 )
-from .files.fields import TYPES, Problem
-from .files.memory import Memory, parse, revision_of
-from .store import ListError, Listing, MemoryStore
 
 if TYPE_CHECKING:
     from .audit.fix import FixReport
@@ -49,8 +45,11 @@ if TYPE_CHECKING:
     from .audit.scan import Finding
     from .audit.watch import AuditDiff, LiveAudit
     from .audit.watch import follow as follow_audit
+    from .config import Settings, load_settings
     from .files.edit import render_new, set_fields
+    from .files.fields import TYPES, Problem
     from .files.init import InitReport, init_directory
+    from .files.memory import Memory, parse, revision_of
     from .history.archive import ArchiveResult, archive_memory, purge_memory, restore_memory
     from .history.archive_log import ArchiveEvent, read_log
     from .history.candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
@@ -73,6 +72,7 @@ if TYPE_CHECKING:
         load_snapshot,
         verify_snapshot,
     )
+    from .store import ListError, Listing, MemoryStore
 
 __version__ = "0.1.0"
 _LAZY = {  # public name: module, or module:attribute where the name differs
@@ -85,12 +85,19 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "Finding": "audit.scan",
     "FixReport": "audit.fix",
     "InitReport": "files.init",
+    "ListError": "store",
+    "Listing": "store",
     "LiveAudit": "audit.watch",
     "Lock": "history.locks",
     "LockChange": "history.locks",
+    "Memory": "files.memory",
+    "MemoryStore": "store",
+    "Problem": "files.fields",
     "RollbackPlan": "history.rollback",
     "RollbackReport": "history.rollback",
+    "Settings": "config",
     "Snapshot": "history.snapshots",
+    "TYPES": "files.fields",
     "apply_rollback": "history.rollback",
     "archive_candidates": "history.candidates",
     "archive_memory": "history.archive",
@@ -102,13 +109,16 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "init_directory": "files.init",
     "list_locks": "history.locks",
     "list_snapshots": "history.snapshots",
+    "load_settings": "config",
     "load_snapshot": "history.snapshots",
     "lock_memory": "history.locks",
+    "parse": "files.memory",
     "plan_rollback": "history.rollback",
     "purge_memory": "history.archive",
     "read_log": "history.archive_log",
     "render_new": "files.edit",
     "restore_memory": "history.archive",
+    "revision_of": "files.memory",
     "roll_back": "history.rollback:rollback",
     "rollback_history": "history.rollback",
     "run_audit": "audit.report:audit",
@@ -119,8 +129,9 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
 
 
 def __getattr__(name: str) -> Any:
-    """Imported on first use: the editor pulls in ruamel.yaml, and snapshots, rollback
-    and the archive are not needed by the hook and inject, which run on every prompt."""
+    """Imported on first use: the editor pulls in ruamel.yaml, snapshots, rollback and
+    the archive are not needed by the hook and inject, which run on every prompt, and
+    `sagemem config` needs neither the store nor the parser (yaml)."""
     if name in _LAZY:
         from importlib import import_module
 

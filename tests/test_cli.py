@@ -8,6 +8,7 @@ the same. Every run passes ``--state-dir`` under tmp_path, so nothing is written
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.cli import app, main
+from sagemem.cli.main import COMMANDS as LAZY_COMMANDS
 from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
@@ -189,6 +191,8 @@ def listed(result: Result) -> dict[str, dict[str, object]]:
 
 
 def test_help_test_covers_every_registered_command() -> None:
+    for module in set(LAZY_COMMANDS.values()):  # commands register when their module loads
+        importlib.import_module(f"sagemem.cli.{module}")
     names = [c.name or getattr(c.callback, "__name__", "") for c in app.registered_commands]
     assert sorted(names) == sorted(COMMANDS)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
@@ -25,8 +25,9 @@ from .. import __version__
 from ..config import Settings, load_settings
 from ..files.controls import json_safe, visible
 from ..files.fields import TYPES
-from ..history.journal import pending_notice
-from ..store import MemoryStore
+
+if TYPE_CHECKING:
+    from ..store import MemoryStore
 
 app = typer.Typer(
     add_completion=False,
@@ -52,6 +53,9 @@ class Globals:
     def store(self, *, warn_pending: bool = True) -> MemoryStore:
         """The store; first a warning when a killed operation left the folder half done
         (every command that opens the store says so, reading ones included)."""
+        from ..history.journal import pending_notice  # `sagemem config` needs no store
+        from ..store import MemoryStore
+
         store = MemoryStore.from_settings(self.settings())
         if warn_pending and (notice := pending_notice(store.state_dir)):
             typer.echo(f"warning: {notice}; finish it: {self.command('recover')}", err=True)

@@ -12,14 +12,16 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import JSON_VERSION, Settings, describe_settings
-from ..files.fields import Problem
-from ..files.init import InitReport
-from ..files.memory import Memory
-from ..store import ListError, Listing
-from ..writes.conflicts import Conflict
+
+if TYPE_CHECKING:  # annotations only: `sagemem config` imports neither store nor parser
+    from ..files.fields import Problem
+    from ..files.init import InitReport
+    from ..files.memory import Memory
+    from ..store import ListError, Listing
+    from ..writes.conflicts import Conflict
 
 
 def _iso(value: date | None) -> str | None:

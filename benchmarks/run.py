@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """sagemem benchmarks: one command, one table of medians and ratios.
 
-    python benchmarks/run.py [--files N] [--repeat R] [--all]
+    python benchmarks/run.py [--files N] [--repeat R] [--only NAME ...]
 
 Generates a deterministic synthetic memory directory with ``../shared/bench/gen_corpus.py``
 (beside the checkout) and measures, in the same run:
@@ -11,12 +11,14 @@ Generates a deterministic synthetic memory directory with ``../shared/bench/gen_
 - ``ruamel parse``    the same listing if frontmatter were read with ruamel.yaml
                       (the alternative the read path does not use).
 
-The other benchmarks also run on their own: ``bench_search.py``, ``bench_inject.py``,
-``bench_writes.py``, ``bench_snapshot.py``, ``bench_archive.py`` and ``bench_audit.py``.
+Then it runs every script of BENCHMARKS (with the same ``--repeat``), each printing its
+own table: ``bench_startup.py`` (commands as whole processes next to their floors),
+``bench_search.py``, ``bench_inject.py``, ``bench_writes.py``, ``bench_snapshot.py``,
+``bench_archive.py``, ``bench_audit.py``. Each also runs on its own; ``--only startup
+search`` runs just those (``list`` is the listing table above).
 
-Ratios are against ``read bytes`` measured in the same run; absolute times depend on the
-machine and are shown only for scale. ``--all`` then runs every script of BENCHMARKS
-(with the same ``--repeat``), each printing its own table.
+Ratios are against floors measured in the same run; absolute times depend on the
+machine and are shown only for scale.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from sagemem import MemoryStore
 from sagemem.files.memory import split
 
 # Each runs with its own defaults (their sizes differ: search 1,000 and 10,000, inject
-# 1,000 as processes, snapshot 10,000); `--all` only passes --repeat along.
-BENCHMARKS = ("bench_search.py", "bench_inject.py", "bench_writes.py", "bench_snapshot.py",
-              "bench_archive.py", "bench_audit.py")
+# 1,000 as processes, snapshot 10,000); run.py only passes --repeat along.
+BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_inject.py", "bench_writes.py",
+              "bench_snapshot.py", "bench_archive.py", "bench_audit.py")
 
 
 def read_all(directory: Path) -> None:
@@ -56,33 +58,42 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--all", action="store_true", help="Also run BENCHMARKS.")
+    names = ["list", *(script[len("bench_"):-len(".py")] for script in BENCHMARKS)]
+    parser.add_argument("--only", nargs="+", choices=names, default=names,
+                        help="Run only these benchmarks (default: all).")
     args = parser.parse_args()
     corpus_generator_or_exit()
+    if "list" in args.only:
+        listing(args.files, args.repeat)
+    for script in BENCHMARKS:
+        if script[len("bench_"):-len(".py")] in args.only:
+            print(f"\n== {script}", flush=True)
+            repeat = [] if script == "bench_writes.py" else ["--repeat", str(args.repeat)]
+            subprocess.run([sys.executable, str(Path(__file__).with_name(script)), *repeat],
+                           check=True)
+    return 0
+
+
+def listing(files: int, repeat: int) -> None:
+    """The listing table: every file parsed through the safe read path."""
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "memory"
-        subprocess.run([sys.executable, str(GEN_CORPUS), str(corpus), str(args.files)],
+        subprocess.run([sys.executable, str(GEN_CORPUS), str(corpus), str(files)],
                        check=True, capture_output=True)
         store = MemoryStore(corpus, Path(tmp) / "state")
         count = len(store.list().memories)
         rows = [
-            ("read bytes (baseline)", median_of(lambda: read_all(corpus), args.repeat)),
-            ("store.list()", median_of(store.list, args.repeat)),
+            ("read bytes (baseline)", median_of(lambda: read_all(corpus), repeat)),
+            ("store.list()", median_of(store.list, repeat)),
             ("ruamel parse (not used)", median_of(lambda: ruamel_list(corpus),
-                                                       max(1, args.repeat // 2))),
+                                                       max(1, repeat // 2))),
         ]
     base = rows[0][1]
-    print(f"{count} memories, median of {args.repeat} runs")
+    print(f"{count} memories, median of {repeat} runs")
     print(f"{'operation':<26} {'median s':>10} {'per file ms':>12} {'vs baseline':>12}")
     for label, seconds in rows:
         print(f"{label:<26} {seconds:>10.3f} {seconds / count * 1000:>12.3f} "
               f"{seconds / base:>11.1f}x")
-    for script in BENCHMARKS if args.all else ():
-        print()
-        repeat = [] if script == "bench_writes.py" else ["--repeat", str(args.repeat)]
-        subprocess.run([sys.executable, str(Path(__file__).with_name(script)), *repeat],
-                       check=True)
-    return 0
 
 
 if __name__ == "__main__":

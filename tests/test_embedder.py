@@ -179,11 +179,12 @@ def garble_start(path: Path) -> None:
 
 DAMAGES = {
     "truncated embedding table": ("arrays/table.npy", truncate),
-    "garbled array header": ("arrays/proj_W.npy", garble_start),
+    "garbled array header": ("arrays/float32.npy", garble_start),
+    "truncated packed arrays": ("arrays/float32.npy", truncate),
     "garbled piece table": ("pieces.sqlite3", garble_start),
     "garbled manifest": ("manifest.json", garble_start),
     "missing manifest (a killed build)": ("manifest.json", Path.unlink),
-    "missing array": ("arrays/w1.0.npy", Path.unlink),
+    "missing array": ("arrays/table.npy", Path.unlink),
 }
 
 
@@ -217,7 +218,7 @@ def test_garbled_array_data_is_caught_by_the_bulk_check(cache_copy: Path,
 
 
 def test_leftovers_of_a_killed_build_are_removed_by_the_next_build(cache_copy: Path) -> None:
-    leftover = cache_copy / ".0.0.1-dead-f1.tmp-1-abcd"
+    leftover = cache_copy / ".0.0.1-dead-f2.tmp-1-abcd"
     leftover.mkdir()
     (leftover / "pieces.sqlite3").write_bytes(b"half")
     (cache_path(cache_copy) / "manifest.json").unlink()

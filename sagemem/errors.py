@@ -47,18 +47,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = [  # every class below, sorted
-    "ConflictNotFound", "DirectoryMissing", "EmbedderUnavailable", "EvalSetError",
-    "FileChangedDuringRead", "FileTooLarge", "IdNotFound", "IllegalSetting",
-    "IndexUnavailable", "InvalidCursor", "InvalidName", "InvalidReadRange",
-    "InvalidRevision", "MemoryExists", "MemoryLocked", "MemoryNotFound", "MoveIncomplete",
-    "NameCollision", "NoCheckpoint", "NotArchived", "ReadOnlyFile", "ReservedName",
-    "ResolutionRefused", "SagememError", "SettingsError", "SnapshotDamaged",
-    "SnapshotNotFound", "StaleField", "StaleRevision", "StateDirNotDirectory",
-    "UneditableFrontmatter", "UnknownEmbedder", "UnreadableFile", "UnresolvedMerge",
-    "UnsafeFile", "WriteFailed", "WriteRefused", "WrongFolder",
-]
-
 
 class SagememError(Exception):
     """Root of every error sagemem raises on purpose."""
@@ -111,10 +99,8 @@ class DirectoryMissing(SagememError):
     def __init__(self, path: Path, exists: bool = False) -> None:
         self.path = path
         state = "is not a directory" if exists else "does not exist"
-        super().__init__(
-            f"memory directory {path} {state}; "
-            "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it"
-        )
+        super().__init__(f"memory directory {path} {state}; "
+                         "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it")
 
 
 class WrongFolder(SagememError):
@@ -196,10 +182,8 @@ class FileTooLarge(SagememError):
         self.name = name
         self.size = size
         self.limit = limit
-        super().__init__(
-            f"{name} is {size} bytes, over the {limit // 1024} KiB limit per memory; "
-            "split it into smaller memories"
-        )
+        super().__init__(f"{name} is {size} bytes, over the {limit // 1024} KiB limit per memory; "
+                         "split it into smaller memories")
 
 
 class FileChangedDuringRead(SagememError):
@@ -219,10 +203,8 @@ class UneditableFrontmatter(SagememError):
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
         self.reason = reason
-        super().__init__(
-            f"cannot edit the frontmatter of {name}: {reason}; fix it by hand "
-            "(`sagemem show` lists the problems)"
-        )
+        super().__init__(f"cannot edit the frontmatter of {name}: {reason}; fix it by hand "
+                         "(`sagemem show` lists the problems)")
 
 
 class WriteRefused(SagememError):
@@ -456,3 +438,7 @@ class NoCheckpoint(SagememError):
         self.path = path
         super().__init__(f"no checkpoint for task {path.parent.name}: {path} does not exist; "
                          "create it with `sagemem task path --create`")
+
+
+__all__ = sorted(name for name, value in list(globals().items())  # every class above
+                 if isinstance(value, type) and issubclass(value, SagememError))

@@ -6,7 +6,8 @@ happened and what to do about it. Callers branch on the class, never on the text
     SagememError
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
      │    ├── IllegalSetting      a value a setting that deletes or archives cannot take
-     │    └── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
+     │    ├── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
+     │    └── UnknownEmbedder     the ``embedder`` setting names no registered embedder
      ├── DirectoryMissing         the memory directory does not exist
      ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
@@ -52,8 +53,8 @@ __all__ = [  # every class below, sorted
     "MemoryNotFound", "MoveIncomplete", "NameCollision", "NoCheckpoint", "NotArchived",
     "ReadOnlyFile", "ReservedName", "ResolutionRefused", "SagememError", "SettingsError",
     "SnapshotDamaged", "SnapshotNotFound", "StaleField", "StaleRevision", "StateDirNotDirectory",
-    "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge", "UnsafeFile", "WriteFailed",
-    "WriteRefused", "WrongFolder",
+    "UneditableFrontmatter", "UnknownEmbedder", "UnreadableFile", "UnresolvedMerge",
+    "UnsafeFile", "WriteFailed", "WriteRefused", "WrongFolder",
 ]
 
 
@@ -418,6 +419,14 @@ class InvalidRevision(SagememError):
         self.problem = problem
         super().__init__(f"revision {given!r} {problem}; give the full revision or its "
                          f"first {minimum}+ characters (`sagemem show NAME` prints it)")
+
+
+class UnknownEmbedder(SettingsError):
+    def __init__(self, key: str, known: list[str]) -> None:
+        self.path, self.problem, self.key, self.known = None, "unknown embedder", key, known
+        SagememError.__init__(self, f"embedder {key!r} is not registered (known: "
+                              f"{', '.join(known) or 'none'}); fix the embedder setting "
+                              "(SAGE_MEM_EMBEDDER)")
 
 
 class EvalSetError(SagememError):

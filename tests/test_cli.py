@@ -114,6 +114,7 @@ def isolated_cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith("SAGE_MEM_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("SAGE_MEM_SEMANTIC", "off")  # expectations are lexical (conftest)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

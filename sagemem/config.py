@@ -69,8 +69,11 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     # here), and a killed hook injects nothing; past the budget it injects what is indexed.
     IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
 )
-FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG"}
-TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID"}
+# semantic: vectors beside the lexical index, on unless 0/false/off (off = lexical only)
+FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG",
+            "semantic": "SAGE_MEM_SEMANTIC"}
+TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID", "embedder": "SAGE_MEM_EMBEDDER"}
+DEFAULT_EMBEDDER = "use-m3"  # search/embedder.py's default (config may not import search)
 FALSE_WORDS = frozenset({"0", "false", "off"})
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
 INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -96,7 +99,9 @@ class Settings:
     hook_budget_ms: int = 5000
     validity: bool = True
     debug: bool = False
+    semantic: bool = True
     task_id: str | None = None
+    embedder: str = DEFAULT_EMBEDDER
     sources: Mapping[str, Source] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -258,7 +263,7 @@ def load_settings(
                  _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec)))
         if found:
             values[spec.key], sources[spec.key] = found
-    parsers = {"validity": parse_validity, "debug": parse_debug}
+    parsers = {"validity": parse_validity, "debug": parse_debug, "semantic": parse_validity}
     for key, env_name in FLAG_ENV.items():
         if found := _layered(key, env_name, env, file, parsers[key]):
             values[key], sources[key] = found

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Settings
+from .config import DEFAULT_EMBEDDER, Settings
 from .errors import InvalidName, MemoryExists, SagememError, WriteFailed
 from .files import indexfile
 from .files.atomic import atomic_write, remove_quietly
@@ -31,23 +31,35 @@ from .files.paths import MAX_FILE_BYTES, check_name, file_name_for, with_suffix
 from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
+    from .search.embedder import Embedder
+    from .search.hybrid import Mode
     from .search.index import SearchIndex
     from .search.reading import ReadResult
     from .search.retrieve import SearchResponse
+    from .search.vectors import VectorStore
+
+EMBEDDER_DIR = "embedder"  # <state>/embedder/: the embedder's own derived caches
 
 
 class MemoryStore(MemoryFolder):
     """A memory directory and its state directory: reads, guarded writes and search."""
 
     def __init__(self, directory: Path | str, state_dir: Path | str | None = None, *,
-                 max_bytes: int = MAX_FILE_BYTES) -> None:
+                 max_bytes: int = MAX_FILE_BYTES, semantic: bool = False,
+                 embedder: str = DEFAULT_EMBEDDER) -> None:
         super().__init__(directory, state_dir, max_bytes=max_bytes)
+        self.semantic = semantic
+        """Search modes default to hybrid (vectors beside the lexical index) when set."""
+        self.embedder_key = embedder
         self._index: SearchIndex | None = None
+        self._vectors: VectorStore | None = None
+        self._embedder: Embedder | None = None
         self.on_change(self._tell_index)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryStore:
-        return cls(settings.memory_dir, settings.state_dir)
+        return cls(settings.memory_dir, settings.state_dir, semantic=settings.semantic,
+                   embedder=settings.embedder)
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -60,6 +72,9 @@ class MemoryStore(MemoryFolder):
         if self._index is not None:
             self._index.close()
             self._index = None
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
 
     # -- retrieval (search_memory / read_memory) ----------------------------------
 
@@ -71,6 +86,24 @@ class MemoryStore(MemoryFolder):
             self._index = SearchIndex(self)
         return self._index
 
+    def embedder(self) -> Embedder:
+        """The embedder of the ``embedder`` setting (UnknownEmbedder if none is registered)."""
+        if self._embedder is None:
+            from .search.embedder import get_embedder
+
+            self._embedder = get_embedder(self.embedder_key, self.state_dir / EMBEDDER_DIR)
+        return self._embedder
+
+    def vector_store(self) -> VectorStore:
+        """The vectors beside the search index, for the embedder in use."""
+        if self._vectors is None:
+            from .search.vectors import VectorStore, vectors_path
+
+            embedder = self.embedder()
+            self._vectors = VectorStore(vectors_path(self.search_index().path), embedder.name,
+                                        embedder.dim)
+        return self._vectors
+
     def _tell_index(self) -> None:
         """A write of ours: an open, watching index must not trust its watcher's silence."""
         if self._index is not None:
@@ -78,15 +111,24 @@ class MemoryStore(MemoryFolder):
 
     def search(self, query: str, scope: str | None = None, limit: int = 10,
                cursor: str | None = None, include_archived: bool = False,
-               deadline: float | None = None) -> SearchResponse:
+               deadline: float | None = None, mode: Mode | None = None) -> SearchResponse:
         """The memories that answer ``query``, best first, each with its paragraph;
         archived ones only with ``include_archived`` (each result says ``archived``).
         ``deadline`` (``time.monotonic()``) bounds bringing the index up to date: past it,
-        the search answers from what is indexed, with a notice."""
-        from .search.retrieve import search
+        the search answers from what is indexed, with a notice. ``mode``: lexical,
+        semantic or hybrid (``search/hybrid.py``); by default hybrid when the store is
+        ``semantic``, else lexical."""
+        mode = mode or ("hybrid" if self.semantic else "lexical")
+        if mode == "lexical":
+            from .search.retrieve import search
 
-        return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor,
-                      include_archived=include_archived, deadline=deadline)
+            return search(self.search_index(), query, scope=scope, limit=limit, cursor=cursor,
+                          include_archived=include_archived, deadline=deadline)
+        from .search.hybrid import search_mode
+
+        return search_mode(self.search_index(), self.vector_store(), self.embedder(), query,
+                           mode, scope=scope, limit=limit, cursor=cursor,
+                           include_archived=include_archived, deadline=deadline)
 
     def read(self, name: str, start_line: int | None = None, start_byte: int | None = None,
              max_bytes: int | None = None, revision: str | None = None) -> ReadResult:

@@ -41,7 +41,7 @@ SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
                 "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
                 "validity",
-                "debug", "task_id"]
+                "debug", "semantic", "task_id", "embedder"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\
@@ -116,6 +116,7 @@ def isolated_cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith("SAGE_MEM_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("SAGE_MEM_SEMANTIC", "off")  # expectations are lexical (conftest)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -22,7 +22,8 @@ from sagemem.search.text import file_lines
 SEARCH_KEYS = {"version", "query", "results", "coverage"}
 RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "end_line",
                "paragraph", "invalid", "invalid_at", "superseded_by", "revision", "archived"}
-COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor"}
+COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor",
+                 "files_without_vectors"}
 EVAL_KEYS = {"recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected",
              "by_kind", "worst_misses"}
 
@@ -131,6 +132,7 @@ def isolated_cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith("SAGE_MEM_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("SAGE_MEM_SEMANTIC", "off")  # expectations are lexical (conftest)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -35,6 +35,7 @@ from .base import (
     progress_bar,
 )
 from .batch import read_batch
+from .embedding import ModeOption, embed_all, mode_of
 
 
 @app.command()
@@ -51,6 +52,7 @@ def search(
         "--batch", help='JSONL file of {"id", "query"} lines; prints one JSON line each.')] = None,
     include_archived: Annotated[bool, typer.Option(
         "--include-archived", help="Search archive/ too (results marked archived).")] = False,
+    mode: ModeOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer QUERY, each with its paragraph and line range."""
@@ -61,11 +63,11 @@ def search(
     scope = memory_type(type_) if type_ else tag
     with ctx.obj.store() as store:
         if batch is not None:
-            raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived))
+            raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived, mode))
         if query is None or not query.strip():
             raise missing("QUERY", "Give a question, or --batch FILE.", "argument")
         response = store.search(query, scope=scope, limit=limit, cursor=cursor,
-                                include_archived=include_archived)
+                                include_archived=include_archived, mode=mode_of(mode))
     _notices(response.notices)
     if as_json:
         echo_json(search_json(response))
@@ -79,12 +81,12 @@ def search(
 
 
 def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int,
-                  include_archived: bool) -> int:
+                  include_archived: bool, mode: str | None) -> int:
     from .output_agent import search_json
 
     def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
         response = store.search(item["query"], scope=scope, limit=limit,
-                                include_archived=include_archived)
+                                include_archived=include_archived, mode=mode_of(mode))
         _notices(response.notices)
         return search_json(response)
 
@@ -151,6 +153,7 @@ def eval_(
     target: Annotated[Path, typer.Argument(
         help="A set folder (memory/ and queries.jsonl), or a queries.jsonl file written "
              "for the memory folder (--dir).")],
+    mode: ModeOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a retrieval evaluation and print its metrics and worst misses.
@@ -160,8 +163,12 @@ def eval_(
     from ..search.evaluate import evaluate
     from .output_agent import eval_text
 
-    memory_dir = None if target.is_dir() else ctx.obj.settings().memory_dir
-    report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir)
+    settings = ctx.obj.settings()
+    memory_dir = None if target.is_dir() else settings.memory_dir
+    chosen = mode_of(mode) or ("hybrid" if settings.semantic else "lexical")
+    embedder = None if chosen == "lexical" else MemoryStore.from_settings(settings).embedder()
+    report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir, mode=chosen,
+                      embedder=embedder)
     if as_json:
         echo_json({"version": JSON_VERSION, **report})
     else:
@@ -180,9 +187,12 @@ def index(
         notices = list(search_index.notices)
         if search_index.unsaved is not None:  # indexing is a write: it refuses, never degrades
             raise IndexUnavailable(search_index.path, search_index.unsaved)
+        embedded = embed_all(store, rebuild) if store.semantic else None
     _notices(notices)
     echo(f"{counted(report.scanned, 'file')} scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")
+    if embedded:
+        echo(embedded)
 
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)

@@ -162,7 +162,8 @@ def _candidates(store: MemoryStore, question: str, settings: Settings, step: int
     notices: list[str] = []
     more = 0
     if not repeat and question.strip():
-        response = store.search(question, limit=settings.max_results, deadline=deadline)
+        response = store.search(question, limit=settings.max_results, deadline=deadline,
+                                mode="lexical")  # semantic waits for issue 14's gate
         notices += response.notices
         more = max(response.coverage.candidates - len(response.results), 0)
         found += [c for c in (_matched(store, r) for r in response.results) if c]

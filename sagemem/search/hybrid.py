@@ -1,0 +1,174 @@
+"""Search modes: lexical (two-stage BM25, ``retrieve.py``), semantic (vectors) and hybrid.
+
+- ``semantic``: each memory scores the highest cosine between the question and any of
+  its texts (summary or paragraph), and quotes that text's lines.
+- ``hybrid``: reciprocal-rank fusion (k = 60) of the lexical and the semantic rankings;
+  a file found lexically quotes its lexical paragraph.
+
+Memories whose vectors are not in step yet (edited, and not embedded within the query's
+budget) are left out of the semantic ranking and counted in
+``Coverage.files_without_vectors``; lexical ranking still sees them. All modes return
+the same ``SearchResponse``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import date
+from typing import Literal
+
+from ..files.fields import TYPES
+from .embedder import Embedder
+from .index import IndexedFile, SearchIndex
+from .results import (
+    Coverage,
+    Moved,
+    SearchResponse,
+    SearchResult,
+    cursor_offset,
+    page_cursor,
+    result_at,
+)
+from .retrieve import MAX_CANDIDATES, search
+from .vector_sync import QUERY_BUDGET_SECONDS, indexed_revisions, sync_vectors
+from .vectors import Hit, VectorStore, vectors_path
+
+Mode = Literal["lexical", "semantic", "hybrid"]
+MODES: tuple[Mode, ...] = ("lexical", "semantic", "hybrid")
+RRF_K = 60  # the constant of Cormack et al. (2009); the next issue tunes the fusion
+FIRST_ROWS = 256
+"""Best-scoring rows looked at first: ten memories rarely need more (a memory holds ~5
+texts); a scope that filters most of them out widens the look fourfold each time."""
+
+
+def search_mode(index: SearchIndex, vectors: VectorStore | None, embedder: Embedder | None,
+                query: str, mode: Mode, *, scope: str | None = None, limit: int = 10,
+                cursor: str | None = None, today: date | None = None,
+                include_archived: bool = False, deadline: float | None = None,
+                budget: float = QUERY_BUDGET_SECONDS) -> SearchResponse:
+    """Rank the memories that answer ``query`` in ``mode``; ``vectors`` and ``embedder``
+    are needed for semantic and hybrid. Paged as ``retrieve.search``."""
+    if mode == "lexical" or vectors is None or embedder is None:
+        return search(index, query, scope, limit, cursor, today,
+                      include_archived=include_archived, deadline=deadline)
+    paged_as = f"{scope or ''}\0{mode}\0{int(include_archived)}"
+    offset = cursor_offset(cursor, query, paged_as)
+    day = today or date.today()
+    ranked, coverage, notices = _ranked(index, vectors, embedder, query, mode, scope, day,
+                                        deadline, budget)
+    if include_archived:
+        archive = SearchIndex(index.store, archived=True)
+        old_vectors = VectorStore(vectors_path(archive.path), embedder.name, embedder.dim)
+        try:
+            old, old_cov, old_notices = _ranked(archive, old_vectors, embedder, query, mode,
+                                                scope, day, deadline, budget)
+        finally:
+            archive.close()
+            old_vectors.close()
+        ranked = sorted([*ranked, *old], key=lambda r: (-r.score, r.archived, r.file))
+        coverage = _added(coverage, old_cov)
+        notices += old_notices
+    page = ranked[offset:offset + max(limit, 1)]
+    more = offset + len(page) < len(ranked)
+    coverage = replace(coverage, next_cursor=page_cursor(offset + len(page), query, paged_as)
+                       if more else None)
+    return SearchResponse(query, tuple(page), coverage, notices)
+
+
+def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query: str,
+            mode: Mode, scope: str | None, today: date, deadline: float | None,
+            budget: float) -> tuple[list[SearchResult], Coverage, tuple[str, ...]]:
+    """One index's results in ``mode``, best first, with their coverage and notices."""
+    lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
+    until = time.monotonic() + budget
+    report = sync_vectors(vectors, index, embedder,
+                          deadline=until if deadline is None else min(until, deadline))
+    semantic = semantic_results(index, vectors, embedder, query, scope, today, report.behind)
+    ranked = semantic if mode == "semantic" else fuse(list(lexical.results), semantic)
+    coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
+                        lexical.coverage.paragraphs_filtered, None, len(report.behind))
+    notices = (*lexical.notices, *index.notices, *vectors.notices)
+    index.notices.clear()
+    vectors.notices.clear()
+    if report.behind:
+        notices += (f"{len(report.behind)} changed memories not embedded yet, ranked "
+                    "lexically; run sagemem index",)
+    return ranked, coverage, notices
+
+
+def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
+                     query: str, scope: str | None, today: date, behind: frozenset[str]
+                     ) -> list[SearchResult]:
+    """Memories by the highest cosine of any of their texts, each quoting that text."""
+    if vectors.rows() == 0 or not query.strip():
+        return []
+    scores = vectors.scores(embedder.encode([query])[0])
+    current = {n: ids for n, ids in indexed_revisions(index).items() if n not in behind}
+    look = FIRST_ROWS
+    while True:
+        best = _best_per_file(vectors, scores, look, current)
+        files = index.files([current[name][0] for name in best])
+        kept = [(files[current[name][0]], hit) for name, hit in best.items()
+                if current[name][0] in files and in_scope(files[current[name][0]], scope)]
+        if len(kept) >= MAX_CANDIDATES or look >= len(scores):
+            break
+        look *= 4
+    kept.sort(key=lambda pair: (-pair[1].score, pair[0].name))
+    results = []
+    for indexed, hit in kept[:MAX_CANDIDATES]:
+        lines = (hit.start_line, hit.end_line) if hit.kind == "paragraph" else None
+        try:
+            results.append(result_at(index, indexed, hit.score, lines,
+                                     today))
+        except Moved:  # edited since the sync: the next query embeds it again
+            index.notices.append(f"{indexed.name} changed while it was searched; left out "
+                                 "of the semantic results")
+    return results
+
+
+def _best_per_file(vectors: VectorStore, scores: object, look: int,
+                   current: dict[str, tuple[int, str]]) -> dict[str, Hit]:
+    """Among the ``look`` best rows, each current memory's best-scoring item."""
+    import numpy as np
+
+    values = np.asarray(scores)
+    look = min(look, len(values))
+    top = np.argpartition(-values, look - 1)[:look] if look < len(values) else \
+        np.arange(len(values))
+    order = top[np.argsort(-values[top], kind="stable")]
+    hits = vectors.hits([int(r) for r in order])
+    best: dict[str, Hit] = {}
+    for row in order:
+        for hit in hits.get(int(row), []):
+            if hit.file in current and hit.file not in best:
+                best[hit.file] = replace(hit, score=float(values[row]))
+    return best
+
+
+def fuse(lexical: list[SearchResult], semantic: list[SearchResult]) -> list[SearchResult]:
+    """Reciprocal-rank fusion: each list adds 1 / (RRF_K + rank) to a memory's score; a
+    memory found lexically keeps its lexical paragraph."""
+    score: dict[str, float] = {}
+    chosen: dict[str, SearchResult] = {}
+    for results in (lexical, semantic):
+        for rank, result in enumerate(results, start=1):
+            score[result.file] = score.get(result.file, 0.0) + 1.0 / (RRF_K + rank)
+            chosen.setdefault(result.file, result)
+    order = sorted(score, key=lambda f: (-score[f], f))
+    return [replace(chosen[f], score=round(score[f], 4)) for f in order][:MAX_CANDIDATES]
+
+
+def in_scope(indexed: IndexedFile, scope: str | None) -> bool:
+    """A memory of type ``scope``, or carrying ``scope`` as a tag (as lexical search)."""
+    if not scope:
+        return True
+    wanted = scope.strip().casefold()
+    return ((wanted in TYPES and indexed.info.get("type") == wanted)
+            or wanted in (t.casefold() for t in indexed.info.get("tags", [])))
+
+
+def _added(a: Coverage, b: Coverage) -> Coverage:
+    return Coverage(a.files_scanned + b.files_scanned, a.candidates + b.candidates,
+                    a.paragraphs_filtered + b.paragraphs_filtered, None,
+                    a.files_without_vectors + b.files_without_vectors)

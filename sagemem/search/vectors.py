@@ -1,0 +1,322 @@
+"""The vector store: one embedding per distinct text, beside the lexical index.
+
+``<state>/index/vectors-<12 hex of the folder>.sqlite3`` holds which texts each memory
+has (its summary and each body paragraph, with their lines) keyed by the sha256 of the
+exact text embedded, and for each distinct text its row in a matrix file
+``vectors-<…>.<generation>.i8``: rows of ``dim`` int8 components and the float32 scale
+that restores them (``x ≈ q * scale``). int8, not float32: at 10,000 memories (~50,000
+texts of 512 dimensions) float32 alone is 100 MB, int8 a quarter of it, and scoring
+converts it on the fly in chunks (18 ms for 50k × 512 on 2 cores, measured in the issue).
+
+The matrix is append-only: a batch writes its rows past the committed ones, fsyncs, then
+commits their count with the text rows in one SQLite transaction, so a build killed at
+any instant keeps every committed batch and a torn tail is simply overwritten. Rows of
+texts no memory holds any more are dropped by ``compact`` into the next generation's file.
+The store records the embedder's name: another embedder's vectors are never mixed in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+VECTORS_VERSION = "1"
+"""Bump when the schema or the matrix layout changes: another version is rebuilt."""
+SCALE_BYTES = 4  # the float32 scale closing each row
+SCORE_CHUNK_ROWS = 8192  # 8192 × 512 float32 is 16 MB of scratch per chunk, not 100 MB
+BUSY_TIMEOUT_SECONDS = 300  # as the lexical index: a batch of another process is short
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE texts (hash TEXT PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
+CREATE UNIQUE INDEX texts_row ON texts (row);
+CREATE TABLE files (name TEXT PRIMARY KEY, revision TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE items (file TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
+                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+                    hash TEXT NOT NULL, PRIMARY KEY (file, seq)) WITHOUT ROWID;
+CREATE INDEX items_hash ON items (hash);
+"""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One text of a memory that is embedded: its summary, or a paragraph with its lines
+    (0, 0 for the summary)."""
+
+    kind: str  # "summary" or "paragraph"
+    start_line: int
+    end_line: int
+    text: str
+
+    @property
+    def key(self) -> str:
+        return text_key(self.text)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A matrix row that scored, and one item holding its text."""
+
+    score: float
+    file: str
+    kind: str
+    start_line: int
+    end_line: int
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def vectors_path(index_path: Path) -> Path:
+    """The item table beside the lexical index ``search-<key>[-archive].sqlite3``."""
+    return index_path.with_name(index_path.name.replace("search-", "vectors-", 1))
+
+
+class VectorStore:
+    """The embeddings of one memory directory's texts, for one embedder."""
+
+    def __init__(self, path: Path, embedder_name: str, dim: int) -> None:
+        self.path = path
+        self.embedder_name = embedder_name
+        self.dim = dim
+        self.width = dim + SCALE_BYTES
+        self.notices: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+
+    # -- opening ------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def drop(self) -> None:
+        """Throw every vector away (``sagemem index --rebuild``); the next use starts anew."""
+        self.close()
+        self._remove_files()
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._connect()
+        try:
+            problem = self._problem(conn)
+        except sqlite3.DatabaseError as exc:
+            problem = f"was unreadable ({exc}); rebuilt it"
+        if problem is None:
+            return conn
+        conn.close()
+        if problem:
+            self.notices.append(f"vector index {self.path} {problem}")
+        self._remove_files()
+        conn = self._connect()
+        conn.executescript(SCHEMA)
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ("version", VECTORS_VERSION), ("embedder", self.embedder_name),
+            ("dim", str(self.dim)), ("rows", "0"), ("generation", "0")])
+        return conn
+
+    def _problem(self, conn: sqlite3.Connection) -> str | None:
+        """Why the store on disk cannot be used ("" for a new one), or None."""
+        if not conn.execute("SELECT name FROM sqlite_master").fetchall():
+            return ""
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("version") != VECTORS_VERSION:
+            return "was made by another sagemem version; rebuilt it"
+        if meta.get("embedder") != self.embedder_name or meta.get("dim") != str(self.dim):
+            return (f"holds vectors of embedder {meta.get('embedder')}; re-embedding every "
+                    f"memory with {self.embedder_name}")
+        rows, generation = int(meta["rows"]), int(meta["generation"])
+        if _size(self._matrix_path(generation)) < rows * self.width:
+            return "lost part of its matrix file; rebuilt it"
+        return None
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            _unlink(Path(f"{self.path}{suffix}"))
+        for stray in self.path.parent.glob(f"{self.path.stem}.*.i8"):
+            _unlink(stray)
+
+    def _matrix_path(self, generation: int) -> Path:
+        return self.path.with_name(f"{self.path.stem}.{generation}.i8")
+
+    def _meta_int(self, key: str) -> int:
+        return int(self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0])
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # -- what is stored -------------------------------------------------------------
+
+    def revisions(self) -> dict[str, str]:
+        """Each memory whose items are stored, and the revision they were taken from."""
+        return dict(self.conn.execute("SELECT name, revision FROM files").fetchall())
+
+    def missing(self, keys: Iterable[str]) -> set[str]:
+        """Of these text keys, those with no vector yet."""
+        wanted = list(dict.fromkeys(keys))
+        have: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            have.update(k for (k,) in self.conn.execute(
+                f"SELECT hash FROM texts WHERE hash IN ({','.join('?' * len(chunk))})", chunk))
+        return set(wanted) - have
+
+    def rows(self) -> int:
+        return self._meta_int("rows")
+
+    def garbage(self) -> int:
+        """Rows whose text no memory holds any more."""
+        return int(self.conn.execute("SELECT count(*) FROM texts WHERE hash NOT IN "
+                                     "(SELECT hash FROM items)").fetchone()[0])
+
+    # -- writing ----------------------------------------------------------------------
+
+    def commit(self, vectors: dict[str, np.ndarray], files: dict[str, tuple[str, list[Item]]],
+               removed: Iterable[str] = ()) -> None:
+        """In one transaction: append ``vectors`` (text key → float32 row) not stored yet,
+        set each file's revision and items, forget ``removed`` files."""
+        with self._transaction() as conn:
+            new = sorted(self.missing(vectors))
+            if new:
+                rows = self._meta_int("rows")
+                self._append(rows, [vectors[k] for k in new])
+                conn.executemany("INSERT INTO texts VALUES (?, ?)",
+                                 [(k, rows + i) for i, k in enumerate(new)])
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'rows'",
+                             (str(rows + len(new)),))
+            for name in [*removed, *files]:
+                conn.execute("DELETE FROM items WHERE file = ?", (name,))
+                conn.execute("DELETE FROM files WHERE name = ?", (name,))
+            for name, (revision, items) in files.items():
+                conn.execute("INSERT INTO files VALUES (?, ?)", (name, revision))
+                conn.executemany("INSERT INTO items VALUES (?, ?, ?, ?, ?, ?)", [
+                    (name, seq, it.kind, it.start_line, it.end_line, it.key)
+                    for seq, it in enumerate(items)])
+
+    def _append(self, rows: int, vectors: list[np.ndarray]) -> None:
+        """Write rows past the committed ones (overwriting a torn tail), durably."""
+        path = self._matrix_path(self._meta_int("generation"))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.ftruncate(fd, rows * self.width)
+            os.lseek(fd, rows * self.width, os.SEEK_SET)
+            data = quantise(vectors, self.dim)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def compact(self) -> int:
+        """Drop the rows no memory holds into a new generation's file; returns how many."""
+        import numpy as np
+
+        with self._transaction() as conn:
+            generation, rows = self._meta_int("generation"), self._meta_int("rows")
+            live = [(k, r) for k, r in conn.execute(
+                "SELECT hash, row FROM texts WHERE hash IN (SELECT hash FROM items) ORDER BY row")]
+            old = self._matrix(generation, rows)
+            kept = np.asarray(old[[r for _, r in live]] if live else old[:0])
+            target = self._matrix_path(generation + 1)
+            with open(target, "wb") as out:
+                out.write(kept.tobytes())
+                out.flush()
+                os.fsync(out.fileno())
+            conn.execute("DELETE FROM texts")
+            conn.executemany("INSERT INTO texts VALUES (?, ?)",
+                             [(k, i) for i, (k, _) in enumerate(live)])
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'rows'", (str(len(live)),))
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'",
+                         (str(generation + 1),))
+        del old
+        _unlink(self._matrix_path(generation))
+        return rows - len(live)
+
+    # -- scoring ----------------------------------------------------------------------
+
+    def _matrix(self, generation: int, rows: int) -> np.ndarray:
+        import numpy as np
+
+        if rows == 0:
+            return np.zeros((0, self.width), dtype=np.int8)
+        return np.memmap(self._matrix_path(generation), dtype=np.int8, mode="r",
+                         shape=(rows, self.width))
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of ``query`` (a normalised float32 row) with every stored row."""
+        import numpy as np
+
+        matrix = self._matrix(self._meta_int("generation"), self._meta_int("rows"))
+        out = np.empty(len(matrix), dtype=np.float32)
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        for start in range(0, len(matrix), SCORE_CHUNK_ROWS):
+            block = matrix[start:start + SCORE_CHUNK_ROWS]
+            scale = np.ascontiguousarray(block[:, self.dim:]).view(np.float32).reshape(-1)
+            out[start:start + len(block)] = (block[:, :self.dim].astype(np.float32) @ q) * scale
+        return out
+
+    def hits(self, rows: list[int]) -> dict[int, list[Hit]]:
+        """The items holding each of these rows' texts (none for a garbage row)."""
+        found: dict[int, list[Hit]] = {}
+        for i in range(0, len(rows), 500):
+            chunk = rows[i:i + 500]
+            for row, file, kind, start, end in self.conn.execute(
+                    "SELECT t.row, i.file, i.kind, i.start_line, i.end_line FROM texts t "
+                    f"JOIN items i ON i.hash = t.hash WHERE t.row IN ({','.join('?' * len(chunk))})"
+                    " ORDER BY i.file, i.seq", chunk):
+                found.setdefault(row, []).append(Hit(0.0, file, kind, start, end))
+        return found
+
+
+def quantise(vectors: list[Any], dim: int) -> bytes:
+    """Rows of int8 components, each followed by the float32 scale that restores it."""
+    import numpy as np
+
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
+    peak = np.abs(matrix).max(axis=1, keepdims=True)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8)
+    return np.hstack([q, scale.view(np.int8)]).tobytes()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _unlink(path: Path) -> None:
+    with suppress(FileNotFoundError):
+        os.unlink(path)

@@ -28,10 +28,10 @@ from typing import Any
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
 from .degraded import cannot_write, in_memory, is_busy, open_read_only, waiting_until
-from .schema import create_schema
+from .schema import create_schema, transaction
 from .scoring import Stats, sum_stats
 from .sync import Progress as Progress
-from .sync import apply_changes, listing_digest, stat_pass, transaction
+from .sync import apply_changes, listing_digest, stat_pass
 from .watch import DirectoryWatcher
 
 INDEX_VERSION = "5"

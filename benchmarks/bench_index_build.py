@@ -8,9 +8,10 @@ the checkout) and times, as processes from outside (interpreter start and import
 included), in the same run:
 
 - ``python -c pass``          the interpreter alone;
-- ``re-read + tokenise``      the floor: a process that reads and parses every file and
-                              tokenises its summary fields and paragraphs with sagemem's
-                              own ``search/text.py`` — the work the index caches;
+- ``re-read + tokenise``      the floor: a process that reads every file, splits off its
+                              frontmatter and tokenises it and every body paragraph with
+                              sagemem's own ``search/text.py`` — the work the index caches
+                              (the YAML parse a build also needs is not in the floor);
 - ``sagemem index (cold)``    no index yet: build it from nothing;
 - ``sagemem search (warm)``   index up to date, one query;
 - ``edit + sagemem search``   one file edited, the next query re-indexes it;
@@ -38,16 +39,16 @@ from common import GEN_CORPUS, corpus_generator_or_exit
 FLOOR = """
 import sys
 from pathlib import Path
-from sagemem.files.memory import parse
+from sagemem.files.memory import split
 from sagemem.search.text import paragraphs, tokens
 n = 0
 for path in Path(sys.argv[1]).glob("*.md"):
     if path.name == "MEMORY.md":
         continue
-    m = parse(path.read_bytes(), path.name)
-    n += len(tokens(" ".join([m.description, m.name or "", " ; ".join(m.aliases),
-                              m.file, " ".join(m.tags)])))
-    for para in paragraphs(m.body, m.body_line):
+    text = path.read_bytes().decode("utf-8")
+    parts = split(text)
+    n += len(tokens(parts.frontmatter or ""))
+    for para in paragraphs(text[parts.body_start:], 1):
         n += len(tokens(para.text))
 print(n)
 """

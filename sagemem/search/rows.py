@@ -34,16 +34,18 @@ class Batch:
         self.sdf: Counter[str] = Counter()
         self.pdf: Counter[str] = Counter()
         self.fdf: Counter[str] = Counter()
-        self.next_file = _next_id(conn, "files")
-        self.next_para = _next_id(conn, "paras")
+        self.next_file = _next_id(conn, "files", "id")
+        self.next_para = _next_id(conn, "paras", "id")
+        self.first_sterm = _next_id(conn, "sterms", "rowid")
+        self.first_pterm = _next_id(conn, "pterms", "rowid")
 
     def add_unreadable(self, name: str, st: os.stat_result, error: str) -> None:
         """A file that cannot be read is remembered with its error, no tokens."""
-        self._file(name, st, None, {"error": error}, 0.0, 0)
+        self._file(name, st, None, {"error": error}, 0.0, 0, self._ranges(), self._ranges())
 
     def add(self, name: str, st: os.stat_result, memory: Memory) -> None:
         summary = summary_terms(memory)
-        file_id = self.next_file
+        file_id, before = self.next_file, self._ranges()
         p_counts: Counter[str] = Counter()
         body_length = 0
         for para in paragraphs(memory.body, memory.body_line):
@@ -55,43 +57,61 @@ class Batch:
             self.pterms.extend((t, file_id, para_id, n) for t, n in counts.items())
             p_counts.update(counts.keys())
             body_length += length
-        self._file(name, st, memory.revision, file_info(memory), sum(summary.values()),
-                   body_length)
         self.sterms.extend((t, file_id, tf) for t, tf in summary.items())
+        after = self._ranges()
+        self._file(name, st, memory.revision, file_info(memory), sum(summary.values()),
+                   body_length, before, after)
         self.sdf.update(summary.keys())
         self.pdf.update(p_counts)
         self.fdf.update(summary.keys() | p_counts.keys())
 
+    def _ranges(self) -> tuple[int, int, int]:
+        """The next rowid of paras, sterms and pterms."""
+        return (self.next_para, self.first_sterm + len(self.sterms),
+                self.first_pterm + len(self.pterms))
+
     def _file(self, name: str, st: os.stat_result, revision: str | None,
-              info: dict[str, Any], slen: float, blen: int) -> None:
+              info: dict[str, Any], slen: float, blen: int, first: tuple[int, int, int],
+              end: tuple[int, int, int]) -> None:
+        """The file's row, with the [first, end) rowids of its rows in paras, sterms and
+        pterms (an unreadable file's are empty)."""
         self.files.append((self.next_file, name, st.st_mtime_ns, st.st_size, st.st_ino,
-                           revision, json.dumps(info, ensure_ascii=False), slen, blen))
+                           revision, json.dumps(info, ensure_ascii=False), slen, blen,
+                           first[0], end[0], first[1], end[1], first[2], end[2]))
         self.next_file += 1
 
     def flush(self) -> None:
         """Write everything gathered (inside the caller's transaction)."""
         conn = self.conn
-        conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self.files)
-        conn.executemany("INSERT INTO sterms VALUES (?, ?, ?)", self.sterms)
+        conn.executemany(f"INSERT INTO files VALUES ({', '.join('?' * 15)})", self.files)
+        conn.executemany("INSERT INTO sterms (rowid, term, file_id, tf) VALUES (?, ?, ?, ?)",
+                         ((self.first_sterm + i, *row) for i, row in enumerate(self.sterms)))
         conn.executemany("INSERT INTO paras VALUES (?, ?, ?, ?, ?, ?)", self.paras)
-        conn.executemany("INSERT INTO pterms VALUES (?, ?, ?, ?)", self.pterms)
+        conn.executemany("INSERT INTO pterms (rowid, term, file_id, para_id, tf) VALUES "
+                         "(?, ?, ?, ?, ?)",
+                         ((self.first_pterm + i, *row) for i, row in enumerate(self.pterms)))
         count_terms(conn, ((t, self.sdf[t], self.pdf[t], self.fdf[t]) for t in self.fdf))
 
 
 def forget(conn: sqlite3.Connection, name: str) -> None:
-    """Remove one file's rows and take its terms out of the document frequencies."""
-    row = conn.execute("SELECT id FROM files WHERE name = ?", (name,)).fetchone()
+    """Remove one file's rows and take its terms out of the document frequencies. Its
+    rows are found by the id ranges its ``files`` row keeps, so the term tables need no
+    index by file (one fewer B-tree to build and to keep in order)."""
+    row = conn.execute("SELECT id, para_first, para_end, sterm_first, sterm_end, pterm_first, "
+                       "pterm_end FROM files WHERE name = ?", (name,)).fetchone()
     if row is None:
         return
-    file_id = row[0]
-    s_terms = {t for (t,) in conn.execute("SELECT term FROM sterms WHERE file_id = ?",
-                                          (file_id,))}
+    file_id, para_first, para_end, sterm_first, sterm_end, pterm_first, pterm_end = row
+    s_terms = {t for (t,) in conn.execute(
+        "SELECT term FROM sterms WHERE rowid >= ? AND rowid < ?", (sterm_first, sterm_end))}
     p_counts = Counter(t for (t,) in conn.execute(
-        "SELECT term FROM pterms WHERE file_id = ?", (file_id,)))
+        "SELECT term FROM pterms WHERE rowid >= ? AND rowid < ?", (pterm_first, pterm_end)))
     count_terms(conn, ((t, -(t in s_terms), -p_counts.get(t, 0), -1)
                        for t in s_terms | p_counts.keys()))
-    for table in ("sterms", "pterms", "paras"):
-        conn.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))
+    for table, first, end in (("sterms", sterm_first, sterm_end),
+                              ("pterms", pterm_first, pterm_end),
+                              ("paras", para_first, para_end)):
+        conn.execute(f"DELETE FROM {table} WHERE rowid >= ? AND rowid < ?", (first, end))
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
@@ -131,8 +151,9 @@ def file_info(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _next_id(conn: sqlite3.Connection, table: str) -> int:
-    return int(conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {table}").fetchone()[0])
+def _next_id(conn: sqlite3.Connection, table: str, key: str) -> int:
+    """The id SQLite would give the next row (the largest plus one)."""
+    return int(conn.execute(f"SELECT COALESCE(MAX({key}), 0) + 1 FROM {table}").fetchone()[0])
 
 
 def _asks(text: str) -> bool:

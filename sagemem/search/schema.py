@@ -19,7 +19,11 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
     id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
     inode INTEGER, revision TEXT, info TEXT NOT NULL, slen REAL NOT NULL DEFAULT 0,
-    blen INTEGER NOT NULL DEFAULT 0);
+    blen INTEGER NOT NULL DEFAULT 0,
+    -- where its rows are in paras, sterms and pterms: [first, end) of rowids
+    para_first INTEGER NOT NULL DEFAULT 0, para_end INTEGER NOT NULL DEFAULT 0,
+    sterm_first INTEGER NOT NULL DEFAULT 0, sterm_end INTEGER NOT NULL DEFAULT 0,
+    pterm_first INTEGER NOT NULL DEFAULT 0, pterm_end INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE paras (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, plen INTEGER NOT NULL, asks INTEGER NOT NULL DEFAULT 0);
@@ -32,13 +36,12 @@ CREATE TABLE vocab (term TEXT PRIMARY KEY, sdf INTEGER NOT NULL DEFAULT 0,
 """
 LOOKUPS = {
     "sterms_term": "sterms (term, file_id)",
-    "sterms_file": "sterms (file_id)",
     "pterms_term": "pterms (term, file_id)",
-    "pterms_file": "pterms (file_id)",
     "paras_file": "paras (file_id)",
 }
-"""The secondary indexes, by name: the scoring queries read postings by term, a file's
-removal finds its rows by file."""
+"""The secondary indexes, by name: the scoring queries read postings by term and a
+file's paragraphs by file. A file's removal needs none: ``files`` keeps the rowid ranges
+of its rows."""
 
 
 def create_schema(conn: sqlite3.Connection, meta: Mapping[str, str]) -> None:

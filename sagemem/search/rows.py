@@ -84,12 +84,11 @@ class Batch:
         """Write everything gathered (inside the caller's transaction)."""
         conn = self.conn
         conn.executemany(f"INSERT INTO files VALUES ({', '.join('?' * 15)})", self.files)
-        conn.executemany("INSERT INTO sterms (rowid, term, file_id, tf) VALUES (?, ?, ?, ?)",
-                         ((self.first_sterm + i, *row) for i, row in enumerate(self.sterms)))
+        # Without a rowid given, SQLite gives each row the largest one plus one: inside
+        # this write transaction, exactly the ranges the files rows recorded.
+        conn.executemany("INSERT INTO sterms VALUES (?, ?, ?)", self.sterms)
         conn.executemany("INSERT INTO paras VALUES (?, ?, ?, ?, ?, ?)", self.paras)
-        conn.executemany("INSERT INTO pterms (rowid, term, file_id, para_id, tf) VALUES "
-                         "(?, ?, ?, ?, ?)",
-                         ((self.first_pterm + i, *row) for i, row in enumerate(self.pterms)))
+        conn.executemany("INSERT INTO pterms VALUES (?, ?, ?, ?)", self.pterms)
         count_terms(conn, ((t, self.sdf[t], self.pdf[t], self.fdf[t]) for t in self.fdf))
 
 

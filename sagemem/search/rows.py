@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 from collections import Counter, defaultdict
+from itertools import repeat
 from typing import Any
 
 from ..files.memory import Memory
@@ -54,10 +55,11 @@ class Batch:
             length = sum(counts.values())
             self.paras.append((para_id, file_id, para.start_line, para.end_line, length,
                                _asks(para.text)))
-            self.pterms.extend((t, file_id, para_id, n) for t, n in counts.items())
+            self.pterms.extend(zip(counts.keys(), repeat(file_id), repeat(para_id),
+                                   counts.values()))  # tuples made in C, not a genexpr
             p_counts.update(counts.keys())
             body_length += length
-        self.sterms.extend((t, file_id, tf) for t, tf in summary.items())
+        self.sterms.extend(zip(summary.keys(), repeat(file_id), summary.values()))
         after = self._ranges()
         self._file(name, st, memory.revision, file_info(memory), sum(summary.values()),
                    body_length, before, after)

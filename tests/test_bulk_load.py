@@ -1,8 +1,9 @@
 """The lexical index built in bulk (issue 13, part 1).
 
-A sync that adds many new files drops the term indexes, loads rows built in Python a
-batch at a time and creates the indexes again — whether it ends, stops at its deadline
-or fails; a build killed in between leaves them missing and the next sync creates them.
+A sync without a deadline that adds many new files drops the term indexes, loads rows
+built in Python a batch at a time and creates the indexes again — whether it ends or
+fails; a build killed in between leaves them missing and the next sync creates them. A
+sync with a deadline (the hook's) keeps them: it cannot afford to create them again.
 A file's removal finds its rows by the rowid ranges its ``files`` row keeps. Whichever
 path built it, the index holds exactly what a row-by-row build holds.
 """
@@ -21,7 +22,7 @@ import pytest
 from conftest import MEMORY_TEXT, write_memory
 from test_sync_batches import indexed_count, make_corpus
 
-from sagemem.search import schema, sync
+from sagemem.search import rows, schema, sync
 from sagemem.store import MemoryStore
 
 
@@ -85,17 +86,40 @@ def test_a_few_changed_files_are_indexed_with_the_lookups_kept(
         assert lookups(index.conn) == set(schema.LOOKUPS)
 
 
-def test_a_bulk_build_stopped_by_its_deadline_keeps_its_lookups(
+def test_a_sync_with_a_deadline_keeps_the_lookups_it_could_not_afford_to_rebuild(
         tmp_path: Path, drops: list[int]) -> None:
     corpus = make_corpus(tmp_path / "memory", 1500)
     with MemoryStore(corpus, tmp_path / "state") as store:
         index = store.search_index()
         report = index.sync(deadline=time.monotonic() + 0.1)
-        assert report.pending > 0 and drops == [1]
-        assert lookups(index.conn) == set(schema.LOOKUPS)  # a partial index is searchable
+        assert report.pending > 0 and drops == []
+        assert lookups(index.conn) == set(schema.LOOKUPS)
+
+
+def test_a_bulk_load_that_fails_keeps_its_batches_and_ends_with_its_lookups(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drops: list[int]) -> None:
+    corpus = make_corpus(tmp_path / "memory", 1500)
+    real_add = rows.Batch.add
+    added: list[str] = []
+
+    def failing(self: rows.Batch, name: str, *args: object) -> None:
+        if len(added) == 1000:  # the second batch, at the latest
+            raise sqlite3.OperationalError("disk I/O error")
+        added.append(name)
+        real_add(self, name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rows.Batch, "add", failing)
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        with pytest.raises(sqlite3.OperationalError):
+            index.sync()
+        assert drops == [1] and 0 < indexed_count(tmp_path / "state") <= 1000
+        assert lookups(index.conn) == set(schema.LOOKUPS)
         plan = " ".join(str(row) for row in index.conn.execute(
             "EXPLAIN QUERY PLAN SELECT file_id FROM pterms WHERE term = 'zebra'"))
-        assert "pterms_term" in plan
+        assert "pterms_term" in plan  # a partial index is searched through them
+        monkeypatch.undo()
+        assert index.sync().pending == 0 and indexed_count(tmp_path / "state") == 1501
 
 
 def test_a_build_killed_in_its_bulk_load_resumes_and_ends_with_its_lookups(

@@ -28,13 +28,13 @@ from typing import Any
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
 from .degraded import cannot_write, in_memory, is_busy, open_read_only, waiting_until
-from .schema import create_schema
+from .schema import create_schema, transaction
 from .scoring import Stats, sum_stats
 from .sync import Progress as Progress
-from .sync import apply_changes, listing_digest, stat_pass, transaction
+from .sync import apply_changes, listing_digest, stat_pass
 from .watch import DirectoryWatcher
 
-INDEX_VERSION = "5"
+INDEX_VERSION = "6"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage

@@ -1,0 +1,189 @@
+"""The lexical index built in bulk (issue 13, part 1).
+
+A sync without a deadline that adds many new files drops the term indexes, loads rows
+built in Python a batch at a time and creates the indexes again — whether it ends or
+fails; a build killed in between leaves them missing and the next sync creates them. A
+sync with a deadline (the hook's) keeps them: it cannot afford to create them again.
+A file's removal finds its rows by the rowid ranges its ``files`` row keeps. Whichever
+path built it, the index holds exactly what a row-by-row build holds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MEMORY_TEXT, write_memory
+from test_sync_batches import indexed_count, make_corpus
+
+from sagemem.search import rows, schema, sync
+from sagemem.store import MemoryStore
+
+
+def lookups(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")}
+
+
+def contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    """What the index holds, by file name rather than by id (ids depend on history)."""
+    return {
+        "files": sorted(conn.execute("SELECT name, revision, info, slen, blen FROM files")),
+        "sterms": sorted(conn.execute(
+            "SELECT f.name, s.term, s.tf FROM sterms s JOIN files f ON f.id = s.file_id")),
+        "paras": sorted(conn.execute(
+            "SELECT f.name, p.start_line, p.end_line, p.plen, p.asks FROM paras p "
+            "JOIN files f ON f.id = p.file_id")),
+        "pterms": sorted(conn.execute(
+            "SELECT f.name, p.start_line, t.term, t.tf FROM pterms t JOIN files f ON "
+            "f.id = t.file_id JOIN paras p ON p.id = t.para_id AND p.file_id = f.id")),
+        "vocab": sorted(conn.execute("SELECT * FROM vocab WHERE fdf > 0")),
+        "orphans": list(conn.execute(
+            "SELECT 'pterm', rowid FROM pterms WHERE file_id NOT IN (SELECT id FROM files) "
+            "UNION ALL SELECT 'para', id FROM paras WHERE file_id NOT IN (SELECT id FROM files)")),
+    }
+
+
+@pytest.fixture
+def drops(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the bulk loads (each drops the lookups once)."""
+    seen: list[int] = []
+    real = sync.drop_lookups
+
+    def counting(conn: sqlite3.Connection) -> None:
+        seen.append(1)
+        real(conn)
+
+    monkeypatch.setattr(sync, "drop_lookups", counting)
+    return seen
+
+
+def test_a_cold_build_of_many_files_loads_in_bulk_and_ends_with_its_lookups(
+        tmp_path: Path, drops: list[int]) -> None:
+    corpus = make_corpus(tmp_path / "memory", sync.BULK_FILES)
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        assert len(index.sync().updated) == sync.BULK_FILES + 1
+        assert drops == [1]
+        assert lookups(index.conn) == set(schema.LOOKUPS)
+        assert [r.file for r in store.search("zebra crossing").results][:1] == [
+            "project_zebra_crossing.md"]
+
+
+def test_a_few_changed_files_are_indexed_with_the_lookups_kept(
+        tmp_path: Path, drops: list[int]) -> None:
+    corpus = make_corpus(tmp_path / "memory", 20)
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        index.sync()
+        assert drops == []
+        assert lookups(index.conn) == set(schema.LOOKUPS)
+
+
+def test_a_sync_with_a_deadline_keeps_the_lookups_it_could_not_afford_to_rebuild(
+        tmp_path: Path, drops: list[int]) -> None:
+    corpus = make_corpus(tmp_path / "memory", 1500)
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        report = index.sync(deadline=time.monotonic() + 0.1)
+        assert report.pending > 0 and drops == []
+        assert lookups(index.conn) == set(schema.LOOKUPS)
+
+
+def test_a_bulk_load_that_fails_keeps_its_batches_and_ends_with_its_lookups(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drops: list[int]) -> None:
+    corpus = make_corpus(tmp_path / "memory", 1500)
+    real_add = rows.Batch.add
+    added: list[str] = []
+
+    def failing(self: rows.Batch, name: str, *args: object) -> None:
+        if len(added) == 1000:  # the second batch, at the latest
+            raise sqlite3.OperationalError("disk I/O error")
+        added.append(name)
+        real_add(self, name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rows.Batch, "add", failing)
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        with pytest.raises(sqlite3.OperationalError):
+            index.sync()
+        assert drops == [1] and 0 < indexed_count(tmp_path / "state") <= 1000
+        assert lookups(index.conn) == set(schema.LOOKUPS)
+        plan = " ".join(str(row) for row in index.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT file_id FROM pterms WHERE term = 'zebra'"))
+        assert "pterms_term" in plan  # a partial index is searched through them
+        monkeypatch.undo()
+        assert index.sync().pending == 0 and indexed_count(tmp_path / "state") == 1501
+
+
+def test_a_build_killed_in_its_bulk_load_resumes_and_ends_with_its_lookups(
+        tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path / "memory", 2000)
+    state = tmp_path / "state"
+    argv = [sys.executable, "-m", "sagemem", "--dir", str(corpus), "--state-dir", str(state),
+            "index"]
+    build = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        give_up = time.monotonic() + 60
+        while time.monotonic() < give_up and build.poll() is None:
+            time.sleep(0.05)
+            try:
+                if indexed_count(state) > 0:
+                    break
+            except (ValueError, sqlite3.Error):  # not created yet
+                continue
+        assert build.poll() is None, "the build was over before it could be killed"
+        os.kill(build.pid, signal.SIGKILL)
+    finally:
+        build.wait()
+    (db,) = (state / "index").glob("search-*.sqlite3")
+    killed = sqlite3.connect(db)
+    try:
+        assert not lookups(killed) >= set(schema.LOOKUPS)  # killed mid-load: dropped
+    finally:
+        killed.close()
+    with MemoryStore(corpus, state) as store:
+        index = store.search_index()
+        report = index.sync()
+        assert report.pending == 0 and indexed_count(state) == 2001
+        assert lookups(index.conn) == set(schema.LOOKUPS)
+
+
+def test_a_bulk_build_holds_what_a_row_by_row_build_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = make_corpus(tmp_path / "memory", 60)
+    built = []
+    for bulk_from in (1, 10_000):
+        monkeypatch.setattr(sync, "BULK_FILES", bulk_from)
+        with MemoryStore(corpus, tmp_path / f"state{bulk_from}") as store:
+            index = store.search_index()
+            index.sync()
+            built.append(contents(index.conn))
+    assert built[0] == built[1]
+
+
+def test_edits_and_removals_leave_what_a_fresh_build_holds(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path / "memory", 30)
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        index.sync()
+        (corpus / "project_topic_00003.md").unlink()
+        write_memory(corpus, "project_topic_00007.md", MEMORY_TEXT.format(
+            name="Topic 7", description="Rewritten: now about giraffes.", type="project",
+            body="Giraffes eat leaves.\n\nWhy are they tall?\n\nTo reach the leaves.\n"))
+        write_memory(corpus, "project_new.md", MEMORY_TEXT.format(
+            name="New", description="A new note about subject5.", type="project",
+            body="Subject5 again.\n"))
+        index.sync()
+        incremental = contents(index.conn)
+    with MemoryStore(corpus, tmp_path / "fresh") as store:
+        index = store.search_index()
+        index.sync()
+        assert contents(index.conn) == incremental
+    assert incremental["orphans"] == []

@@ -29,7 +29,7 @@ from typing import Literal
 from .errors import IllegalSetting, SettingsError, StateDirNotDirectory
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
 from .files.paths import read_state_file
-from .files.state import check_owner
+from .files.state import OWNER_FILE, StrayState, check_owner, stray_states
 from .files.state import default_state_dir as default_state_dir
 
 Source = Literal["default", "env", "settings", "option"]
@@ -278,6 +278,19 @@ def _refused_warning(exc: IllegalSetting) -> str:
             "to run until it is fixed")
 
 
+def _stray_warning(stray: StrayState, memory_dir: Path) -> str:
+    """Say where a moved or copied folder's locks and snapshots are, and how to adopt
+    them — never adopted silently: a state directory is one folder's record."""
+    name = stray.owner.name
+    gone, was = ((", which no longer exists", f"{name} moved") if stray.moved else
+                 ("", f"a copy of {name}"))
+    return (f"{stray.state_dir} holds the state (locks, snapshots) of {stray.owner}{gone}, "
+            f"and {memory_dir} has none of its own: if it is {was}, "
+            f"adopt that state by setting \"folder\" in {stray.state_dir / OWNER_FILE} to "
+            f"{str(memory_dir)!r}; otherwise its first write starts a fresh one (or pass "
+            "--state-dir)")
+
+
 def load_settings(
     env: Mapping[str, str] | None = None,
     memory_dir: Path | None = None,
@@ -315,6 +328,8 @@ def load_settings(
                       f"{sources.get(key, 'default')} value used"
                       for key in file if key in known and sources.get(key) != "settings")
     warnings += tuple(_refused_warning(exc) for exc in refused.values())
+    if sources["state_dir"] == "default":
+        warnings += tuple(_stray_warning(stray, mem) for stray in stray_states(mem))
     return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
                     guarded_values=guarded, refused=refused,
                     **values)  # type: ignore[arg-type]

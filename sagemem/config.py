@@ -8,7 +8,11 @@ Out-of-range numbers clamp to the nearest bound; values that are not numbers at 
 except for the settings that decide what is deleted or archived (``guards``:
 ``snapshot_keep``, ``idle_days_*``), where a guessed value destroys data (``KEEP=0``
 clamped to 1 once rotated away six snapshots): any value but a whole number in range is
-refused (``IllegalSetting``); a blank variable still means unset.
+refused; a blank variable still means unset. A refused value is recorded in the settings
+(``Settings.refused``, and a warning), not raised at load: the code that rotates or
+archives reads these settings only through ``Settings.guarded``, which raises the
+``IllegalSetting``, while every other command (``show``, ``search``, the prompt hook) runs
+— a typo in ``idle_days_user`` must not be the reason memories cannot be read.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Literal
 from .errors import IllegalSetting, SettingsError, StateDirNotDirectory
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
 from .files.paths import read_state_file
-from .files.state import check_owner
+from .files.state import OWNER_FILE, StrayState, check_owner, stray_states
 from .files.state import default_state_dir as default_state_dir
 
 Source = Literal["default", "env", "settings", "option"]
@@ -69,6 +73,7 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     # here), and a killed hook injects nothing; past the budget it injects what is indexed.
     IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
 )
+GUARDED_DEFAULTS = {spec.key: spec.default for spec in INT_SETTINGS if spec.guards}
 # semantic: vectors beside the lexical index, on unless 0/false/off (off = lexical only)
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG",
             "semantic": "SAGE_MEM_SEMANTIC"}
@@ -91,11 +96,6 @@ class Settings:
     max_chars: int = 1500
     max_baseline: int = 8
     stale_days: int = 1
-    snapshot_keep: int = 20
-    idle_days_project: int = 90
-    idle_days_reference: int = 180
-    idle_days_feedback: int = 365
-    idle_days_user: int = 0
     hook_budget_ms: int = 5000
     validity: bool = True
     debug: bool = False
@@ -104,14 +104,48 @@ class Settings:
     embedder: str = DEFAULT_EMBEDDER
     sources: Mapping[str, Source] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # The settings that guard (snapshot_keep, idle_days_*): the legal values given, and
+    # the refused ones — read both through ``guarded``, never directly.
+    guarded_values: Mapping[str, int] = field(default_factory=dict)
+    refused: Mapping[str, IllegalSetting] = field(default_factory=dict)
 
     def source(self, key: str) -> Source:
         return self.sources.get(key, "default")
 
+    def guarded(self, key: str) -> int:
+        """A setting that decides what is deleted or archived; IllegalSetting when its
+        value was refused — the one way to read them, so no rotation or archive can fall
+        back to a default it was not given."""
+        if key in self.refused:
+            raise self.refused[key]
+        return self.guarded_values.get(key, GUARDED_DEFAULTS[key])
+
+    @property
+    def snapshot_keep(self) -> int:
+        """Manual and auto snapshots rotation keeps (0: all); IllegalSetting if refused."""
+        return self.guarded("snapshot_keep")
+
+    @property
+    def idle_days_project(self) -> int:
+        return self.guarded("idle_days_project")
+
+    @property
+    def idle_days_reference(self) -> int:
+        return self.guarded("idle_days_reference")
+
+    @property
+    def idle_days_feedback(self) -> int:
+        return self.guarded("idle_days_feedback")
+
+    @property
+    def idle_days_user(self) -> int:
+        return self.guarded("idle_days_user")
+
     def idle_days(self, type_: str) -> int:
-        """Idle days before a memory of this type is an archive candidate; 0 means never."""
-        value = getattr(self, f"idle_days_{type_}", 0)
-        return value if isinstance(value, int) else 0
+        """Idle days before a memory of this type is an archive candidate; 0 means never.
+        IllegalSetting if that type's setting was refused."""
+        key = f"idle_days_{type_}"
+        return self.guarded(key) if key in GUARDED_DEFAULTS else 0
 
 
 def parse_int(raw: object, spec: IntSetting) -> int | None:
@@ -225,10 +259,9 @@ def _layered(
 
 
 def _guarded(spec: IntSetting, env: Mapping[str, str], file: Mapping[str, object],
-             state: Path, ignored: list[str] | None) -> tuple[object, Source] | None:
-    """``_layered`` for a setting that guards: the refusal names where the value was. With
-    ``ignored`` (a process that never deletes or archives) an illegal value is noted there
-    and the default used instead."""
+             state: Path) -> tuple[int | IllegalSetting, Source] | None:
+    """``_layered`` for a setting that guards: an illegal value is returned as its
+    refusal, which names where the value was (a file's wins over the environment's)."""
     try:
         if spec.key in file and (value := checked_int(file[spec.key], spec, spec.key,
                                                       state / SETTINGS_FILE)) is not None:
@@ -236,32 +269,50 @@ def _guarded(spec: IntSetting, env: Mapping[str, str], file: Mapping[str, object
         if spec.env in env and (value := checked_int(env[spec.env], spec, spec.env)) is not None:
             return value, "env"
     except IllegalSetting as exc:
-        if ignored is None:
-            raise
-        ignored.append(f"{exc}; the default {spec.default} is used here")
+        return exc, "env" if exc.path is None else "settings"
     return None
+
+
+def _refused_warning(exc: IllegalSetting) -> str:
+    return (f"{exc.problem}; the commands that rotate snapshots or archive by it refuse "
+            "to run until it is fixed")
+
+
+def _stray_warning(stray: StrayState, memory_dir: Path) -> str:
+    """Say where a moved or copied folder's locks and snapshots are, and how to adopt
+    them — never adopted silently: a state directory is one folder's record."""
+    name = stray.owner.name
+    gone, was = ((", which no longer exists", f"{name} moved") if stray.moved else
+                 ("", f"a copy of {name}"))
+    return (f"{stray.state_dir} holds the state (locks, snapshots) of {stray.owner}{gone}, "
+            f"and {memory_dir} has none of its own: if it is {was}, "
+            f"adopt that state by setting \"folder\" in {stray.state_dir / OWNER_FILE} to "
+            f"{str(memory_dir)!r}; otherwise its first write starts a fresh one (or pass "
+            "--state-dir)")
 
 
 def load_settings(
     env: Mapping[str, str] | None = None,
     memory_dir: Path | None = None,
     state_dir: Path | None = None,
-    *,
-    reading_only: bool = False,
 ) -> Settings:
-    """Build the settings in effect for this process. ``reading_only``: for a process
-    that never deletes or archives (the prompt hook), an illegal value of a setting that
-    guards is a warning, not a refusal — a typo in ``snapshot_keep`` must not be the
-    reason memories stop reaching the model."""
+    """Build the settings in effect for this process; an illegal value of a setting that
+    guards is recorded as refused, with a warning (see the module doc)."""
     env = os.environ if env is None else env
     mem, state, sources = resolve_dirs(env, memory_dir, state_dir)
     file = read_settings_file(state)
     values: dict[str, object] = {}
-    ignored: list[str] | None = [] if reading_only else None
+    guarded: dict[str, int] = {}
+    refused: dict[str, IllegalSetting] = {}
     for spec in INT_SETTINGS:
-        found = (_guarded(spec, env, file, state, ignored) if spec.guards else
-                 _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec)))
-        if found:
+        if spec.guards:
+            if kept := _guarded(spec, env, file, state):
+                value, sources[spec.key] = kept
+                if isinstance(value, IllegalSetting):
+                    refused[spec.key] = value
+                else:
+                    guarded[spec.key] = value
+        elif found := _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec)):
             values[spec.key], sources[spec.key] = found
     parsers = {"validity": parse_validity, "debug": parse_debug, "semantic": parse_validity}
     for key, env_name in FLAG_ENV.items():
@@ -276,8 +327,11 @@ def load_settings(
     warnings += tuple(f"{state / SETTINGS_FILE}: {key} = {file[key]!r} is not a legal value; "
                       f"{sources.get(key, 'default')} value used"
                       for key in file if key in known and sources.get(key) != "settings")
-    warnings += tuple(ignored or ())
+    warnings += tuple(_refused_warning(exc) for exc in refused.values())
+    if sources["state_dir"] == "default":
+        warnings += tuple(_stray_warning(stray, mem) for stray in stray_states(mem))
     return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
+                    guarded_values=guarded, refused=refused,
                     **values)  # type: ignore[arg-type]
 
 
@@ -288,7 +342,18 @@ def describe_settings(settings: Settings) -> list[tuple[str, object, Source, str
         ("state_dir", str(settings.state_dir), settings.source("state_dir"), "SAGE_MEM_STATE_DIR"),
     ]
     for spec in INT_SETTINGS:
-        rows.append((spec.key, getattr(settings, spec.key), settings.source(spec.key), spec.env))
+        rows.append((spec.key, _shown_value(settings, spec), settings.source(spec.key),
+                     spec.env))
     for key, env_name in {**FLAG_ENV, **TEXT_ENV}.items():
         rows.append((key, getattr(settings, key), settings.source(key), env_name))
     return rows
+
+
+def _shown_value(settings: Settings, spec: IntSetting) -> object:
+    """What ``sagemem config`` shows: a refused value as it was given (its warning says
+    it is refused), never the default nothing would use."""
+    if not spec.guards:
+        return getattr(settings, spec.key)
+    if spec.key in settings.refused:
+        return settings.refused[spec.key].value
+    return settings.guarded(spec.key)

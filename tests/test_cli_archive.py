@@ -300,6 +300,29 @@ def test_a_failed_candidate_costs_no_other(run: Run, store: MemoryStore) -> None
 # -- search, list, show -------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("args", [("show", "user_prefs"), ("list",), ("search", "tea"),
+                                  ("locks",)], ids=" ".join)
+def test_read_commands_run_with_a_warning_under_an_illegal_idle_setting(
+        run: Run, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
+    monkeypatch.setenv("SAGE_MEM_IDLE_DAYS_USER", "-5")
+    result = run(*args)
+    assert result.code == 0, result
+    warning = [line for line in result.err.splitlines() if line.startswith("warning: ")]
+    assert len(warning) == 1 and "SAGE_MEM_IDLE_DAYS_USER = '-5'" in warning[0]
+
+
+@pytest.mark.parametrize("args", [(), ("--apply", "--yes"), ("--apply", "--dry-run")],
+                         ids=" ".join)
+def test_candidates_refuse_an_illegal_idle_setting_and_archive_nothing(
+        run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch,
+        args: tuple[str, ...]) -> None:
+    monkeypatch.setenv("SAGE_MEM_IDLE_DAYS_USER", "-5")
+    result = run("archive", "candidates", *args)
+    assert result.code == 1 and result.out == ""
+    assert result.err.splitlines()[-1].startswith("error: SAGE_MEM_IDLE_DAYS_USER = '-5'")
+    assert here(store, "project_old.md") and here(store, "user_prefs.md")
+
+
 def test_search_includes_the_archive_only_when_asked(run: Run) -> None:
     run("archive", "project_deploy", "--reason", "x")
     assert json.loads(run("search", "kubectl", "--json").out)["results"] == []

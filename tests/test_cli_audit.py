@@ -229,3 +229,15 @@ def test_fix_names_the_snapshots_its_rotation_removed(
     older = json.loads(first.out)["id"]
     result = fixture_run("audit", "--fix", "--yes")
     assert f"rotated away 1 older snapshot(s): {older}" in result.out
+
+
+def test_fix_refuses_an_illegal_snapshot_keep_and_snapshots_nothing(
+        fixture_run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = fixture_run("audit", "--json").out
+    monkeypatch.setenv("SAGE_MEM_SNAPSHOT_KEEP", "-5")
+    result = fixture_run("audit", "--fix", "--yes")
+    assert result.code == 1 and result.out == ""
+    assert result.err.splitlines()[-1].startswith("error: SAGE_MEM_SNAPSHOT_KEEP = '-5'")
+    monkeypatch.delenv("SAGE_MEM_SNAPSHOT_KEEP")
+    assert json.loads(fixture_run("snapshot", "list", "--json").out) == []
+    assert fixture_run("audit", "--json").out == before

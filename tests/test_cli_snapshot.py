@@ -71,9 +71,12 @@ def test_create_refuses_an_illegal_snapshot_keep_and_rotates_nothing(
         run: Run, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     ids = [created_id(run) for _ in range(6)]
     monkeypatch.setenv("SAGE_MEM_SNAPSHOT_KEEP", value)
-    error = one_line_error(run("snapshot", "create"))
-    assert "SAGE_MEM_SNAPSHOT_KEEP" in error and repr(value) in error
-    assert "from 0 to 1000" in error
+    for args in (("snapshot", "create"), ("snapshot", "create", "--dry-run")):
+        result = run(*args)
+        assert result.code == 1 and result.out == ""
+        error = result.err.splitlines()[-1]  # after the warning every command prints
+        assert error.startswith("error: SAGE_MEM_SNAPSHOT_KEEP") and repr(value) in error
+        assert "from 0 to 1000" in error
     monkeypatch.delenv("SAGE_MEM_SNAPSHOT_KEEP")
     assert [s["id"] for s in json.loads(run("snapshot", "list", "--json").out)] == ids
 

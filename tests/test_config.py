@@ -256,10 +256,13 @@ def test_guarding_integer_out_of_range_or_illegal_in_env_is_refused(
     raw: Callable[[int, int], str],
 ) -> None:
     """snapshot_keep and idle_days_* decide what rotation deletes and what the archive
-    moves: a value they cannot take is refused, never clamped or defaulted."""
+    moves: a value they cannot take is refused by the one accessor that code reads them
+    through, never clamped or defaulted; loading only records it, with a warning."""
     value = raw(low, high)
+    settings = load({env_name: value}, memory_dir, state_dir)
+    assert [w for w in settings.warnings if env_name in w and repr(value) in w]
     with pytest.raises(IllegalSetting) as caught:
-        load({env_name: value}, memory_dir, state_dir)
+        settings.guarded(key)
     message = str(caught.value)
     assert env_name in message and repr(value) in message
     assert f"from {low} to {high}" in message
@@ -275,10 +278,23 @@ def test_guarding_integer_out_of_range_or_illegal_in_settings_file_is_refused(
     key: str, env_name: str, default: int, low: int, high: int, value: object,
 ) -> None:
     path = write_settings(state_dir, {key: value})
+    settings = load({env_name: str(default)}, memory_dir, state_dir)
     with pytest.raises(IllegalSetting) as caught:
-        load({env_name: str(default)}, memory_dir, state_dir)
+        settings.guarded(key)
     assert caught.value.name == key and caught.value.path == path
     assert str(path) in str(caught.value) and f"from {low} to {high}" in str(caught.value)
+
+
+def test_a_refused_value_is_never_read_as_the_default(memory_dir: Path,
+                                                      state_dir: Path) -> None:
+    settings = load({"SAGE_MEM_SNAPSHOT_KEEP": "-5", "SAGE_MEM_IDLE_DAYS_USER": "x"},
+                    memory_dir, state_dir)
+    with pytest.raises(IllegalSetting):
+        settings.snapshot_keep  # noqa: B018  what rotation reads
+    with pytest.raises(IllegalSetting):
+        settings.idle_days("user")  # what the archive candidates read
+    assert settings.idle_days("project") == 90  # the legal ones still read
+    assert settings.refused.keys() == {"snapshot_keep", "idle_days_user"}
 
 
 @pytest.mark.parametrize("blank", ["", "   "])

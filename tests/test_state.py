@@ -200,3 +200,53 @@ def test_an_existing_state_dir_without_owner_file_keeps_serving_its_folder(
     assert result.code == 0, result
     assert "old body" in (memory / "project_x.md").read_text()
     assert owner_of(state) == memory
+
+
+# -- a moved or copied folder: its state is not silently swapped for an empty one ----------
+
+
+def locked(capsys: pytest.CaptureFixture[str], folder: Path) -> Result:
+    return sagemem(capsys, "--dir", str(folder), "locks", "--json")
+
+
+def test_a_moved_folder_warns_of_the_state_it_left_and_is_adopted_by_folder_json(
+        two_folders: tuple[Path, Path], parent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work, _ = two_folders
+    assert sagemem(capsys, "--dir", str(work), "lock", "project_x").code == 0
+    job = work.rename(parent / "job")
+    result = locked(capsys, job)
+    assert result.code == 0 and json.loads(result.out)["locks"] == []  # nothing adopted
+    warning = result.err.splitlines()[0]
+    assert warning.startswith("warning: ") and result.err.count("\n") == 1
+    assert str(parent / ".sage-mem") in warning and str(work) in warning
+    assert OWNER_FILE in warning and "--state-dir" in warning
+    (parent / ".sage-mem" / OWNER_FILE).write_text(json.dumps({"folder": str(job)}))
+    result = locked(capsys, job)
+    assert [e["file"] for e in json.loads(result.out)["locks"]] == ["project_x.md"]
+    assert result.err == ""
+
+
+def test_a_copied_folder_warns_of_the_state_it_was_copied_with(
+        two_folders: tuple[Path, Path], parent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work, personal = two_folders
+    for folder in two_folders:
+        assert sagemem(capsys, "--dir", str(folder), "lock", "project_x").code == 0
+    copy = Path(shutil.copytree(parent, parent.with_name("notes3")))
+    copied_state = copy / ".sage-mem" / "folders" / default_state_dir(personal).name
+    for folder, state, original in ((copy / "personal", copied_state, personal),
+                                    (copy / "work", copy / ".sage-mem", work)):
+        result = locked(capsys, folder)
+        assert result.code == 0 and json.loads(result.out)["locks"] == []
+        assert result.err.startswith("warning: ") and result.err.count("\n") == 1
+        assert str(state) in result.err and str(original) in result.err
+        (state / OWNER_FILE).write_text(json.dumps({"folder": str(folder)}))
+        assert len(json.loads(locked(capsys, folder).out)["locks"]) == 1
+    assert locked(capsys, personal).err == ""  # the original is untouched
+
+
+def test_side_by_side_folders_warn_of_nothing(
+        two_folders: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    for folder in two_folders:
+        assert locked(capsys, folder).err == ""

@@ -105,10 +105,11 @@ def audit_command(ctx: typer.Context, strict: StrictOption = False,
             raise typer.BadParameter("goes with --fix", param_hint=option)
     from ..audit.report import audit
 
+    # a refused snapshot_keep stops --fix before anything (its auto snapshot rotates)
+    keep = ctx.obj.settings().snapshot_keep if apply_fixes else 0
     store = ctx.obj.store()
     report = audit(store)
     if apply_fixes:
-        keep = ctx.obj.settings().snapshot_keep
         report = _fix(store, report, dry_run=dry_run, yes=yes, as_json=as_json, keep=keep,
                       sagemem=ctx.obj.command())
     elif as_json:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -48,7 +49,16 @@ class Globals:
     state_dir: Path | None
 
     def settings(self) -> Settings:
-        return load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir)
+        """The settings, loaded once per command; their warnings (a refused
+        ``snapshot_keep``, a state directory left by a moved folder) go to stderr then."""
+        return self._settings
+
+    @cached_property  # writes the instance __dict__, which a frozen dataclass allows
+    def _settings(self) -> Settings:
+        settings = load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir)
+        for warning in settings.warnings:
+            echo(f"warning: {warning}", err=True)
+        return settings
 
     def store(self, *, warn_pending: bool = True) -> MemoryStore:
         """The store; first a warning when a killed operation left the folder half done

@@ -127,5 +127,3 @@ def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
         echo_json(settings_json(settings))
     else:
         echo_lines(settings_text(settings))
-    for warning in settings.warnings:
-        echo(f"warning: {warning}", err=True)

@@ -13,7 +13,7 @@
 - ``controls``: ``visible``, ``json_safe`` (control characters). ``plural``: ``counted``.
 - ``folder``: ``MemoryFolder`` — reading a directory, its lock, guarded ``MEMORY.md``
   edits, change notices.
-- ``state``: which state directory belongs to which folder (``default_state_dir``,
+- ``state``: which state directory belongs to which folder (``default_state_dir``, ``stray_states``,
   the ``folder.json`` owner file, ``claim``, ``check_owner``).
 
 Imports only ``errors`` from outside itself.

@@ -10,9 +10,17 @@ was blocked by work's records. Now the default is resolved in order:
 
 1. ``<parent>/.sage-mem/folders/<name>-<hash8>/`` if it is this folder's own (it got one
    before, and keeps it even if the shared one is unowned again);
-2. ``<parent>/.sage-mem`` if it is unowned or this folder's — so sage-mem's one-folder
+2. another ``folders/*`` whose ``folder.json`` names this folder (one adopted after a
+   move or copy: the hash is of the old path);
+3. ``<parent>/.sage-mem`` if it is unowned or this folder's — so sage-mem's one-folder
    layout, including a ``.sage-mem`` from before owner files, works unchanged;
-3. otherwise this folder's own ``folders/<name>-<hash8>/``.
+4. otherwise this folder's own ``folders/<name>-<hash8>/``.
+
+A folder moved (``mv work job``) or copied with its parent (``cp -r notes notes2``) finds
+no state of its own at step 4 — its locks and snapshots stay with the old path, and a
+locked memory would look archivable. ``stray_states`` names the state directories beside
+it that look left behind (their folder is gone, or is one of the same name elsewhere), so
+the settings can warn; nothing is adopted silently.
 
 A state directory given explicitly (``--state-dir``, ``SAGE_MEM_STATE_DIR``,
 ``MemoryStore(dir, state_dir)``) that another folder owns is refused (``WrongFolder``)
@@ -25,6 +33,7 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemoryExists, SettingsError, StateDirNotDirectory, WrongFolder
@@ -78,9 +87,42 @@ def default_state_dir(memory_dir: Path) -> Path:
     own = own_state_dir(memory_dir)
     if _owned_by(own, memory_dir):
         return own
+    for state_dir, named in _owned_folders(own.parent):
+        if same_folder(named, memory_dir):
+            return state_dir
     shared = memory_dir.parent / STATE_DIR_NAME
     owner = owner_of(shared)
     return shared if owner is None or same_folder(owner, memory_dir) else own
+
+
+@dataclass(frozen=True)
+class StrayState:
+    """A state directory beside a folder that has none of its own, which looks like that
+    folder's left behind: ``owner`` (in its folder.json) is gone — a move — or is a
+    folder of the same name elsewhere — a copy."""
+
+    state_dir: Path
+    owner: Path
+    moved: bool
+
+
+def stray_states(memory_dir: Path) -> tuple[StrayState, ...]:
+    """The state directories under ``<parent>/.sage-mem`` that may be ``memory_dir``'s
+    under an old path; none when ``memory_dir`` has state of its own (or uses an unowned
+    shared one)."""
+    memory_dir = Path(os.path.abspath(memory_dir))
+    own = own_state_dir(memory_dir)
+    if default_state_dir(memory_dir) != own or os.path.lexists(own):
+        return ()
+    shared = memory_dir.parent / STATE_DIR_NAME
+    found = []
+    for state_dir, owner in ((shared, _owner_or_none(shared)), *_owned_folders(own.parent)):
+        if owner is None or same_folder(owner, memory_dir):
+            continue
+        moved = not os.path.isdir(owner)
+        if moved or owner.name == memory_dir.name:
+            found.append(StrayState(state_dir, owner, moved))
+    return tuple(found)
 
 
 def check_owner(state_dir: Path, memory_dir: Path) -> None:
@@ -107,8 +149,28 @@ def claim(state_dir: Path, memory_dir: Path) -> None:
 
 
 def _owned_by(state_dir: Path, memory_dir: Path) -> bool:
-    try:
-        owner = owner_of(state_dir)
-    except SettingsError:
-        return False
+    owner = _owner_or_none(state_dir)
     return owner is not None and same_folder(owner, memory_dir)
+
+
+def _owner_or_none(state_dir: Path) -> Path | None:
+    """``owner_of``, with an unreadable owner file (or a file in its place) as none."""
+    try:
+        return owner_of(state_dir)
+    except SettingsError:
+        return None
+
+
+def _owned_folders(folders: Path) -> list[tuple[Path, Path]]:
+    """Every ``folders/*`` state directory that names its folder, with that folder."""
+    try:
+        entries = sorted(os.scandir(folders), key=lambda e: e.name)
+    except OSError:  # none yet (or unreadable): nothing to find
+        return []
+    found = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            owner = _owner_or_none(Path(entry.path))
+            if owner is not None:
+                found.append((Path(entry.path), owner))
+    return found

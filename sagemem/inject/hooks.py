@@ -71,7 +71,7 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
             _log(log, f"{where}: {event}")
             return ""
         where = event.where()
-        settings = load_settings(env, memory_dir, state_dir, reading_only=True)
+        settings = load_settings(env, memory_dir, state_dir)
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
         return _respond(event, settings, log, started)

@@ -99,8 +99,8 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
     pending: dict[str, tuple[str, list[Item]]] = {}
     texts: dict[str, str] = {}
     for name in todo:
-        if deadline is not None and time.monotonic() >= deadline:
-            break
+        if done and deadline is not None and time.monotonic() >= deadline:
+            break  # the first memory always goes through: every query makes progress
         memory = _read(index, name)
         done += 1
         if memory is None:

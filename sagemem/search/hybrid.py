@@ -84,7 +84,8 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
     until = time.monotonic() + budget
     report = sync_vectors(vectors, index, embedder,
                           deadline=until if deadline is None else min(until, deadline))
-    semantic = semantic_results(index, vectors, embedder, query, scope, today, report.behind)
+    semantic = semantic_results(index, vectors, embedder, query, scope, today, report.behind,
+                                report.current)
     ranked = semantic if mode == "semantic" else fuse(list(lexical.results), semantic)
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(report.behind))
@@ -98,13 +99,16 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
 
 
 def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
-                     query: str, scope: str | None, today: date, behind: frozenset[str]
+                     query: str, scope: str | None, today: date, behind: frozenset[str],
+                     known_files: dict[str, tuple[int, str]] | None = None
                      ) -> list[SearchResult]:
-    """Memories by the highest cosine of any of their texts, each quoting that text."""
+    """Memories by the highest cosine of any of their texts, each quoting that text;
+    ``known_files`` (name → file id, revision) as the sync read it, or read afresh."""
     if vectors.rows() == 0 or not query.strip():
         return []
     scores = vectors.scores(embedder.encode([query])[0])
-    current = {n: ids for n, ids in indexed_revisions(index).items() if n not in behind}
+    known = known_files if known_files is not None else indexed_revisions(index)
+    current = {n: ids for n, ids in known.items() if n not in behind}
     look = FIRST_ROWS
     while True:
         best = _best_per_file(vectors, scores, look, current)

@@ -305,6 +305,11 @@ class SearchIndex:
                 raise IndexUnavailable(self.path, str(exc)) from exc
             return self.sync(progress)
 
+    def content_digest(self) -> str | None:
+        """The listing digest the index is complete for; None while it is not (a partial
+        build, a file forgotten to be re-read). Equal digests mean the same indexed files."""
+        return self._stored_digest()
+
     def _stored_digest(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'digest'").fetchone()
         return row[0] if row else None

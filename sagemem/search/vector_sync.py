@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import SagememError
 from ..files.memory import Memory
@@ -48,6 +48,8 @@ class VectorReport:
     files_done: int
     behind: frozenset[str]  # memories whose vectors are not in step with their revision
     compacted: int = 0
+    current: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Every memory the lexical index holds: name → (file id, revision)."""
 
 
 def texts_of(memory: Memory) -> list[Item]:
@@ -89,8 +91,14 @@ def out_of_step(vectors: VectorStore, wanted: dict[str, tuple[int, str]]
 def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *,
                  deadline: float | None = None, progress: VectorProgress | None = None
                  ) -> VectorReport:
-    """Embed what changed until ``deadline`` (``time.monotonic()``), batch by batch."""
-    todo, gone = out_of_step(vectors, indexed_revisions(index))
+    """Embed what changed until ``deadline`` (``time.monotonic()``), batch by batch. A
+    process that brought the vectors in step with the lexical index as it is now skips the
+    comparison: a long-lived store's query then reads no per-file row at all."""
+    digest = index.content_digest()
+    if digest is not None and vectors.in_step is not None and vectors.in_step[0] == digest:
+        return VectorReport(0, 0, frozenset(), current=vectors.in_step[1])
+    wanted = indexed_revisions(index)
+    todo, gone = out_of_step(vectors, wanted)
     if gone and not todo:
         vectors.commit({}, {}, gone)
     embedded = done = 0
@@ -118,8 +126,9 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
     if pending or gone:
         embedded += _flush(vectors, embedder, texts, pending, gone)
     behind = frozenset([*todo[done:], *unread])
-    compacted = _compact_if_worth(vectors) if done == len(todo) else 0
-    return VectorReport(embedded, done, behind, compacted)
+    compacted = _compact_if_worth(vectors) if done == len(todo) and (todo or gone) else 0
+    vectors.in_step = (digest, wanted) if digest is not None and not behind else None
+    return VectorReport(embedded, done, behind, compacted, wanted)
 
 
 def _due(deadline: float | None) -> bool:

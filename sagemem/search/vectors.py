@@ -90,6 +90,9 @@ class VectorStore:
         self.embedder_name = embedder_name
         self.dim = dim
         self.width = dim + SCALE_BYTES
+        self.in_step: tuple[str, dict[str, tuple[int, str]]] | None = None
+        """(lexical digest, its memories) this process last brought the vectors in step
+        with; another process's writes change the lexical digest, which ends it."""
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
 
@@ -102,6 +105,7 @@ class VectorStore:
         return self._conn
 
     def close(self) -> None:
+        self.in_step = None  # reopened, the files are checked again
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.cli import main
-from sagemem.errors import UnsafeFile, WriteFailed
+from sagemem.errors import UnfinishedOperation, UnsafeFile, WriteFailed
 from sagemem.history import journal
 from sagemem.history.archive import archive_memory, purge_memory, restore_memory
 from sagemem.history.archive_log import read_log
@@ -265,3 +265,39 @@ def test_recover_reports_a_damaged_intent_and_exits_1(
     (folder / "torn.json").write_bytes(b"{")
     code, out, _ = run(capsys, store, "recover")
     assert code == 1 and out.startswith("needs_you") and "torn.json" in out
+
+
+# -- a pending intent blocks the next multi-file operation ---------------------------------
+
+def test_a_second_rollback_is_refused_while_an_interrupted_one_is_pending(
+        store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    many(store, 10, "old")
+    snapshot = create_snapshot(store)
+    many(store, 10, "new")
+    killed(store, "sagemem.history.rollback", "_restore",
+           "rollback", snapshot.id, "--scope", "all", "--yes", after=4)
+    snapshots_before = sorted(os.listdir(store.state_dir / "snapshots"))
+    with pytest.raises(UnfinishedOperation) as caught:
+        rollback(store, snapshot.id, scope="all")
+    assert f"rollback of {snapshot.id}" in str(caught.value)
+    assert "sagemem recover" in str(caught.value)
+    assert sorted(os.listdir(store.state_dir / "snapshots")) == snapshots_before  # no new
+    code, out, err = run(capsys, store, "rollback", snapshot.id, "--scope", "all", "--yes")
+    assert code == 1 and "undo" not in out and "error:" in err and "recover" in err
+    assert sorted(os.listdir(store.state_dir / "snapshots")) == snapshots_before
+
+
+@pytest.mark.parametrize("operation", ["archive", "restore", "purge"])
+def test_archive_restore_and_purge_are_refused_while_an_operation_is_pending(
+        store: MemoryStore, operation: str) -> None:
+    archive_memory(store, "user_b", "old")
+    journal.begin(store.state_dir, "rollback", {"snapshot": "s", "scope": "all",
+                                                "protection": "p", "time": "t"})
+    act = {"archive": lambda: archive_memory(store, "project_a", "old"),
+           "restore": lambda: restore_memory(store, "user_b"),
+           "purge": lambda: purge_memory(store, "user_b")}[operation]
+    with pytest.raises(UnfinishedOperation):
+        act()
+    assert (store.directory / "project_a.md").exists()
+    assert (store.archive_dir / "user_b.md").exists()
+    assert [e.action for e in read_log(store.state_dir)[0]] == ["archive"]

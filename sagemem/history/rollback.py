@@ -158,14 +158,17 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
                    ) -> RollbackReport:
     """Carry out ``plan`` under the store lock: a protection snapshot of now first, then
     each restore and move, each guarded against a change since the plan (refused and
-    reported as skipped, with a conflict record for a restore). Appends to the history."""
+    reported as skipped, with a conflict record for a restore). Appends to the history.
+    Raises UnfinishedOperation, changing nothing, while a killed operation is pending."""
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     if not plan.restores and not plan.moves:  # nothing to change: nothing to protect
         report = replace(preview(plan, now=when), dry_run=False)
         with store.locked():
+            journal.require_none_pending(store.state_dir)
             return replace(report, history_error=append_history(store, report))
     with store.locked():
         check_history_file(store)
+        journal.require_none_pending(store.state_dir)  # before its protection snapshot
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
         intent = journal.begin(store.state_dir, "rollback", {

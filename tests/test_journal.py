@@ -301,3 +301,38 @@ def test_archive_restore_and_purge_are_refused_while_an_operation_is_pending(
     assert (store.directory / "project_a.md").exists()
     assert (store.archive_dir / "user_b.md").exists()
     assert [e.action for e in read_log(store.state_dir)[0]] == ["archive"]
+
+
+# -- a failed operation that changed nothing leaves no intent ------------------------------
+
+@pytest.fixture
+def immutable(store: MemoryStore):  # type: ignore[no-untyped-def]
+    """The memory folder made immutable (chattr +i): nothing can be linked in or out."""
+    flag = subprocess.run(["chattr", "+i", str(store.directory)], capture_output=True)
+    if flag.returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    yield store
+    subprocess.run(["chattr", "-i", str(store.directory)], check=True)
+
+
+@pytest.mark.parametrize("with_archive_dir", [False, True])
+def test_an_archive_that_fails_before_changing_anything_leaves_no_intent(
+        store: MemoryStore, with_archive_dir: bool, request: pytest.FixtureRequest) -> None:
+    if with_archive_dir:
+        store.archive_dir.mkdir()
+    request.getfixturevalue("immutable")
+    with pytest.raises(WriteFailed):
+        archive_memory(store, "project_a", "old")
+    assert journal.pending(store.state_dir) == ([], [])
+    assert (store.directory / "project_a.md").exists() and index_text(store) == INDEX
+    assert not (store.archive_dir / "project_a.md").exists()
+
+
+def test_a_restore_that_fails_before_changing_anything_leaves_no_intent(
+        store: MemoryStore, request: pytest.FixtureRequest) -> None:
+    archive_memory(store, "project_a", "old")
+    request.getfixturevalue("immutable")
+    with pytest.raises(WriteFailed):
+        restore_memory(store, "project_a")
+    assert journal.pending(store.state_dir) == ([], [])
+    assert (store.archive_dir / "project_a.md").exists()

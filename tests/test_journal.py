@@ -336,3 +336,38 @@ def test_a_restore_that_fails_before_changing_anything_leaves_no_intent(
         restore_memory(store, "project_a")
     assert journal.pending(store.state_dir) == ([], [])
     assert (store.archive_dir / "project_a.md").exists()
+
+
+# -- the recovered line reports the whole rollback -----------------------------------------
+
+def test_the_recovered_line_counts_what_the_killed_run_did_too(store: MemoryStore) -> None:
+    many(store, 10, "old")
+    snapshot = create_snapshot(store)
+    many(store, 10, "new")
+    (store.directory / "project_extra.md").write_text("added since\n")
+    killed(store, "sagemem.history.rollback", "_restore",
+           "rollback", snapshot.id, "--scope", "all", "--yes", after=4)
+    [done] = recover(store)
+    assert done.outcome == "finished" and done.rollback is not None
+    [line] = rollback_history(store)
+    assert line["counts"]["restored"] == 10 and line["counts"]["moved"] == 1
+    assert sorted(line["restored"]) == [f"project_{i:03}.md" for i in range(10)]
+    assert line["moved"] == ["project_extra.md"] and line["skipped"] == []
+    assert line["counts"]["unchanged"] == 3  # MEMORY.md, project_a, user_b: as planned
+
+
+def test_recover_logs_a_rollback_whose_line_failed_with_what_it_restored(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.history import rollback as rollback_module
+    many(store, 5, "old")
+    snapshot = create_snapshot(store)
+    many(store, 5, "new")
+    monkeypatch.setattr(rollback_module, "append_history", lambda *_: "disk full")
+    report = rollback(store, snapshot.id)
+    assert len(report.restored) == 5 and report.history_error == "disk full"
+    monkeypatch.undo()
+    [done] = recover(store)
+    assert done.outcome == "finished"
+    [line] = rollback_history(store)
+    assert line["recovered"] is True and line["counts"]["restored"] == 5
+    assert line["protection"] == report.protection_id

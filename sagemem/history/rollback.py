@@ -96,17 +96,18 @@ class RollbackPlan:
     left: tuple[str, ...]  # added since, left alone under ``touched``
 
 
-def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
-                  ) -> RollbackPlan:
+def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched", *,
+                  against: dict[str, CurrentFile] | None = None) -> RollbackPlan:
     """Decide what a rollback to ``snapshot_id`` does; changes nothing. A damaged
     snapshot is refused (SnapshotDamaged), one of another memory folder (WrongFolder),
-    an unknown id is SnapshotNotFound."""
+    an unknown id is SnapshotNotFound. ``against``: the files to plan from instead of
+    the folder now (``recover`` replays the plan a killed rollback made)."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     store.require_directory()
     snapshot = verify_snapshot(check_taken_of(load_snapshot(store, snapshot_id),
                                               store.directory))
-    paired = pair(snapshot, current_files(store))
+    paired = pair(snapshot, current_files(store) if against is None else against)
     restores, skips, unchanged = _restores(paired)
     skips += [Skip(name, "ambiguous", "another file's name differs from it only in case or "
                                       "Unicode form; left alone, sort them out by hand")
@@ -178,6 +179,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
             report = carry_out(store, plan, protection, when)
         finally:
             store.notice_change()  # an open search index must not trust its silence now
+        report = replace(report, history_error=append_history(store, report))
         if report.history_error is None:  # else the intent stays: ``recover`` writes it
             journal.finish(store.state_dir, intent)
     return report
@@ -185,8 +187,8 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
 
 def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when: datetime,
               *, recovered: bool = False) -> RollbackReport:
-    """Each restore and move of ``plan``, then its history line; the caller holds the lock
-    and ``protection`` holds what the rollback replaces."""
+    """Each restore and move of ``plan``; the caller holds the lock, ``protection`` holds
+    what the rollback replaces, and the caller appends the history line."""
     restored: list[str] = []
     moved: list[str] = []
     skipped = list(plan.skips)
@@ -198,10 +200,9 @@ def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when
     for move in plan.moves:
         outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
         _record(outcome, move.file, moved, skipped)
-    report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
-                            tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
-                            plan.left, recovered=recovered)
-    return replace(report, history_error=append_history(store, report))
+    return RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
+                          tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
+                          plan.left, recovered=recovered)
 
 
 def preview(plan: RollbackPlan, *, now: datetime | None = None) -> RollbackReport:

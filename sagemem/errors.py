@@ -38,6 +38,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── MemoryLocked             archiving (or purging) a locked memory
      ├── NameCollision            a move whose target name is already taken (nothing moved)
      ├── MoveIncomplete           a move whose index change failed and could not be undone
+     ├── UnfinishedOperation      a multi-file operation refused: a killed one is not recovered
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      └── WriteFailed              the operating system refused a write (disk full, read-only)
           └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
@@ -350,6 +351,16 @@ class MoveIncomplete(SagememError):
         self.problem = problem
         super().__init__(f"{file} is now in {where} but {problem}; fix MEMORY.md by hand "
                          "or run the command again")
+
+
+class UnfinishedOperation(SagememError):
+    """Refused while a killed operation is pending: its undo would point at the half-done state."""
+
+    def __init__(self, state_dir: Path, pending: list[str]) -> None:
+        self.state_dir = state_dir
+        self.pending = pending
+        super().__init__(f"an interrupted operation is not finished ({'; '.join(pending)}); "
+                         "nothing was changed — run `sagemem recover` first")
 
 
 class ResolutionRefused(SagememError):

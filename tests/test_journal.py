@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.cli import main
-from sagemem.errors import UnsafeFile, WriteFailed
+from sagemem.errors import UnfinishedOperation, UnsafeFile, WriteFailed
 from sagemem.history import journal
 from sagemem.history.archive import archive_memory, purge_memory, restore_memory
 from sagemem.history.archive_log import read_log
@@ -265,3 +265,109 @@ def test_recover_reports_a_damaged_intent_and_exits_1(
     (folder / "torn.json").write_bytes(b"{")
     code, out, _ = run(capsys, store, "recover")
     assert code == 1 and out.startswith("needs_you") and "torn.json" in out
+
+
+# -- a pending intent blocks the next multi-file operation ---------------------------------
+
+def test_a_second_rollback_is_refused_while_an_interrupted_one_is_pending(
+        store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    many(store, 10, "old")
+    snapshot = create_snapshot(store)
+    many(store, 10, "new")
+    killed(store, "sagemem.history.rollback", "_restore",
+           "rollback", snapshot.id, "--scope", "all", "--yes", after=4)
+    snapshots_before = sorted(os.listdir(store.state_dir / "snapshots"))
+    with pytest.raises(UnfinishedOperation) as caught:
+        rollback(store, snapshot.id, scope="all")
+    assert f"rollback of {snapshot.id}" in str(caught.value)
+    assert "sagemem recover" in str(caught.value)
+    assert sorted(os.listdir(store.state_dir / "snapshots")) == snapshots_before  # no new
+    code, out, err = run(capsys, store, "rollback", snapshot.id, "--scope", "all", "--yes")
+    assert code == 1 and "undo" not in out and "error:" in err and "recover" in err
+    assert sorted(os.listdir(store.state_dir / "snapshots")) == snapshots_before
+
+
+@pytest.mark.parametrize("operation", ["archive", "restore", "purge"])
+def test_archive_restore_and_purge_are_refused_while_an_operation_is_pending(
+        store: MemoryStore, operation: str) -> None:
+    archive_memory(store, "user_b", "old")
+    journal.begin(store.state_dir, "rollback", {"snapshot": "s", "scope": "all",
+                                                "protection": "p", "time": "t"})
+    act = {"archive": lambda: archive_memory(store, "project_a", "old"),
+           "restore": lambda: restore_memory(store, "user_b"),
+           "purge": lambda: purge_memory(store, "user_b")}[operation]
+    with pytest.raises(UnfinishedOperation):
+        act()
+    assert (store.directory / "project_a.md").exists()
+    assert (store.archive_dir / "user_b.md").exists()
+    assert [e.action for e in read_log(store.state_dir)[0]] == ["archive"]
+
+
+# -- a failed operation that changed nothing leaves no intent ------------------------------
+
+@pytest.fixture
+def immutable(store: MemoryStore):  # type: ignore[no-untyped-def]
+    """The memory folder made immutable (chattr +i): nothing can be linked in or out."""
+    flag = subprocess.run(["chattr", "+i", str(store.directory)], capture_output=True)
+    if flag.returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    yield store
+    subprocess.run(["chattr", "-i", str(store.directory)], check=True)
+
+
+@pytest.mark.parametrize("with_archive_dir", [False, True])
+def test_an_archive_that_fails_before_changing_anything_leaves_no_intent(
+        store: MemoryStore, with_archive_dir: bool, request: pytest.FixtureRequest) -> None:
+    if with_archive_dir:
+        store.archive_dir.mkdir()
+    request.getfixturevalue("immutable")
+    with pytest.raises(WriteFailed):
+        archive_memory(store, "project_a", "old")
+    assert journal.pending(store.state_dir) == ([], [])
+    assert (store.directory / "project_a.md").exists() and index_text(store) == INDEX
+    assert not (store.archive_dir / "project_a.md").exists()
+
+
+def test_a_restore_that_fails_before_changing_anything_leaves_no_intent(
+        store: MemoryStore, request: pytest.FixtureRequest) -> None:
+    archive_memory(store, "project_a", "old")
+    request.getfixturevalue("immutable")
+    with pytest.raises(WriteFailed):
+        restore_memory(store, "project_a")
+    assert journal.pending(store.state_dir) == ([], [])
+    assert (store.archive_dir / "project_a.md").exists()
+
+
+# -- the recovered line reports the whole rollback -----------------------------------------
+
+def test_the_recovered_line_counts_what_the_killed_run_did_too(store: MemoryStore) -> None:
+    many(store, 10, "old")
+    snapshot = create_snapshot(store)
+    many(store, 10, "new")
+    (store.directory / "project_extra.md").write_text("added since\n")
+    killed(store, "sagemem.history.rollback", "_restore",
+           "rollback", snapshot.id, "--scope", "all", "--yes", after=4)
+    [done] = recover(store)
+    assert done.outcome == "finished" and done.rollback is not None
+    [line] = rollback_history(store)
+    assert line["counts"]["restored"] == 10 and line["counts"]["moved"] == 1
+    assert sorted(line["restored"]) == [f"project_{i:03}.md" for i in range(10)]
+    assert line["moved"] == ["project_extra.md"] and line["skipped"] == []
+    assert line["counts"]["unchanged"] == 3  # MEMORY.md, project_a, user_b: as planned
+
+
+def test_recover_logs_a_rollback_whose_line_failed_with_what_it_restored(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.history import rollback as rollback_module
+    many(store, 5, "old")
+    snapshot = create_snapshot(store)
+    many(store, 5, "new")
+    monkeypatch.setattr(rollback_module, "append_history", lambda *_: "disk full")
+    report = rollback(store, snapshot.id)
+    assert len(report.restored) == 5 and report.history_error == "disk full"
+    monkeypatch.undo()
+    [done] = recover(store)
+    assert done.outcome == "finished"
+    [line] = rollback_history(store)
+    assert line["recovered"] is True and line["counts"]["restored"] == 5
+    assert line["protection"] == report.protection_id

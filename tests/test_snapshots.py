@@ -93,6 +93,21 @@ def test_a_symlink_is_not_copied_but_named(store: MemoryStore, tmp_path: Path) -
     assert not (snapshot.path / "link.md").exists()
 
 
+def test_a_file_with_an_invalid_name_is_reported_not_copied_with_its_name_visible(
+        store: MemoryStore) -> None:
+    for name in ("bad\x1b[2Jname.md", "two\nlines.md", "rtl\u202egnp.md"):
+        (store.directory / name).write_text("hidden\n")
+    os.close(os.open(os.path.join(os.fsencode(store.directory), b"raw\xff.md"),
+                     os.O_CREAT | os.O_WRONLY))
+    snapshot = create_snapshot(store)
+    shown = {s.name: s.reason for s in snapshot.skipped}
+    assert set(shown) == {"bad\\x1b[2Jname.md", "two\\x0alines.md", "rtl\\u202egnp.md",
+                          "raw\\xff.md"}
+    assert all("name" in reason for reason in shown.values())
+    assert {s.name for s in load_snapshot(store, snapshot.id).skipped} == set(shown)
+    assert damaged_files(snapshot) == () and len(snapshot.files) == 3
+
+
 def test_a_file_over_the_size_limit_is_copied_whole(store: MemoryStore) -> None:
     """A snapshot's purpose is exact bytes: the size gate is for reading memories."""
     huge = os.urandom(store.max_bytes * 3)

@@ -10,6 +10,7 @@ Newline and tab stay; so does CR before LF (a CRLF file's line ends are harmless
 
 from __future__ import annotations
 
+import os
 import re
 
 # C0 but newline and tab, DEL, C1 (U+0080-U+009F: 0x9b is a one-byte CSI), the bidi
@@ -24,6 +25,13 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def visible(text: str) -> str:
     """``text`` with every control character but newline and tab written out as text."""
     return _CONTROL.sub(_shown, text)
+
+
+def visible_name(name: str) -> str:
+    """A file name on one line: its control characters, newline and tab too, and bytes
+    that are not UTF-8 (``\\xff``) written out as text."""
+    text = visible(os.fsencode(name).decode("utf-8", "backslashreplace"))
+    return text.replace("\n", "\\x0a").replace("\t", "\\x09")
 
 
 def _shown(match: re.Match[str]) -> str:

@@ -192,7 +192,12 @@ def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: 
     append the log line; the caller holds the lock. A failure after the move puts
     everything back, or says exactly what is left. True if MEMORY.md changed."""
     intent = journal.begin(store.state_dir, record.action, asdict(record))
-    if not move_file(store, record.file, into_archive=into_archive):
+    try:
+        moved = move_file(store, record.file, into_archive=into_archive)
+    except SagememError:  # the move failed whole (see move_without_overwrite): no trace left
+        journal.finish(store.state_dir, intent)
+        raise
+    if not moved:
         journal.finish(store.state_dir, intent)
         raise NameCollision(record.file, store.folder(archived=into_archive))
     update: IndexUpdate | None = None
@@ -311,7 +316,8 @@ def _taken(folder: Path, file: str) -> bool:
 def move_without_overwrite(source: Path, target: Path) -> None:
     """Rename ``source`` to ``target`` unless that exists (FileExistsError): a hard link
     then an unlink, as the link fails if the name exists, where a rename would silently
-    replace it. Without hard links, the store lock serialises us."""
+    replace it. Without hard links, the store lock serialises us. All or nothing: when
+    the source cannot be unlinked (an immutable folder), the new link is taken back."""
     try:
         os.link(source, target, follow_symlinks=False)
     except FileExistsError:
@@ -321,4 +327,8 @@ def move_without_overwrite(source: Path, target: Path) -> None:
             raise FileExistsError(str(target)) from None
         os.rename(source, target)
         return
-    os.unlink(source)
+    try:
+        os.unlink(source)
+    except OSError:
+        os.unlink(target)  # two names for one file would be a move half done
+        raise

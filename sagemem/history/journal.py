@@ -7,7 +7,9 @@ end. Before the first file moves, the operation writes ``<state>/journal/<id>.js
 (atomically: a fsync'd temporary file linked into place) naming the operation, its
 arguments and its time; it removes the record once its log line is written. A record
 still there is an operation that never finished: every command warns about it and
-``recover`` (``history.recover``) completes it.
+``recover`` (``history.recover``) completes it. Until then ``begin`` refuses a new
+operation (``UnfinishedOperation``): one planned against the half-done folder would take
+its protection snapshot, and so its undo, from there.
 
 Records are read through the safe path (``paths.read_regular``): a symlink in a
 record's place is refused and reported, never followed; a torn or garbled record is
@@ -24,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import SagememError, WriteFailed
+from ..errors import SagememError, UnfinishedOperation, WriteFailed
 from ..files.atomic import atomic_write, make_folder, sync_directory
 from ..files.paths import read_regular
 
@@ -67,7 +69,8 @@ def begin(state_dir: Path, operation: str, args: dict[str, str], *,
           now: datetime | None = None) -> Intent:
     """Record that ``operation`` is about to change files; call it before the first move.
     Raises WriteFailed (or UnsafeFile) when the record cannot be written: the operation
-    must then not start, since it could not be finished after a crash."""
+    must then not start, since it could not be finished after a crash; and
+    UnfinishedOperation while another intent is pending (see ``require_none_pending``)."""
     if operation not in OPERATIONS:
         raise ValueError(f"operation must be one of {', '.join(OPERATIONS)}")
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
@@ -76,11 +79,21 @@ def begin(state_dir: Path, operation: str, args: dict[str, str], *,
     make_folder(state_dir, follow_link=True)  # the state directory is the user's to name
     folder = journal_dir(state_dir)
     make_folder(folder, parents=False)
+    require_none_pending(state_dir)
     data = {"version": _VERSION, "id": intent.id, "operation": operation,
             "started": intent.started, "args": intent.args}
     atomic_write(folder / f"{intent.id}.json",
                  json.dumps(data, ensure_ascii=False).encode("utf-8"), create=True)
     return intent
+
+
+def require_none_pending(state_dir: Path) -> None:
+    """Raise UnfinishedOperation if the journal holds any entry, readable or not. The
+    caller holds the store lock, so every entry is one a killed process left behind."""
+    intents, damaged = pending(state_dir)
+    if intents or damaged:
+        raise UnfinishedOperation(state_dir, [describe(i) for i in intents]
+                                  + [f"unreadable journal entry {d.path.name}" for d in damaged])
 
 
 def finish(state_dir: Path, intent: Intent) -> None:

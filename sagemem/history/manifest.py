@@ -113,7 +113,7 @@ def from_manifest(manifest: dict[str, Any], path: Path) -> Snapshot:
         run_id=manifest.get("run_id"),
         git=GitHead(git.get("head"), git.get("ref")) if isinstance(git, dict) else None,
         files=files,
-        skipped=tuple(SkippedFile(_plain_name(s["name"]), str(s["reason"]))
+        skipped=tuple(SkippedFile(_reported_name(s["name"]), str(s["reason"]))
                       for s in manifest.get("skipped", [])),
         path=path, folder=_folder(manifest.get("folder")))
 
@@ -133,6 +133,14 @@ def check_taken_of(snapshot: Snapshot, directory: Path) -> Snapshot:
     if snapshot.folder is not None and not same_folder(snapshot.folder, directory):
         raise WrongFolder(snapshot.path, snapshot.folder, directory, snapshot=snapshot.id)
     return snapshot
+
+
+def _reported_name(name: object) -> str:
+    """A skipped file's name is only shown and compared, never written to; it may be a
+    refused name made visible (``bad\\x1bname.md``), but never a path."""
+    if not isinstance(name, str) or not name or "/" in name or "\x00" in name:
+        raise ValueError("a skipped file's name must be a file name")
+    return name
 
 
 def _plain_name(name: object) -> str:

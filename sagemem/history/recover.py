@@ -22,13 +22,15 @@ from datetime import datetime
 from ..errors import SagememError
 from ..files import indexfile
 from ..files.memory import Memory
+from ..files.paths import file_sha256, name_key
 from ..store import MemoryStore
 from . import archive_log, journal
 from .archive import unlink_logged_purge, with_index_line
 from .archive_log import ArchiveEvent
 from .journal import Intent
 from .rollback import RollbackPlan, RollbackReport, carry_out, plan_rollback
-from .rollback_log import Skip, rollback_history
+from .rollback_log import Skip, append_history, rollback_history
+from .snapshot_diff import CurrentFile
 from .snapshots import Snapshot, load_snapshot, verify_snapshot
 
 OUTCOMES = ("finished", "not_started", "needs_you", "failed")
@@ -143,17 +145,52 @@ def _rollback(store: MemoryStore, intent: Intent) -> Recovery:
     if any(line.get("protection") == protection.id for line in rollback_history(store)):
         return Recovery("rollback", args["snapshot"], "finished",
                         "it had finished and was recorded; only its intent was left")
+    first = plan_rollback(store, args["snapshot"], args["scope"], against=_held(protection))
     plan = _since_interruption(plan_rollback(store, args["snapshot"], args["scope"]),
                                protection)
-    report = carry_out(store, plan, protection, datetime.fromisoformat(args["time"]),
-                       recovered=True)
+    now = carry_out(store, plan, protection, datetime.fromisoformat(args["time"]),
+                    recovered=True)
+    report = _whole(store, first, now)
+    report = replace(report, history_error=append_history(store, report))
     if report.history_error:
         return Recovery("rollback", plan.snapshot.id, "failed", report.history_error,
                         rollback=report)
     return Recovery("rollback", plan.snapshot.id, "finished",
-                    f"{len(report.restored)} restored, {len(report.moved)} moved, "
+                    f"{len(report.restored)} restored, {len(report.moved)} moved "
+                    f"({len(now.restored) + len(now.moved)} of them now), "
                     f"{len(report.skipped)} skipped; undo: rollback {protection.id}",
                     rollback=report)
+
+
+def _held(protection: Snapshot) -> dict[str, CurrentFile]:
+    """The folder as the killed rollback planned from it: its protection snapshot."""
+    held = {f.name: CurrentFile(f.name, f.sha256) for f in protection.files}
+    return held | {s.name: CurrentFile(s.name, None, s.reason) for s in protection.skipped}
+
+
+def _whole(store: MemoryStore, first: RollbackPlan, now: RollbackReport) -> RollbackReport:
+    """The report of the whole rollback: the first plan's steps the killed run carried out
+    (a restore recover found already in place, a move whose file ``archive/`` now holds
+    with the bytes planned) and what recover did now — so the line does not undercount."""
+    touched = {*now.restored, *now.moved, *(s.file for s in now.skipped)}
+    restored = [r.file for r in first.restores if r.file not in touched]
+    moved = [m.file for m in first.moves
+             if m.file not in touched and _archived_as(store, m.file, m.seen)]
+    return replace(now, restored=_in_order(restored, now.restored),
+                   moved=_in_order(moved, now.moved), unchanged=first.unchanged,
+                   left=first.left)
+
+
+def _in_order(earlier: list[str], later: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted({*earlier, *later}, key=name_key))
+
+
+def _archived_as(store: MemoryStore, file: str, sha256: str) -> bool:
+    try:
+        return (not _here(store, file, archived=False) and _here(store, file, archived=True)
+                and file_sha256(store.archive_dir / file) == sha256)
+    except SagememError:
+        return False
 
 
 def _since_interruption(plan: RollbackPlan, protection: Snapshot) -> RollbackPlan:

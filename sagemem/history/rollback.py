@@ -96,17 +96,18 @@ class RollbackPlan:
     left: tuple[str, ...]  # added since, left alone under ``touched``
 
 
-def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched"
-                  ) -> RollbackPlan:
+def plan_rollback(store: MemoryStore, snapshot_id: str, scope: str = "touched", *,
+                  against: dict[str, CurrentFile] | None = None) -> RollbackPlan:
     """Decide what a rollback to ``snapshot_id`` does; changes nothing. A damaged
     snapshot is refused (SnapshotDamaged), one of another memory folder (WrongFolder),
-    an unknown id is SnapshotNotFound."""
+    an unknown id is SnapshotNotFound. ``against``: the files to plan from instead of
+    the folder now (``recover`` replays the plan a killed rollback made)."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
     store.require_directory()
     snapshot = verify_snapshot(check_taken_of(load_snapshot(store, snapshot_id),
                                               store.directory))
-    paired = pair(snapshot, current_files(store))
+    paired = pair(snapshot, current_files(store) if against is None else against)
     restores, skips, unchanged = _restores(paired)
     skips += [Skip(name, "ambiguous", "another file's name differs from it only in case or "
                                       "Unicode form; left alone, sort them out by hand")
@@ -158,14 +159,17 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
                    ) -> RollbackReport:
     """Carry out ``plan`` under the store lock: a protection snapshot of now first, then
     each restore and move, each guarded against a change since the plan (refused and
-    reported as skipped, with a conflict record for a restore). Appends to the history."""
+    reported as skipped, with a conflict record for a restore). Appends to the history.
+    Raises UnfinishedOperation, changing nothing, while a killed operation is pending."""
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     if not plan.restores and not plan.moves:  # nothing to change: nothing to protect
         report = replace(preview(plan, now=when), dry_run=False)
         with store.locked():
+            journal.require_none_pending(store.state_dir)
             return replace(report, history_error=append_history(store, report))
     with store.locked():
         check_history_file(store)
+        journal.require_none_pending(store.state_dir)  # before its protection snapshot
         protection = write_snapshot(store, kind="protection", now=when,
                                     reason=f"before rollback to {plan.snapshot.id}")
         intent = journal.begin(store.state_dir, "rollback", {
@@ -175,6 +179,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
             report = carry_out(store, plan, protection, when)
         finally:
             store.notice_change()  # an open search index must not trust its silence now
+        report = replace(report, history_error=append_history(store, report))
         if report.history_error is None:  # else the intent stays: ``recover`` writes it
             journal.finish(store.state_dir, intent)
     return report
@@ -182,8 +187,8 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
 
 def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when: datetime,
               *, recovered: bool = False) -> RollbackReport:
-    """Each restore and move of ``plan``, then its history line; the caller holds the lock
-    and ``protection`` holds what the rollback replaces."""
+    """Each restore and move of ``plan``; the caller holds the lock, ``protection`` holds
+    what the rollback replaces, and the caller appends the history line."""
     restored: list[str] = []
     moved: list[str] = []
     skipped = list(plan.skips)
@@ -195,10 +200,9 @@ def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when
     for move in plan.moves:
         outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
         _record(outcome, move.file, moved, skipped)
-    report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
-                            tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
-                            plan.left, recovered=recovered)
-    return replace(report, history_error=append_history(store, report))
+    return RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
+                          tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
+                          plan.left, recovered=recovered)
 
 
 def preview(plan: RollbackPlan, *, now: datetime | None = None) -> RollbackReport:

@@ -38,6 +38,7 @@ from ..errors import (
     WriteFailed,
 )
 from ..files.atomic import make_folder, remove_quietly, sync_directory, write_new
+from ..files.controls import visible_name
 from ..files.ids import resolve_id
 from ..files.paths import INDEX_FILE, check_name, read_chunks
 from ..store import MemoryStore
@@ -140,29 +141,45 @@ def write_snapshot(store: MemoryStore, *, label: str | None = None, kind: str = 
 def memory_file_names(store: MemoryStore) -> list[str]:
     """What a snapshot holds: the top-level memory files and MEMORY.md, as spelt on disk.
     A file whose name the store refuses (a control character, bytes that are not UTF-8)
-    is no memory: it is neither copied nor ever touched by a rollback (the audit reports
-    it as unreadable)."""
+    is no memory: it is neither copied nor ever touched by a rollback (``refused_names``
+    reports it in the snapshot, the audit as unreadable)."""
     names = [n for n in store.files() if _acceptable(n)]
     index = store.existing_name(INDEX_FILE)
     return [*names, index] if index is not None else names
 
 
 def _acceptable(name: str) -> bool:
+    return _refusal(name) is None
+
+
+def _refusal(name: str) -> str | None:
+    """Why a listed name can be no memory, or None when it can be one."""
     try:
         check_name(name)
         name.encode("utf-8")
-    except (InvalidName, UnicodeEncodeError):
-        return False
-    return True
+    except InvalidName as exc:
+        return f"its name is refused ({exc.reason}); rename it to keep it"
+    except UnicodeEncodeError:
+        return "its name is not UTF-8; rename it to keep it"
+    return None
+
+
+def refused_names(store: MemoryStore) -> list[SkippedFile]:
+    """The listed files a snapshot leaves out for their names, each shown on one line
+    with its control characters made visible (``bad\\x1bname.md``): reported, not copied,
+    so a name that hides itself in a terminal does not drop out of a snapshot silently."""
+    return [SkippedFile(visible_name(name), reason) for name in store.files()
+            if (reason := _refusal(name)) is not None]
 
 
 def _copy_files(store: MemoryStore, into: Path, progress: Progress | None
                 ) -> tuple[list[SnapshotFile], list[SkippedFile]]:
-    """Copy through the safe read path, any size: a symlink or a device is skipped,
-    named in the manifest, and left alone by a rollback to this snapshot."""
+    """Copy through the safe read path, any size: a symlink, a device or a file whose name
+    is refused is skipped, named in the manifest, and left alone by a rollback to this
+    snapshot."""
     names = memory_file_names(store)
     files: list[SnapshotFile] = []
-    skipped: list[SkippedFile] = []
+    skipped = refused_names(store)
     for done, name in enumerate(names, start=1):
         try:
             files.append(_copy_file(store.directory / name, into / name))

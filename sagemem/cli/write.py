@@ -21,6 +21,7 @@ from typing import Annotated
 import typer
 
 from ..errors import MemoryNotFound, SagememError, WriteFailed
+from ..files import indexfile
 from ..files.fields import TYPES, set_warnings
 from ..files.keep import keep_text
 from ..files.memory import Memory
@@ -194,7 +195,7 @@ def _offer_index_update(store: MemoryStore, memory: Memory, update: bool | None)
     """A new description leaves MEMORY.md's line with the old hook unless the user
     agrees: asked at a terminal, ``--update-index`` off one (a script is never asked)."""
     hook = store.index_hook(memory.file)
-    if hook is None or " ".join(hook.split()) == " ".join(memory.description.split()):
+    if hook is None or indexfile.hook_matches(hook, memory.description):
         return
     if update is None and cli.interactive():
         update = typer.confirm(f"update the MEMORY.md line of {memory.file} to the new "

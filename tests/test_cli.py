@@ -599,6 +599,18 @@ def test_show_text_has_fields_then_body(run: Run, memory_dir: Path) -> None:
     assert lines[-3:] == ["Neovim with tmux.", "", "Format with ruff."]
 
 
+BREAKS = "a\rb\x0bc\x0cd\x1ce\x85f\u2028g\u2029h"
+
+
+def test_show_breaks_body_lines_only_where_the_file_does(run: Run, memory_dir: Path) -> None:
+    (memory_dir / "user_breaks.md").write_text(
+        f"---\ndescription: d\n---\n{BREAKS}\r\nnext\n", encoding="utf-8", newline="")
+    shown = run("show", "user_breaks", directory=memory_dir).out.splitlines()
+    visible = "a\\x0db\\x0bc\\x0cd\\x1ce\\x85f\\u2028g\\u2029h"
+    assert shown[-2:] == [visible, "next"]
+    assert run("read", "user_breaks", directory=memory_dir).out.splitlines()[-2:] == shown[-2:]
+
+
 def test_show_accepts_the_name_with_md(run: Run, memory_dir: Path) -> None:
     assert run("show", "user_prefs.md", directory=memory_dir).out == run(
         "show", "user_prefs", directory=memory_dir).out

@@ -174,6 +174,16 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def file_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split on newlines only, CR of CRLF dropped — not
+    ``str.splitlines``, which also breaks at a lone CR, form feed, U+0085 or U+2028 and
+    would number (and show) lines the file does not have."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def parse(data: bytes, file: str, *, mtime: float | None = None, archived: bool = False) -> Memory:
     """Parse a memory file's bytes. Raises UnreadableFile only for non-UTF-8 bytes."""
     text = decode(data, file)

@@ -39,6 +39,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── NameCollision            a move whose target name is already taken (nothing moved)
      ├── MoveIncomplete           a move whose index change failed and could not be undone
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
+     ├── EditorFailed             ``edit``'s editor could not be run or exited non-zero
      └── WriteFailed              the operating system refused a write (disk full, read-only)
           └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
 """
@@ -358,6 +359,13 @@ class ResolutionRefused(SagememError):
         self.reason = reason
         outcome = "" if reason.startswith("already resolved") else "; the record stays open"
         super().__init__(f"cannot resolve {conflict_id}: {reason}{outcome}")
+
+
+class EditorFailed(SagememError):
+    def __init__(self, editor: str, problem: str) -> None:
+        self.editor = editor
+        self.problem = problem
+        super().__init__(f"the editor ({editor}) {problem}; nothing was changed")
 
 
 class WriteFailed(SagememError):

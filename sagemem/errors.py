@@ -24,7 +24,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
-     ├── EvalSetError             an evaluation set that does not follow FORMAT.md
+     ├── EvalSetError             an evaluation set not in README's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read
@@ -435,7 +435,7 @@ class EvalSetError(SagememError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}; an eval set is memory/ plus queries.jsonl "
-                         "(see FORMAT.md)")
+                         "(see the Evaluation section of sagemem's README)")
 
 
 class NoCheckpoint(SagememError):

@@ -347,7 +347,12 @@ def _strict_problems(block: str, first_line: int) -> list[Problem]:
 
 
 def _reason(exc: BaseException) -> str:
-    return str(getattr(exc, "problem", None) or exc or type(exc).__name__)[:80]
+    """A YAML error in one line of at most 80 characters, cut between words: its text
+    may hold newlines and an ``in "<unicode string>", line 1`` tail, which would break
+    the indented lines it is shown in (``audit``, ``show``)."""
+    text = str(getattr(exc, "problem", None) or exc or type(exc).__name__)
+    text = " ".join(text.split('\n  in "')[0].split())
+    return text if len(text) <= 80 else text[:78].rsplit(" ", 1)[0] + " …"
 
 
 def _error_line(exc: BaseException) -> int:

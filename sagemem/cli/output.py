@@ -203,7 +203,7 @@ def memory_text(memory: Memory, today: date) -> list[str]:
         lines.append("(no frontmatter: defaults apply)")
     for problem in memory.problems:
         where = f"line {problem.line}: " if problem.line else ""
-        lines.append(f"problem: {where}{problem.field}: {problem.message}")
+        lines += wrap(f"problem: {where}{problem.field}: {problem.message}")
     lines.append(f"--- body (from line {memory.body_line}) ---")
     lines.extend(file_lines(memory.body))
     return lines

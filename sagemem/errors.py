@@ -24,7 +24,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
-     ├── EvalSetError             an evaluation set that does not follow FORMAT.md
+     ├── EvalSetError             an evaluation set not in README's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read
@@ -40,6 +40,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── MoveIncomplete           a move whose index change failed and could not be undone
      ├── UnfinishedOperation      a multi-file operation refused: a killed one is not recovered
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
+     ├── EditorFailed             ``edit``'s editor could not be run or exited non-zero
      └── WriteFailed              the operating system refused a write (disk full, read-only)
           └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
 """
@@ -371,6 +372,13 @@ class ResolutionRefused(SagememError):
         super().__init__(f"cannot resolve {conflict_id}: {reason}{outcome}")
 
 
+class EditorFailed(SagememError):
+    def __init__(self, editor: str, problem: str) -> None:
+        self.editor = editor
+        self.problem = problem
+        super().__init__(f"the editor ({editor}) {problem}; nothing was changed")
+
+
 class WriteFailed(SagememError):
     """``outcome`` says what the failure left behind; by default, and only when it is
     true, that nothing was changed."""
@@ -438,7 +446,7 @@ class EvalSetError(SagememError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}; an eval set is memory/ plus queries.jsonl "
-                         "(see FORMAT.md)")
+                         "(see the Evaluation section of sagemem's README)")
 
 
 class NoCheckpoint(SagememError):

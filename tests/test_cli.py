@@ -362,9 +362,11 @@ def test_init_creates_directory_index_and_state_dir(
     assert (target / "MEMORY.md").read_text(encoding="utf-8").startswith("# Memory index")
     assert result.out.splitlines() == [f"created  {target}", f"created  {state_dir}",
                                        f"created  {target / 'MEMORY.md'}"]
-    assert result.err == (f"next: export SAGE_MEM_DIR={target} SAGE_MEM_STATE_DIR={state_dir} "
-                          "(or pass --dir/--state-dir before the command); sagemem's own "
-                          f"state lives in {state_dir}\n")
+    assert result.err.splitlines()[:2] == [f"next: export SAGE_MEM_DIR={target}",
+                                           f"      export SAGE_MEM_STATE_DIR={state_dir}"]
+    assert " ".join(result.err.split()[5:]) == ("(or pass --dir/--state-dir before the "
+                                                "command); sagemem's own state lives in "
+                                                f"{state_dir}")
 
 
 def test_init_with_the_default_state_dir_names_only_the_memory_dir(
@@ -372,7 +374,7 @@ def test_init_with_the_default_state_dir_names_only_the_memory_dir(
 ) -> None:
     target = tmp_path / "fresh"
     assert main(["init", str(target)]) == 0
-    assert capsys.readouterr().err.startswith(f"next: export SAGE_MEM_DIR={target} (or pass")
+    assert capsys.readouterr().err.startswith(f"next: export SAGE_MEM_DIR={target}\n  (or pass")
 
 
 def test_init_twice_reports_what_existed_and_changes_nothing(
@@ -597,6 +599,18 @@ def test_show_text_has_fields_then_body(run: Run, memory_dir: Path) -> None:
     assert "tags:             Editor, vim" in lines
     assert "--- body (from line 10) ---" in lines
     assert lines[-3:] == ["Neovim with tmux.", "", "Format with ruff."]
+
+
+BREAKS = "a\rb\x0bc\x0cd\x1ce\x85f\u2028g\u2029h"
+
+
+def test_show_breaks_body_lines_only_where_the_file_does(run: Run, memory_dir: Path) -> None:
+    (memory_dir / "user_breaks.md").write_text(
+        f"---\ndescription: d\n---\n{BREAKS}\r\nnext\n", encoding="utf-8", newline="")
+    shown = run("show", "user_breaks", directory=memory_dir).out.splitlines()
+    visible = "a\\x0db\\x0bc\\x0cd\\x1ce\\x85f\\u2028g\\u2029h"
+    assert shown[-2:] == [visible, "next"]
+    assert run("read", "user_breaks", directory=memory_dir).out.splitlines()[-2:] == shown[-2:]
 
 
 def test_show_accepts_the_name_with_md(run: Run, memory_dir: Path) -> None:

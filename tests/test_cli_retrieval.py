@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sagemem.cli import main
-from sagemem.search.text import file_lines
+from sagemem.files.memory import file_lines
 
 SEARCH_KEYS = {"version", "query", "results", "coverage"}
 RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "end_line",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -123,9 +124,19 @@ def long_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Run:
     run("snapshot", "create", "--label", "a label that is long enough to matter " * 2)
     assert run("write", files[0], "-", "--expect", "0" * 12, stdin="mine\n").code == 1
     run("conflicts", "contradict", files[1], files[2], "--note", "they disagree " * 5)
-    run("rollback", run("snapshot", "list", "--json").out.split('"id": "')[1][:30].split('"')[0],
-        "--yes")
+    run("rollback", snapshot_id(run), "--yes")
+    # after the snapshot: left by a rollback; idle and locked; a field that does not parse
+    (directory / f"{LONG[:-1]}z.md").write_text(
+        f"---\ndescription: {description}\nbaseline: {description}\n---\nBody.\n",
+        encoding="utf-8")
+    for file in (files[0], f"{LONG[:-1]}z.md"):
+        os.utime(directory / file, (1.6e9, 1.6e9))  # 2020: idle past every threshold
+    run("lock", files[0])
     return run
+
+
+def snapshot_id(run: Run) -> str:
+    return str(json.loads(run("snapshot", "list", "--json").out)[-1]["id"])
 
 
 def stale_id(run: Run) -> str:
@@ -136,13 +147,25 @@ def stale_id(run: Run) -> str:
 @pytest.mark.parametrize("args", [
     ["list"], ["show", LONG], ["search", "deploy window"], ["audit"], ["conflicts", "list"],
     ["conflicts", "show", "STALE"], ["snapshot", "list"], ["locks"], ["ledger"],
+    ["archive", "candidates"], ["rollback", "SNAPSHOT", "--dry-run"],
+    ["show", f"{LONG[:-1]}z"],
 ])
 def test_human_output_fits_80_columns(long_run: Run, args: list[str]) -> None:
     """The CLI's own layout; a memory's text (show's body, a diff) is printed as it is."""
-    result = long_run(*[stale_id(long_run) if arg == "STALE" else arg for arg in args])
+    ids = {"STALE": stale_id, "SNAPSHOT": snapshot_id}
+    result = long_run(*[ids[arg](long_run) if arg in ids else arg for arg in args])
+    assert result.code == 0, result
     out = result.out.split("--- body")[0].split("\n--- disk")[0]
     wide = [line for line in (out + result.err).splitlines() if width_of(line) > 80]
     assert wide == []
+
+
+def test_the_init_hint_fits_80_columns_one_whole_command_a_line(long_run: Run) -> None:
+    """``init`` lists the paths it made as they are; its hint on stderr is laid out."""
+    err = long_run("init").err.splitlines()
+    commands = [line for line in err if line.removeprefix("next:").lstrip().startswith("export")]
+    assert len(commands) == 2 and all(len(line.split()) <= 3 for line in commands)
+    assert [line for line in err if width_of(line) > 80 and line not in commands] == []
 
 
 def test_the_injected_preamble_fits_80_columns(long_run: Run) -> None:

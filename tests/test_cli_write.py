@@ -7,6 +7,7 @@ import io
 import json
 import os
 import stat
+import subprocess
 import sys
 import tempfile
 from datetime import date
@@ -191,6 +192,25 @@ def test_edit_with_a_failing_editor_writes_nothing(run: Run, store: MemoryStore,
     assert "status 3" in one_line_error(run("edit", "user_alice"))
     monkeypatch.setenv("EDITOR", "/nonexistent/editor")
     assert "set EDITOR" in one_line_error(run("edit", "user_alice"))
+    assert (store.directory / "user_alice.md").read_text() == ALICE
+
+
+def test_a_failing_editor_is_named_as_the_problem(run: Run, store: MemoryStore,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDITOR", "false")
+    monkeypatch.delenv("VISUAL", raising=False)
+    err = one_line_error(run("edit", "user_alice"))
+    assert err == "error: the editor (false) exited with status 1; nothing was changed\n"
+    assert (store.directory / "user_alice.md").read_text() == ALICE
+
+
+def test_edit_without_an_editor_off_a_terminal_refuses(run: Run, store: MemoryStore,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("an editor was run"))
+    err = one_line_error(run("edit", "user_alice"), code=2)
+    assert "set EDITOR" in err and "sagemem write" in err
     assert (store.directory / "user_alice.md").read_text() == ALICE
 
 

@@ -10,7 +10,7 @@ from sagemem.files.controls import json_safe, visible
 
 HOSTILE = ["\x1b[2J", "\x1b]0;owned\x07", "\x1b]52;c;ZXZpbA==\x07",
            "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "\x9b2J", "\x7f", "\x00", "\x08",
-           "a\rb", "\u202eevil\u202c", "\u2066x\u2069"]
+           "a\rb", "\u202eevil\u202c", "\u2066x\u2069", "a\u2028b\u2029c"]
 
 
 @pytest.mark.parametrize("raw", HOSTILE)

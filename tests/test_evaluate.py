@@ -107,3 +107,9 @@ def test_a_query_naming_a_file_the_folder_lacks_is_refused(tmp_path: Path) -> No
                        encoding="utf-8")
     with pytest.raises(EvalSetError, match=r"x1: user_pest\.md is not a file of"):
         evaluate(queries, memory_dir=SAMPLE)
+
+
+def test_a_bad_set_points_at_the_readme_not_a_missing_file(tmp_path: Path) -> None:
+    message = str(EvalSetError(tmp_path / "queries.jsonl", "line 1 is not JSON"))
+    assert "FORMAT.md" not in message
+    assert "README" in message and "Evaluation" in message

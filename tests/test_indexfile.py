@@ -65,3 +65,15 @@ def test_hook_of_names_the_hook_or_none() -> None:
     text = "- [A](a.md) — the hook\n- [B](b.md)\n"
     assert indexfile.hook_of(text, "a.md") == "the hook"
     assert indexfile.hook_of(text, "b.md") == "" and indexfile.hook_of(text, "c.md") is None
+
+
+def test_format_writes_control_characters_visibly() -> None:
+    line = format_entry("evil\x1b[2Jname", "user_evil.md", "x\x1b]0;T\x07 \x9b\u202e")
+    assert line == "- [evil\\\\x1b\\[2Jname](user_evil.md) — x\\x1b]0;T\\x07 \\x9b\\u202e"
+    assert entries(line)[0].title == "evil\\x1b[2Jname"
+    assert indexfile.hook_matches(entries(line)[0].hook, "x\x1b]0;T\x07 \x9b\u202e")
+
+
+def test_set_hook_writes_control_characters_visibly() -> None:
+    text = indexfile.set_hook("- [a](a.md) — old\n", "a.md", "new\x1b[2J\rline")
+    assert text == "- [a](a.md) — new\\x1b[2J line\n"

@@ -173,3 +173,12 @@ def test_an_impossible_date_is_that_fields_problem_not_the_whole_blocks() -> Non
     assert memory.description == "d" and memory.updated == date(2026, 1, 2)
     assert memory.valid_at is None
     assert [(p.field, p.kind, p.line) for p in memory.problems] == [("valid_at", "field", 3)]
+
+
+@pytest.mark.parametrize("frontmatter", ["b: !!binary x\n", "a: \"b\x07\"\n"])
+def test_a_yaml_error_is_one_line_cut_at_a_word(frontmatter: str) -> None:
+    memory = parse(f"---\ndescription: d\n{frontmatter}---\nbody\n".encode(), "user_y.md")
+    (problem,) = [p for p in memory.problems if p.field == "frontmatter"]
+    reason = problem.message.split("(", 1)[1].rsplit(")", 1)[0]
+    assert "\n" not in problem.message and " in \"<" not in reason
+    assert len(reason) <= 80 and (reason.endswith(" …") or len(reason) < 80)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from sagemem.errors import InvalidRevision, MemoryNotFound
+from sagemem.files.memory import file_lines
 from sagemem.search.reading import InvalidReadRange, ReadResult, read
-from sagemem.search.text import file_lines
 from sagemem.store import MemoryStore
 
 DEPLOY = """\

@@ -8,7 +8,7 @@ import pytest
 
 from sagemem import MemoryStore
 from sagemem.errors import InvalidCursor
-from sagemem.search.text import file_lines
+from sagemem.files.memory import file_lines
 
 MEMORIES = {
     "user_pets.md": """---

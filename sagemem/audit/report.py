@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..config import JSON_VERSION
+from ..files import indexfile
 from ..files.memory import Memory, line_of
 from ..files.paths import INDEX_FILE, name_key
 from ..store import MemoryStore
@@ -122,7 +123,7 @@ def check_index_hooks(s: Scan) -> Iterable[Finding]:
         memory = described.get(name_key(target)) if target is not None else None
         if memory is None or not entry.hook or not memory.description:
             continue
-        if " ".join(entry.hook.split()) != " ".join(memory.description.split()):
+        if not indexfile.hook_matches(entry.hook, memory.description):
             found.append(hint("index_stale_hook", INDEX_FILE, entry.line,
                               f"the line of {memory.file} no longer matches its description "
                               f"(sagemem set {memory.file} description=… --update-index, "

@@ -24,6 +24,7 @@ from ..errors import SagememError
 from ..store import MemoryStore
 from . import base as cli
 from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
+from .output import wrap
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
     # command, the hook on each prompt included, would otherwise pay for loading it
@@ -229,7 +230,7 @@ def candidates_text(report: CandidateReport, thresholds: dict[str, int],
     lines.extend(f"kept, locked: {c.file}  ({c.why})" for c in report.locked)
     shown = ", ".join(f"{t} {d or 'never'}" for t, d in thresholds.items())
     lines.append(f"idle-days thresholds: {shown}")
-    return lines
+    return [part for line in lines for part in wrap(line)]
 
 
 # -- locks --------------------------------------------------------------------------------
@@ -280,5 +281,6 @@ def locks(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 def locks_text(found: tuple[Lock, ...]) -> list[str]:
     where = {"memory": "", "archive": "  (archived)", "missing": "  (file missing)"}
-    lines = [f"{lk.file}  locked since {lk.since or '?'}{where[lk.where]}" for lk in found]
+    lines = [part for lk in found for part in wrap(
+        f"{lk.file}  locked since {lk.since or '?'}{where[lk.where]}")]
     return lines or ["(no locked memories)"]

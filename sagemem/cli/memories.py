@@ -22,6 +22,7 @@ from .output import (
     memory_text,
     settings_json,
     settings_text,
+    wrap,
 )
 
 
@@ -47,12 +48,13 @@ def init(
                 + [f"updated  {u.path} (added {u.added})" for u in report.updated]
                 + [f"exists   {p} (left as it was)" for p in report.existed])
     for warning in report.warnings:
-        echo(f"warning: {warning}", err=True)
-    exports = f"SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"
+        echo_lines(wrap(f"warning: {warning}"), err=True)
+    # one whole command a line, so each can be pasted however long its path
+    exports = [f"next: export SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"]
     if settings.state_dir != default_state_dir(settings.memory_dir):
-        exports += f" SAGE_MEM_STATE_DIR={shlex.quote(str(settings.state_dir))}"
-    echo(f"next: export {exports} (or pass --dir/--state-dir before the command); "
-               f"sagemem's own state lives in {settings.state_dir}", err=True)
+        exports.append(f"      export SAGE_MEM_STATE_DIR={shlex.quote(str(settings.state_dir))}")
+    echo_lines([*exports, *wrap(f"  (or pass --dir/--state-dir before the command); "
+                                f"sagemem's own state lives in {settings.state_dir}")], err=True)
 
 
 @app.command("list")

@@ -185,7 +185,10 @@ def _status(memory: Memory, today: date) -> str:
 
 
 def memory_text(memory: Memory, today: date) -> list[str]:
-    """``show``: the fields, revision and parse problems, then the body."""
+    """``show``: the fields, revision and parse problems, then the body in the file's
+    own lines (those ``read`` numbers)."""
+    from ..files.memory import file_lines
+
     fields = memory_summary_json(memory, today)
     lines = [f"{memory.file}{'  (archived)' if memory.archived else ''}"]
     for key in ("name", "description", "type", "tags", "aliases", "baseline", "baselinePriority",
@@ -200,9 +203,9 @@ def memory_text(memory: Memory, today: date) -> list[str]:
         lines.append("(no frontmatter: defaults apply)")
     for problem in memory.problems:
         where = f"line {problem.line}: " if problem.line else ""
-        lines.append(f"problem: {where}{problem.field}: {problem.message}")
+        lines += wrap(f"problem: {where}{problem.field}: {problem.message}")
     lines.append(f"--- body (from line {memory.body_line}) ---")
-    lines.extend(memory.body.splitlines())
+    lines.extend(file_lines(memory.body))
     return lines
 
 
@@ -245,6 +248,8 @@ def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
     """A record: its facts, then disk and mine side by side, then a unified diff."""
     import difflib
 
+    from ..files.memory import file_lines
+
     about = conflict.file or " <> ".join(conflict.memories)
     lines = [f"{conflict.id}  {conflict.kind}  {conflict.status}", f"about    {about}",
              f"writer   {conflict.writer}  at {conflict.created}"]
@@ -256,8 +261,8 @@ def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
     disk, mine = conflict.side("disk"), conflict.side("mine")
     if not (disk or mine):
         return lines
-    left = (disk.get("text") or "").splitlines()
-    right = (mine.get("text") or "").splitlines()
+    left = file_lines(disk.get("text") or "")
+    right = file_lines(mine.get("text") or "")
     if mine.get("fields"):
         right = right or [f"set {k}={v}" for k, v in mine["fields"].items()]
     half = max(20, (columns - 3) // 2)

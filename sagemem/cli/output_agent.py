@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ..config import JSON_VERSION
+from ..files.memory import file_lines
 from ..files.plural import counted
 from .output import fit, width_of, wrap
 
@@ -52,9 +53,10 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
         lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
                       f"  {result.score:.2f}{mark}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
-        lines += [part for line in result.paragraph.splitlines()[:PARAGRAPH_LINES]
+        paragraph = file_lines(result.paragraph)  # the lines start_line-end_line count
+        lines += [part for line in paragraph[:PARAGRAPH_LINES]
                   for part in wrap("    " + line, columns)]
-        if len(result.paragraph.splitlines()) > PARAGRAPH_LINES:
+        if len(paragraph) > PARAGRAPH_LINES:
             lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
         lines.append("")
     if not response.results:

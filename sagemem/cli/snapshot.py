@@ -244,7 +244,8 @@ def report_text(report: RollbackReport, sagemem: str = "sagemem") -> list[str]:
     would = "would be " if report.dry_run else ""
     lines.append(f"{len(report.restored)} {would}restored, {len(report.moved)} {would}moved, "
                  f"{len(report.skipped)} {would}skipped, {report.unchanged} unchanged")
-    if report.protection_id:
+    lines = [part for line in lines for part in wrap(line)]
+    if report.protection_id:  # a command to paste: whole on its line, however long
         lines.append(f"undo: {sagemem} rollback {report.protection_id} --scope all")
     return lines
 

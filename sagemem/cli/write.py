@@ -13,14 +13,17 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import tempfile
 from datetime import date
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 
-from ..errors import MemoryNotFound, SagememError, WriteFailed
+from ..errors import EditorFailed, MemoryNotFound, SagememError, WriteFailed
+from ..files import indexfile
 from ..files.fields import TYPES, set_warnings
 from ..files.keep import keep_text
 from ..files.memory import Memory
@@ -150,18 +153,26 @@ def _edit_not_saved(store: MemoryStore, file: str, text: str, exc: SagememError
 
 
 def _run_editor(path: Path) -> None:
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not command and not (cli.interactive() and sys.stdout.isatty()):
+        # vi off a terminal paints escape codes into a pipe and waits on input never sent
+        raise click.UsageError("no editor is set (EDITOR, VISUAL) and this is not a "
+                               "terminal: set EDITOR, or write the new text with "
+                               "`sagemem write NAME -`")
+    command = command or "vi"
     try:
         argv = [*shlex.split(command), str(path)]
     except ValueError as exc:
-        raise WriteFailed(path, f"cannot read EDITOR={command!r} ({exc}); fix it") from None
+        raise EditorFailed(command, f"cannot be read as a command ({exc}); fix EDITOR"
+                           ) from None
+    if not argv[:-1]:
+        raise EditorFailed(command, "is empty; set EDITOR")
     try:
         status = subprocess.run(argv, check=False).returncode
     except OSError as exc:
-        raise WriteFailed(path, f"cannot run the editor {argv[0]!r} ({exc.strerror}); "
-                                "set EDITOR") from None
+        raise EditorFailed(argv[0], f"could not be run ({exc.strerror}); set EDITOR") from None
     if status != 0:
-        raise WriteFailed(path, f"the editor exited with status {status}")
+        raise EditorFailed(command, f"exited with status {status}")
 
 
 @app.command("set")
@@ -194,7 +205,7 @@ def _offer_index_update(store: MemoryStore, memory: Memory, update: bool | None)
     """A new description leaves MEMORY.md's line with the old hook unless the user
     agrees: asked at a terminal, ``--update-index`` off one (a script is never asked)."""
     hook = store.index_hook(memory.file)
-    if hook is None or " ".join(hook.split()) == " ".join(memory.description.split()):
+    if hook is None or indexfile.hook_matches(hook, memory.description):
         return
     if update is None and cli.interactive():
         update = typer.confirm(f"update the MEMORY.md line of {memory.file} to the new "

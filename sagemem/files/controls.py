@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import re
 
-# C0 but newline and tab, DEL, C1 (U+0080-U+009F: 0x9b is a one-byte CSI), the bidi
-# embeddings, overrides and isolates. Zero-width and other format characters stay: they
+# C0 but newline and tab, DEL, C1 (U+0080-U+009F: 0x9b is a one-byte CSI), the line and
+# paragraph separators (a line break to str.splitlines and JavaScript, not to the file),
+# the bidi embeddings, overrides and isolates. Zero-width and other format characters stay: they
 # cannot drive a terminal, and the injected block uses U+200B itself.
-_RAW = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_RAW = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _CONTROL = re.compile(f"[{_RAW}]|\r(?!\n)")
 # What json.dumps(ensure_ascii=False) writes raw (it escapes C0 itself).
-_JSON_RAW = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def visible(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .controls import visible
 from .paths import name_key
 
 INDEX_HEADER = """# Memory index
@@ -50,10 +51,21 @@ def entries(text: str) -> tuple[IndexEntry, ...]:
     return tuple(found)
 
 
+def one_line(text: str) -> str:
+    """``text`` as an index line holds it: one line, control characters written out —
+    ``cat MEMORY.md`` must not run a title's ``ESC[2J`` or a hook's OSC sequence."""
+    return visible(" ".join(text.split()))
+
+
+def hook_matches(hook: str, description: str) -> bool:
+    """Whether an index line's hook still says ``description`` (as written, or raw)."""
+    return one_line(hook) == one_line(description)
+
+
 def format_entry(title: str, file: str, hook: str) -> str:
-    """An index line; brackets in the title are escaped and the hook kept to one line."""
-    safe_title = re.sub(r"([\[\]\\])", r"\\\1", " ".join(title.split()))
-    safe_hook = " ".join(hook.split())
+    """An index line; brackets in the title are escaped, title and hook kept to one line."""
+    safe_title = re.sub(r"([\[\]\\])", r"\\\1", one_line(title))
+    safe_hook = one_line(hook)
     target = f"<{file}>" if re.search(r"[\s()<>]", file) else file  # CommonMark link form
     line = f"- [{safe_title}]({target})"
     return f"{line} — {safe_hook}" if safe_hook else line
@@ -97,7 +109,7 @@ def hook_of(text: str, file: str) -> str | None:
 def set_hook(text: str, file: str, hook: str) -> str:
     """Every line pointing at ``file`` with ``hook`` as its hook (kept to one line); the
     title, the link as spelt and every other byte stay."""
-    safe_hook = " ".join(hook.split())
+    safe_hook = one_line(hook)
     out = []
     for line in text.splitlines(keepends=True):
         match = _ENTRY.match(line)

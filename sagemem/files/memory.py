@@ -174,6 +174,16 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def file_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split on newlines only, CR of CRLF dropped — not
+    ``str.splitlines``, which also breaks at a lone CR, form feed, U+0085 or U+2028 and
+    would number (and show) lines the file does not have."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def parse(data: bytes, file: str, *, mtime: float | None = None, archived: bool = False) -> Memory:
     """Parse a memory file's bytes. Raises UnreadableFile only for non-UTF-8 bytes."""
     text = decode(data, file)
@@ -337,7 +347,12 @@ def _strict_problems(block: str, first_line: int) -> list[Problem]:
 
 
 def _reason(exc: BaseException) -> str:
-    return str(getattr(exc, "problem", None) or exc or type(exc).__name__)[:80]
+    """A YAML error in one line of at most 80 characters, cut between words: its text
+    may hold newlines and an ``in "<unicode string>", line 1`` tail, which would break
+    the indented lines it is shown in (``audit``, ``show``)."""
+    text = str(getattr(exc, "problem", None) or exc or type(exc).__name__)
+    text = " ".join(text.split('\n  in "')[0].split())
+    return text if len(text) <= 80 else text[:78].rsplit(" ", 1)[0] + " …"
 
 
 def _error_line(exc: BaseException) -> int:

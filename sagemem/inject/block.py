@@ -21,8 +21,8 @@ from typing import Any
 from ..config import Settings
 from ..errors import SagememError, WriteFailed
 from ..files.controls import visible
-from ..files.memory import Memory
-from ..search.text import file_lines, paragraphs
+from ..files.memory import Memory, file_lines
+from ..search.text import paragraphs
 from ..store import MemoryStore
 from ..writes.conflicts import open_contradictions, unreadable_records
 from .session import Budget, SessionState, load_session, save_session

@@ -1,6 +1,6 @@
 """Finding memories: tokens, the derived index, ranking, paging and reading (uses ``files``).
 
-- ``text``: ``tokens`` (CJK bigrams included), ``paragraphs``, ``file_lines``.
+- ``text``: ``tokens`` (CJK bigrams included), ``paragraphs`` (numbered by ``file_lines``).
 - ``index``: ``SearchIndex``, the rebuildable SQLite cache; ``sync`` keeps it in step
   with the files, ``scoring`` holds its BM25 queries; ``watch``: ``DirectoryWatcher``.
 - ``retrieve``: ``search`` — two-stage retrieval; ``results``: ``SearchResponse``,

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..errors import InvalidCursor, SagememError
-from ..files.memory import revision_of
+from ..files.memory import file_lines, revision_of
 from ..files.paths import safe_read
 from .index import IndexedFile, SearchIndex
-from .text import file_lines
 
 
 @dataclass(frozen=True)

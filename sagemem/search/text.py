@@ -19,6 +19,8 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..files.memory import file_lines
+
 _CJK = (
     "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff"
@@ -101,14 +103,6 @@ def paragraphs(body: str, first_line: int) -> list[Paragraph]:
             merged.append((start, end))
     return [Paragraph(first_line + s, first_line + e, "\n".join(lines[s:e + 1]))
             for s, e in merged]
-
-
-def file_lines(text: str) -> list[str]:
-    """Lines as an editor numbers them: split on newlines only, CR of CRLF dropped."""
-    lines = text.removeprefix("\ufeff").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:

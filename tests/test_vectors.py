@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from fake_embedder import FakeEmbedder, factory_of
 
+from sagemem.embed.embedder import register_embedder
 from sagemem.search import vector_sync
-from sagemem.search.embedder import register_embedder
 from sagemem.search.vector_sync import sync_vectors, texts_of
 from sagemem.search.vectors import VectorStore, vectors_path
 from sagemem.store import MemoryStore
@@ -151,7 +151,7 @@ import sys, time
 sys.path.insert(0, {tests!r})
 from fake_embedder import SlowEmbedder, factory_of
 from sagemem.search import vector_sync
-from sagemem.search.embedder import register_embedder
+from sagemem.embed.embedder import register_embedder
 from sagemem.store import MemoryStore
 vector_sync.BATCH_TEXTS = 2
 register_embedder("fake", factory_of(SlowEmbedder(0.05)))

@@ -32,7 +32,7 @@ from .index import SearchIndex
 from .retrieve import SearchResponse, search
 
 if TYPE_CHECKING:  # semantic modes only: the lexical eval never imports numpy
-    from .embedder import Embedder
+    from ..embed.embedder import Embedder
     from .hybrid import Mode
 
 TOP_INJECT = 5

@@ -18,8 +18,8 @@ from dataclasses import replace
 from datetime import date
 from typing import Literal
 
+from ..embed.embedder import Embedder
 from ..files.fields import TYPES
-from .embedder import Embedder
 from .index import IndexedFile, SearchIndex
 from .results import (
     Coverage,

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..embed.embedder import Embedder
 from ..errors import SagememError
 from ..files.memory import Memory
-from .embedder import Embedder
 from .index import SearchIndex
 from .text import paragraphs
 from .vectors import Item, VectorStore

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from sagemem.search.sp_table import PieceTable, write_piece_table
+from .sp_table import PieceTable, write_piece_table
 
 __all__ = ["CacheDamaged", "ModelCache", "build_cache", "directory_id", "open_cache",
            "verify_contents"]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from sagemem.errors import UnknownEmbedder
+from ..errors import UnknownEmbedder
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,7 +71,7 @@ def limit_blas_threads() -> None:
 
 def _use_m3(cache_dir: Path) -> Embedder:
     limit_blas_threads()
-    from sagemem.search.use_m3 import UseM3Embedder  # imports numpy: only when chosen
+    from .use_m3 import UseM3Embedder  # imports numpy: only when chosen
 
     return UseM3Embedder(cache_dir)
 

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sagemem.errors import EmbedderUnavailable
-from sagemem.search import use_m3_cache
-from sagemem.search.use_m3_cache import CacheDamaged, ModelCache
+from ..errors import EmbedderUnavailable
+from . import use_m3_cache
+from .use_m3_cache import CacheDamaged, ModelCache
 
 __all__ = ["ModelSource", "UseM3Embedder", "find_model_source"]
 

@@ -13,8 +13,9 @@ Generates a deterministic synthetic memory directory with ``../shared/bench/gen_
 
 Then it runs every script of BENCHMARKS (with the same ``--repeat``), each printing its
 own table: ``bench_startup.py`` (commands as whole processes next to their floors),
-``bench_search.py``, ``bench_inject.py``, ``bench_writes.py``, ``bench_snapshot.py``,
-``bench_archive.py``, ``bench_audit.py``. Each also runs on its own; ``--only startup
+``bench_search.py``, ``bench_index_build.py`` (the lexical build), ``bench_embedder.py``,
+``bench_vectors.py`` (retrieval by mode, vector cost), ``bench_inject.py``,
+``bench_writes.py``, ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``. Each also runs on its own; ``--only startup
 search`` runs just those (``list`` is the listing table above).
 
 Ratios are against floors measured in the same run; absolute times depend on the
@@ -37,7 +38,8 @@ from sagemem.files.memory import split
 
 # Each runs with its own defaults (their sizes differ: search 1,000 and 10,000, inject
 # 1,000 as processes, snapshot 10,000); run.py only passes --repeat along.
-BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_inject.py", "bench_writes.py",
+BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_index_build.py",
+              "bench_embedder.py", "bench_vectors.py", "bench_inject.py", "bench_writes.py",
               "bench_snapshot.py", "bench_archive.py", "bench_audit.py")
 
 
@@ -68,7 +70,8 @@ def main() -> int:
     for script in BENCHMARKS:
         if script[len("bench_"):-len(".py")] in args.only:
             print(f"\n== {script}", flush=True)
-            repeat = [] if script == "bench_writes.py" else ["--repeat", str(args.repeat)]
+            repeat = ([] if script in ("bench_writes.py", "bench_vectors.py")  # no rounds
+                      else ["--repeat", str(args.repeat)])
             subprocess.run([sys.executable, str(Path(__file__).with_name(script)), *repeat],
                            check=True)
     return 0

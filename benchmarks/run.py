@@ -16,7 +16,8 @@ own table: ``bench_startup.py`` (commands as whole processes next to their floor
 ``bench_search.py``, ``bench_index_build.py`` (the lexical build), ``bench_embedder.py``,
 ``bench_vectors.py`` (retrieval by mode, vector cost), ``bench_inject.py``,
 ``bench_writes.py``, ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``.
-Each also runs on its own; ``--only startup search`` runs just those (``list`` is the listing table above).
+Each also runs on its own; ``--only startup search`` runs just those (``list`` is the
+listing table above).
 
 Ratios are against floors measured in the same run; absolute times depend on the
 machine and are shown only for scale.

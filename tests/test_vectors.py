@@ -208,3 +208,23 @@ def test_scores_are_cosines_within_quantisation(tmp_path: Path) -> None:
     vectors.commit({str(i): rows[i] for i in range(5)}, {})
     assert np.allclose(vectors.scores(rows[2]), rows @ rows[2], atol=0.02)
     vectors.close()
+
+
+def test_repeated_scoring_keeps_a_float32_copy_and_drops_it_when_rows_change(
+    store: MemoryStore, fake: FakeEmbedder
+) -> None:
+    import numpy as np
+
+    synced(store)
+    vectors = store.vector_store()
+    query = fake.encode(["green tea"])[0]
+    first = vectors.scores(query)
+    assert vectors._dense is None  # a one-query process never pays for the copy
+    second = vectors.scores(query)
+    assert vectors._dense is not None and np.allclose(first, second, atol=1e-5)
+    (store.directory / "user_coffee.md").write_text(
+        "---\nname: Coffee\ndescription: drinks black coffee\n---\nBlack, no sugar.\n",
+        encoding="utf-8")
+    synced(store)
+    grown = vectors.scores(query)
+    assert len(grown) > len(second) and vectors._dense is None  # rebuilt on the next query

@@ -108,7 +108,7 @@ def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedde
         return []
     scores = vectors.scores(embedder.encode([query])[0])
     known = known_files if known_files is not None else indexed_revisions(index)
-    current = {n: ids for n, ids in known.items() if n not in behind}
+    current = {n: ids for n, ids in known.items() if n not in behind} if behind else known
     look = FIRST_ROWS
     while True:
         best = _best_per_file(vectors, scores, look, current)

@@ -244,3 +244,14 @@ def test_a_read_only_file_is_skipped_with_the_reason(store: MemoryStore) -> None
     assert path.read_bytes() == before
     [skip] = [s for s in result.skipped if s.file == "reference_crlf.md"]
     assert "read-only (mode 0444)" in skip.reason
+
+
+def test_fix_is_refused_while_an_interrupted_operation_is_pending(store: MemoryStore) -> None:
+    from sagemem.errors import UnfinishedOperation
+    from sagemem.history.journal import begin
+
+    before = snapshot_bytes(store)
+    begin(store.state_dir, "archive", {"file": "project_gone.md"})
+    with pytest.raises(UnfinishedOperation, match="sagemem recover"):
+        fix(store)
+    assert snapshot_bytes(store) == before

@@ -185,3 +185,24 @@ def test_config_aligns_every_value(long_run: Run) -> None:
     column = header.index("VALUE")
     rows = [row for row in rows if len(row) > column]
     assert len(rows) > 10 and all(row[column - 1] == " " != row[column] for row in rows)
+
+
+def test_list_and_ledger_keep_a_long_file_name_whole_on_a_line_of_its_own(tmp_path: Path) -> None:
+    from datetime import date, datetime, timezone
+
+    from sagemem.cli.output import listing_text
+    from sagemem.cli.output_agent import ledger_text
+    from sagemem.history.ledger import load, record
+    from sagemem.store import MemoryStore
+
+    long_name = "user_" + "this_is_a_really_long_memory_name_" * 2 + "end.md"
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    (memory / long_name).write_text("---\ndescription: a note with a long name\n---\nBody.\n",
+                                    encoding="utf-8")
+    store = MemoryStore(memory, tmp_path / "state")
+    for columns in (80, 200):
+        lines = listing_text(store.list(), date(2026, 12, 1), columns)
+        assert long_name in lines
+    record(store.state_dir, "read", [long_name], datetime.now(timezone.utc))
+    assert long_name in ledger_text(load(store.state_dir)[0], 80)

@@ -73,6 +73,9 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
     if dry_run or not fixable:
         planned = tuple(c for file, found in _by_file(fixable) for c in _planned(file, found))
         return FixReport(planned, (), dry_run, None, None if dry_run else report)
+    from ..history.journal import require_none_pending  # a real fix only
+
+    require_none_pending(store.state_dir)  # repairs planned against a half-done folder
     snapshot_id, rotated = _snapshot_before_fixing(store, keep) if snapshot else (None, ())
     changes: list[Change] = []
     skipped: list[Skipped] = []

@@ -158,7 +158,9 @@ def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
     """The ``list`` table, fitted to ``columns``.
 
     In a wide terminal each memory takes one line; in a narrow one (80 columns) the
-    description goes on an indented line of its own, so it is readable, not a stub.
+    description goes on an indented line of its own, so it is readable, not a stub. A file
+    name wider than its column is never cut (it is pasted into other commands): it takes
+    a line of its own above its row.
     """
     file_w = min(max((width_of(m.file) for m in listing.memories), default=4), 34)
     wide = columns >= WIDE_LAYOUT_COLUMNS
@@ -168,7 +170,11 @@ def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
     lines = [" ".join(head + (["DESCRIPTION"] if wide else []))]
     desc_w = columns - (file_w + 29) if wide else columns - 5
     for memory in listing.memories:
-        cells = [fit(memory.file, file_w), fit(memory.type, 9),
+        name = fit(memory.file, file_w)
+        if width_of(memory.file) > file_w:  # kept whole, to paste: on a line of its own
+            lines.append(memory.file)
+            name = " " * file_w
+        cells = [name, fit(memory.type, 9),
                  fit(_iso(freshness_date(memory)) or "-", 10), human_size(memory.size).rjust(6)]
         description = fit(_status(memory, today) + memory.description, desc_w).rstrip()
         if wide:

@@ -161,7 +161,11 @@ def ledger_text(entries: dict[str, MemoryAccess], columns: int = 80) -> list[str
     for file, access in sorted(entries.items()):
         cells = [f"{a.count:>5} {(a.last or '-')[:10]:<10}"
                  for a in (access.injected, access.read, access.use)]
-        lines.append(" ".join([fit(file, file_w), *cells]).rstrip())
+        name = fit(file, file_w)
+        if width_of(file) > file_w:  # never cut a name that is pasted into commands
+            lines.append(file)
+            name = " " * file_w
+        lines.append(" ".join([name, *cells]).rstrip())
     return lines
 
 

@@ -227,6 +227,18 @@ def test_an_illegal_setting_that_guards_deletion_still_lets_memories_through(
     assert any("SAGE_MEM_SNAPSHOT_KEEP" in line for line in log_lines(state_dir))
 
 
+def test_an_interrupted_operation_is_logged_and_memories_still_injected(
+    memory_dir: Path, state_dir: Path
+) -> None:
+    from sagemem.history.journal import begin
+
+    state_dir.mkdir(exist_ok=True)
+    begin(state_dir, "archive", {"file": "project_gone.md"})
+    result = run_hook(prompt_payload(CAT_QUESTION), memory_dir, state_dir)
+    assert "### user_pets.md:" in context_of(result)
+    assert any("sagemem recover" in line for line in log_lines(state_dir))
+
+
 def test_oversized_payload_prints_nothing_and_logs(memory_dir: Path, state_dir: Path) -> None:
     payload = prompt_payload("x" * (MAX_STDIN_BYTES + 1))
     assert_silent(run_hook(payload, memory_dir, state_dir))

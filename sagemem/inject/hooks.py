@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings, load_settings, resolve_dirs
+from ..history.journal import pending_notice
 from ..store import MemoryStore
 from .block import inject
 from .session import reset_session
@@ -131,6 +132,9 @@ def _respond(event: HookEvent, settings: Settings, log: Path | None, started: fl
                   f"{settings.hook_budget_ms} ms (hook_budget_ms)")
     for notice in injection.notices:  # the hook's stderr is out of sight; keep them
         _log(log, f"{event.where()}: notice: {notice}")
+    unfinished = pending_notice(settings.state_dir)
+    if unfinished:
+        _log(log, f"{event.where()}: warning: {unfinished}; run sagemem recover")
     if len(injection.text) >= CONTEXT_LIMIT:  # inject's cap failed: say so, still answer
         _log(log, f"{event.where()}: block of {len(injection.text)} chars exceeds {CONTEXT_LIMIT}")
     return additional_context(injection.text)

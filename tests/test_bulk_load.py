@@ -10,17 +10,13 @@ path built it, the index holds exactly what a row-by-row build holds.
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import MEMORY_TEXT, write_memory
-from test_sync_batches import indexed_count, make_corpus
+from test_sync_batches import indexed_count, kill_index_build_mid_way, make_corpus
 
 from sagemem.search import rows, schema, sync
 from sagemem.store import MemoryStore
@@ -126,22 +122,7 @@ def test_a_build_killed_in_its_bulk_load_resumes_and_ends_with_its_lookups(
         tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path / "memory", 2000)
     state = tmp_path / "state"
-    argv = [sys.executable, "-m", "sagemem", "--dir", str(corpus), "--state-dir", str(state),
-            "index"]
-    build = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        give_up = time.monotonic() + 60
-        while time.monotonic() < give_up and build.poll() is None:
-            time.sleep(0.05)
-            try:
-                if indexed_count(state) > 0:
-                    break
-            except (ValueError, sqlite3.Error):  # not created yet
-                continue
-        assert build.poll() is None, "the build was over before it could be killed"
-        os.kill(build.pid, signal.SIGKILL)
-    finally:
-        build.wait()
+    kill_index_build_mid_way(corpus, state)
     (db,) = (state / "index").glob("search-*.sqlite3")
     killed = sqlite3.connect(db)
     try:

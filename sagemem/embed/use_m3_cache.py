@@ -125,7 +125,7 @@ def verify_contents(directory: Path) -> None:
     try:
         manifest = json.loads((directory / _MANIFEST).read_text(encoding="utf-8"))
         for name, entry in manifest["files"].items():
-            if _sha256(directory / name) != entry["sha256"]:
+            if sha256_of(directory / name) != entry["sha256"]:
                 raise CacheDamaged(f"{name} does not match its hash")
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise CacheDamaged(f"unverifiable ({error})") from error
@@ -195,7 +195,7 @@ def _write(directory: Path, key: str, tokenizer: Any, backend: Any) -> None:
     for path in sorted(directory.rglob("*")):
         if path.is_file():
             name = path.relative_to(directory).as_posix()
-            manifest["files"][name] = {"size": path.stat().st_size, "sha256": _sha256(path)}
+            manifest["files"][name] = {"size": path.stat().st_size, "sha256": sha256_of(path)}
             _fsync(path)
     manifest_path = directory / _MANIFEST
     manifest_path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
@@ -215,7 +215,8 @@ def _save(directory: Path, name: str, array: np.ndarray[Any, Any],
     return {"file": relative, "shape": list(array.shape), "dtype": str(array.dtype)}
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """A model or cache file's sha256, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

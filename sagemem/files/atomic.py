@@ -74,6 +74,12 @@ def write_new(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644,
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                  mode)
+    fill(fd, path, chunks, sync=sync)
+
+
+def fill(fd: int, path: Path, chunks: Iterable[bytes], *, sync: bool = True) -> None:
+    """Write ``chunks`` to the new file ``path`` open as ``fd`` and close it; on any
+    failure (a full disk mid-way) the half-written file is removed, never left behind."""
     try:
         for chunk in chunks:
             view = memoryview(chunk)

@@ -20,7 +20,7 @@ from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .atomic import remove_quietly
+from .atomic import fill
 
 PRIVATE_DIR = 0o700
 TEMP_PREFIX = "sagemem-edits-"
@@ -63,15 +63,5 @@ def _private_temp() -> Path:
 
 def _write_private(folder: Path, prefix: str, suffix: str, data: bytes) -> Path:
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)  # 0600
-    path = Path(name)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        remove_quietly(path)
-        raise
-    os.close(fd)
-    return path
+    fill(fd, Path(name), [data])
+    return Path(name)

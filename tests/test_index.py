@@ -440,6 +440,48 @@ def test_watched_index_sees_an_edit_on_a_later_search(
         time.sleep(0.05)
 
 
+def test_a_watched_index_restats_only_the_files_the_watcher_named(
+    store: MemoryStore, memory_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sagemem.search import index as index_mod
+
+    index = store.search_index()
+    index.watch()
+    assert found(store, "Zhima") == ["user_pets.md"]  # the first look is a full stat pass
+    deadline = time.monotonic() + 2.0
+    while index._watcher is None or not index._watcher.ready:
+        assert time.monotonic() < deadline, "the watcher did not start"
+        time.sleep(0.05)
+    found(store, "Zhima")  # whatever the watcher saw while starting
+
+    def no_full_pass(*_: object) -> None:
+        raise AssertionError("a full stat pass for a change the watcher named")
+
+    def save(name: str, text: str) -> None:  # as editors save: whole, never seen half-written
+        (memory_dir / f".{name}.tmp").write_text(text, encoding="utf-8")
+        os.replace(memory_dir / f".{name}.tmp", memory_dir / name)
+
+    monkeypatch.setattr(index_mod, "stat_pass", no_full_pass)
+    save("user_pets.md", PETS.replace("salmon", "sardines"))
+    save("user_new.md", PETS.replace("Zhima", "Mochi"))
+    reported(index, {"user_pets.md", "user_new.md"})
+    assert found(store, "sardines") == ["user_pets.md"] and found(store, "Mochi") != []
+    (memory_dir / "user_new.md").unlink()
+    reported(index, {"user_new.md"})
+    assert found(store, "Mochi") == []
+
+
+def reported(index: SearchIndex, names: set[str]) -> None:
+    """Wait until the watcher has reported changes to ``names`` (a search before that
+    would rank a file the disk no longer holds, and fall back to a full look, rightly)."""
+    watcher = index._watcher
+    assert watcher is not None
+    deadline = time.monotonic() + 3.0
+    while not (watcher._names is not None and names <= watcher._names):
+        assert time.monotonic() < deadline, f"the watcher did not report {names} within 3 s"
+        time.sleep(0.02)
+
+
 def test_closing_the_store_stops_the_watcher(store: MemoryStore) -> None:
     index = store.search_index()
     index.watch()

@@ -31,7 +31,7 @@ from .degraded import cannot_write, in_memory, is_busy, open_read_only, waiting_
 from .schema import create_schema, transaction
 from .scoring import Stats, sum_stats
 from .sync import Progress as Progress
-from .sync import apply_changes, listing_digest, stat_pass
+from .sync import apply_changes, listing_digest, restat, stat_pass
 from .watch import DirectoryWatcher
 
 INDEX_VERSION = "6"
@@ -88,6 +88,7 @@ class SearchIndex:
         self._watcher: DirectoryWatcher | None = None
         self._stats: Stats | None = None
         self._seen_digest: str | None = None
+        self._listing: dict[str, tuple[int, int, int]] | None = None  # the last look, watched
         self._scanned = 0
         self.unsaved: str | None = None
         """Why this index cannot be saved to disk (then it is searched read-only or in
@@ -255,9 +256,14 @@ class SearchIndex:
 
     def _sync(self, progress: Progress | None, deadline: float | None) -> SyncReport:
         watcher = self._watcher
-        if watcher is not None and watcher.ready and not watcher.take_changes():
+        names = watcher.take_changed_names() if watcher is not None and watcher.ready else None
+        if names == frozenset():
             return SyncReport(self._scanned, (), ())
-        on_disk = stat_pass(self.store, self.archived)
+        if names is not None and self._listing is not None:  # the watcher named them
+            on_disk = restat(self.store, self.archived, self._listing, names)
+        else:
+            on_disk = stat_pass(self.store, self.archived)
+        self._listing = on_disk
         self._scanned = len(on_disk)
         digest = listing_digest(on_disk)
         if digest != self._seen_digest:

@@ -41,12 +41,7 @@ def stat_pass(store: MemoryFolder, archived: bool) -> dict[str, tuple[int, int, 
     with entries:  # the hot loop of every query: kept flat on purpose
         for entry in entries:
             name = entry.name
-            if name[-3:].lower() != ".md" or name[0] == ".":
-                continue
-            if name.isascii():
-                if name.lower() in reserved:
-                    continue
-            elif not _utf8(name) or name_key(name) in reserved:
+            if not _candidate(name, reserved):
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -54,6 +49,35 @@ def stat_pass(store: MemoryFolder, archived: bool) -> dict[str, tuple[int, int, 
                 continue
             found[name] = (st.st_mtime_ns, st.st_size, st.st_ino)
     return found
+
+
+def restat(store: MemoryFolder, archived: bool, listing: dict[str, tuple[int, int, int]],
+           names: frozenset[str]) -> dict[str, tuple[int, int, int]]:
+    """``listing`` (a stat pass's result) with only ``names`` looked at again — what a
+    watcher reported changed: at 10,000 memories the whole pass is ~30 ms of a one-file
+    update, these few lstat calls well under one."""
+    store.require_directory()
+    folder = store.folder(archived)
+    found = dict(listing)
+    for name in names:
+        if not _candidate(name, store.reserved):
+            continue
+        try:
+            st = os.lstat(folder / name)
+        except OSError:
+            found.pop(name, None)
+            continue
+        found[name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return found
+
+
+def _candidate(name: str, reserved: frozenset[str]) -> bool:
+    """A name a memory can have: ``*.md``, not hidden, UTF-8, not reserved."""
+    if name[-3:].lower() != ".md" or name[0] == ".":
+        return False
+    if name.isascii():
+        return name.lower() not in reserved
+    return _utf8(name) and name_key(name) not in reserved
 
 
 def listing_digest(stats: dict[str, tuple[int, int, int]]) -> str:

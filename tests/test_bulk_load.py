@@ -168,3 +168,36 @@ def test_edits_and_removals_leave_what_a_fresh_build_holds(tmp_path: Path) -> No
         index.sync()
         assert contents(index.conn) == incremental
     assert incremental["orphans"] == []
+
+
+def test_editing_the_newest_file_twice_keeps_every_other_files_postings(
+        tmp_path: Path) -> None:
+    """The reviewer's case: an edit of the file whose rows are the highest deletes them
+    first; rowids SQLite would hand out again must not shift its recorded ranges onto
+    the next file's rows (whose postings the following edit then deleted)."""
+    corpus = tmp_path / "memory"
+    corpus.mkdir()
+    for n in range(5):
+        write_memory(corpus, f"project_t{n}.md", MEMORY_TEXT.format(
+            name=f"t{n}", description=f"topic {n} words", type="project", body=f"Body {n}.\n"))
+    with MemoryStore(corpus, tmp_path / "state") as store:
+        index = store.search_index()
+        index.sync()
+
+        def edit(name: str, description: str, body: str) -> None:
+            write_memory(corpus, name, MEMORY_TEXT.format(
+                name=name[:-3], description=description, type="project", body=body))
+            index.sync()
+
+        edit("project_zz_new.md", "A fresh note on lanterns.", "Lanterns glow.\n")
+        edit("project_zz_new.md", "A fresh note on lanterns.", "Lanterns glow.\n\nMore.\n")
+        edit("project_zz_other.md", "Yellow perception kayak.", "The kayak is yellow.\n")
+        edit("project_zz_new.md", "A fresh note on lanterns.", "Lanterns glow brightly.\n")
+        assert [r.file for r in store.search("yellow kayak").results][:1] == [
+            "project_zz_other.md"]
+        incremental = contents(index.conn)
+    with MemoryStore(corpus, tmp_path / "fresh") as store:
+        index = store.search_index()
+        index.sync()
+        assert contents(index.conn) == incremental
+    assert incremental["orphans"] == []

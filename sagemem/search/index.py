@@ -34,7 +34,7 @@ from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, restat, stat_pass
 from .watch import DirectoryWatcher
 
-INDEX_VERSION = "6"
+INDEX_VERSION = "7"
 """Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage

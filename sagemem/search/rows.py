@@ -2,9 +2,11 @@
 
 A batch gathers every row of its files (the file, its summary terms, its paragraphs and
 their terms) and the document-frequency changes they make, then writes each table with
-one ``executemany`` and the vocabulary with one upsert per distinct term. Ids are given
-here (``MAX(id) + 1`` onwards, what SQLite itself would give), so no row has to be
-written before the next one can be built: one posting at a time, with a vocabulary
+one ``executemany`` and the vocabulary with one upsert per distinct term. Ids and rowids
+are given here, explicitly (``MAX + 1`` onwards when the batch begins), so no row has to
+be written before the next one can be built — and the ranges a ``files`` row records stay
+true even when the batch's own ``forget`` then deletes the highest rows (SQLite would
+hand those rowids out again): one posting at a time, with a vocabulary
 upsert per file, was what made a cold build of 10,000 memories take 20 s.
 """
 
@@ -14,7 +16,7 @@ import json
 import os
 import sqlite3
 from collections import Counter, defaultdict
-from itertools import repeat
+from itertools import count, repeat
 from typing import Any
 
 from ..files.memory import Memory
@@ -29,9 +31,9 @@ class Batch:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.files: list[tuple[Any, ...]] = []
-        self.sterms: list[tuple[str, int, float]] = []
+        self.sterms: list[tuple[int, str, int, float]] = []
         self.paras: list[tuple[int, int, int, int, int, bool]] = []
-        self.pterms: list[tuple[str, int, int, int]] = []
+        self.pterms: list[tuple[int, str, int, int, int]] = []
         self.sdf: Counter[str] = Counter()
         self.pdf: Counter[str] = Counter()
         self.fdf: Counter[str] = Counter()
@@ -55,11 +57,13 @@ class Batch:
             length = sum(counts.values())
             self.paras.append((para_id, file_id, para.start_line, para.end_line, length,
                                _asks(para.text)))
-            self.pterms.extend(zip(counts.keys(), repeat(file_id), repeat(para_id),
+            self.pterms.extend(zip(count(self.first_pterm + len(self.pterms)), counts.keys(),
+                                   repeat(file_id), repeat(para_id),
                                    counts.values()))  # tuples made in C, not a genexpr
             p_counts.update(counts.keys())
             body_length += length
-        self.sterms.extend(zip(summary.keys(), repeat(file_id), summary.values()))
+        self.sterms.extend(zip(count(self.first_sterm + len(self.sterms)), summary.keys(),
+                               repeat(file_id), summary.values()))
         after = self._ranges()
         self._file(name, st, memory.revision, file_info(memory), sum(summary.values()),
                    body_length, before, after)
@@ -86,11 +90,12 @@ class Batch:
         """Write everything gathered (inside the caller's transaction)."""
         conn = self.conn
         conn.executemany(f"INSERT INTO files VALUES ({', '.join('?' * 15)})", self.files)
-        # Without a rowid given, SQLite gives each row the largest one plus one: inside
-        # this write transaction, exactly the ranges the files rows recorded.
-        conn.executemany("INSERT INTO sterms VALUES (?, ?, ?)", self.sterms)
+        # rowids given: exactly the ranges the files rows recorded
+        conn.executemany("INSERT INTO sterms (rowid, term, file_id, tf) VALUES (?, ?, ?, ?)",
+                         self.sterms)
         conn.executemany("INSERT INTO paras VALUES (?, ?, ?, ?, ?, ?)", self.paras)
-        conn.executemany("INSERT INTO pterms VALUES (?, ?, ?, ?)", self.pterms)
+        conn.executemany("INSERT INTO pterms (rowid, term, file_id, para_id, tf) "
+                         "VALUES (?, ?, ?, ?, ?)", self.pterms)
         count_terms(conn, ((t, self.sdf[t], self.pdf[t], self.fdf[t]) for t in self.fdf))
 
 

@@ -20,6 +20,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── UnreadableFile           permission denied, or bytes that are not UTF-8
      ├── UneditableFrontmatter    a field edit on frontmatter that does not parse
      ├── IndexUnavailable         the search index cannot be opened or is busy too long
+     ├── VectorsUnavailable       the vector index can neither be written nor read
      ├── EmbedderUnavailable      the embedder's model package is not installed or unreadable
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
@@ -370,6 +371,13 @@ class IndexUnavailable(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path, self.reason = path, reason
         super().__init__(f"search index {path} cannot be used: {reason}; "
+                         "check the state directory (--state-dir) is writable")
+
+
+class VectorsUnavailable(SagememError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"vector index {path} cannot be used: {reason}; "
                          "check the state directory (--state-dir) is writable")
 
 

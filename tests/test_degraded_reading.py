@@ -195,3 +195,55 @@ def test_cli_index_refuses_a_read_only_state_dir(
         "Cache", "Redis caches the ledger balances.", "Balances are cached in Redis.\n"))
     indexed = run(capsys, store, "index")
     assert indexed.code == 1 and "error: search index" in indexed.err
+
+
+# -- vectors in a read-only state directory ---------------------------------------------
+
+
+@pytest.fixture
+def semantic_store(tmp_path: Path) -> Iterator[MemoryStore]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fake_embedder import FakeEmbedder, factory_of
+
+    from sagemem.embed.embedder import register_embedder
+
+    register_embedder("fake", factory_of(FakeEmbedder()))
+    directory = tmp_path / "memory"
+    directory.mkdir()
+    write_memory(directory, "project_database.md", memory(
+        "Ledger database", "We chose Postgres 16 as the ledger database.",
+        "We settled on Postgres 16 for the ledger database, not MySQL.\n"))
+    with MemoryStore(directory, tmp_path / "state", semantic=True, embedder="fake") as opened:
+        yield opened
+
+
+def _frozen(state: Path) -> Iterator[None]:
+    if not _chattr("+i", state):
+        pytest.skip("chattr +i is not available here (needed for a read-only dir as root)")
+    try:
+        yield
+    finally:
+        _chattr("-i", state)
+
+
+def test_hybrid_search_reads_existing_vectors_in_a_read_only_state_dir(
+        semantic_store: MemoryStore) -> None:
+    semantic_store.search(QUESTION)  # builds the index and the vectors
+    semantic_store.close()
+    for _ in _frozen(semantic_store.state_dir):
+        response = semantic_store.search(QUESTION)
+        assert files_of(response) == ["project_database.md"]
+        assert not [n for n in response.notices if "vectors unavailable" in n]
+
+
+def test_hybrid_search_ranks_lexically_when_no_vectors_can_be_made(
+        semantic_store: MemoryStore) -> None:
+    semantic_store.search(QUESTION, mode="lexical")  # the lexical index only
+    semantic_store.close()
+    for _ in _frozen(semantic_store.state_dir / "index"):
+        response = semantic_store.search(QUESTION)
+        assert files_of(response) == ["project_database.md"]
+        unavailable = [n for n in response.notices if "vectors unavailable" in n]
+        assert len(unavailable) == 1 and "ranked lexically" in unavailable[0]

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -228,3 +229,124 @@ def test_repeated_scoring_keeps_a_float32_copy_and_drops_it_when_rows_change(
     synced(store)
     grown = vectors.scores(query)
     assert len(grown) > len(second) and vectors._dense is None  # rebuilt on the next query
+
+
+# -- damage, first use and compaction under other processes ----------------------------
+
+
+def _garble(path: Path, offset: int, size: int) -> None:
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(b"\xa5" * size)
+
+
+def test_a_store_whose_header_is_overwritten_is_rebuilt_with_a_notice(
+        store: MemoryStore, fake: FakeEmbedder) -> None:
+    synced(store)
+    path = store.vector_store().path
+    store.vector_store().close()
+    _garble(path, 0, 200)
+    response = store.search("green tea", mode="semantic")
+    assert response.results and response.results[0].file == "user_tea.md"
+    assert [n for n in response.notices if "vector index" in n and "rebuilt" in n]
+
+
+def test_a_store_garbled_past_its_header_is_rebuilt_when_the_damage_is_met(
+        store: MemoryStore, fake: FakeEmbedder) -> None:
+    synced(store)
+    vectors = store.vector_store()
+    path = vectors.path
+    vectors.close()
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:  # fold the WAL in: every page in the main file
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master"))
+    page = 4096
+    first = max(roots["meta"], 1) * page  # opening reads the schema and meta pages only
+    _garble(path, first, path.stat().st_size - first)
+    response = store.search("green tea", mode="hybrid")
+    assert response.results and response.results[0].file == "user_tea.md"
+    assert [n for n in response.notices if "vector index" in n and "damaged" in n]
+    report = synced(store)  # and `sagemem index` goes on from the rebuilt store
+    assert not report.behind
+
+
+FRESH_OPEN = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from pathlib import Path
+import numpy as np
+from sagemem.search.vectors import VectorStore
+start = {start!r}
+time.sleep(max(0.0, start - time.time()))  # every process opens the new store at once
+store = VectorStore(Path({path!r}), "fake:1", 8)
+for _ in range(20):
+    store.commit({{str({i}) + ":" + str(_): np.ones(8, dtype=np.float32)}}, {{}})
+print(store.rows(), len(store.notices))
+"""
+
+
+def test_processes_opening_a_fresh_store_at_once_share_it(tmp_path: Path) -> None:
+    path = tmp_path / "index" / "vectors-x.sqlite3"
+    start = time.time() + 3
+    children = [subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(FRESH_OPEN.format(
+            tests=str(Path(__file__).parent), path=str(path), i=i, start=start))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(6)]
+    outputs = [child.communicate(timeout=120) for child in children]
+    assert all(child.returncode == 0 for child in children), [err for _, err in outputs]
+    vectors = VectorStore(path, "fake:1", 8)
+    assert vectors.rows() == 6 * 20  # no process threw another's rows away
+    vectors.close()
+
+
+def test_hits_of_rows_renumbered_by_another_process_are_scored_again(
+        store: MemoryStore, fake: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(6):
+        (store.directory / f"project_n{i}.md").write_text(
+            f"---\nname: Note {i}\ndescription: tea note {i}\n---\nGreen tea {i}.\n\n"
+            f"Oolong {i}.\n", encoding="utf-8")
+    synced(store)
+    vectors = store.vector_store()
+    other = VectorStore(vectors.path, vectors.embedder_name, vectors.dim)
+    for i in range(0, 6, 2):
+        (store.directory / f"project_n{i}.md").unlink()  # their rows become garbage
+    (store.directory / "project_deploys.md").unlink()
+    synced(store)
+    real_scores = VectorStore.scores
+    compacted: list[int] = []
+
+    def scores_then_compact(self: VectorStore, query: object) -> object:
+        out = real_scores(self, query)  # type: ignore[arg-type]
+        if not compacted:
+            compacted.append(other.compact())  # between scores() and hits()
+        return out
+
+    monkeypatch.setattr(VectorStore, "scores", scores_then_compact)
+    raced = store.search("green tea", mode="semantic")
+    other.close()
+    monkeypatch.setattr(VectorStore, "scores", real_scores)
+    assert compacted and compacted[0] > 0
+    assert raced.results == store.search("green tea", mode="semantic").results
+
+
+def test_index_rebuilds_a_store_found_damaged_mid_use(store: MemoryStore) -> None:
+    import sqlite3
+
+    from sagemem.cli.embedding import embed_all
+
+    synced(store)
+    vectors = store.vector_store()
+    path = vectors.path
+    vectors.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_master"))
+    first = roots["meta"] * 4096  # past the pages opening reads
+    _garble(path, first, path.stat().st_size - first)
+    (store.directory / "user_tea.md").write_text(
+        "---\nname: Tea\ndescription: likes oolong\n---\nOolong, no sugar.\n", encoding="utf-8")
+    store.search_index().sync()
+    assert "2 files embedded" in embed_all(store, rebuild=False)
+    assert not synced(store).behind

@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 import click
 import typer
 
+from ..errors import VectorsUnavailable
 from ..files.plural import counted
 from .base import echo
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
+    from ..search.vector_sync import VectorProgress, VectorReport
+    from ..search.vectors import VectorStore
     from ..store import MemoryStore
 
 MODE_NAMES = ("lexical", "semantic", "hybrid")  # search/hybrid.py's MODES (numpy-free here)
@@ -28,10 +31,26 @@ def mode_of(option: str | None) -> Mode | None:
     return cast("Literal['lexical', 'semantic', 'hybrid'] | None", option)
 
 
-def embed_all(store: MemoryStore, rebuild: bool) -> str:
-    """Embed every memory whose vectors are not in step; the one-line summary."""
+def _embed(vectors: VectorStore, store: MemoryStore, progress: VectorProgress) -> VectorReport:
+    """Sync every vector, rebuilding once a store found damaged; refused (an error, as
+    for the lexical index) where the store cannot be written."""
+    import sqlite3
+
     from ..search.vector_sync import sync_vectors
 
+    try:
+        vectors.rows()  # opens it: read-only where it cannot be written
+        if vectors.unsaved is not None:
+            raise VectorsUnavailable(vectors.path, vectors.unsaved)
+        return sync_vectors(vectors, store.search_index(), store.embedder(), progress=progress)
+    except sqlite3.DatabaseError as exc:
+        if not vectors.recover(exc):
+            raise
+        return sync_vectors(vectors, store.search_index(), store.embedder(), progress=progress)
+
+
+def embed_all(store: MemoryStore, rebuild: bool) -> str:
+    """Embed every memory whose vectors are not in step; the one-line summary."""
     vectors = store.vector_store()
     if rebuild:
         vectors.drop()
@@ -56,7 +75,7 @@ def embed_all(store: MemoryStore, rebuild: bool) -> str:
         return f"{rates[0] / seconds:.0f} files/s, {rates[1] / seconds:.0f} texts/s"
 
     try:
-        report = sync_vectors(vectors, store.search_index(), store.embedder(), progress=progress)
+        report = _embed(vectors, store, progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

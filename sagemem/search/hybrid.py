@@ -13,13 +13,16 @@ the same ``SearchResponse``.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import replace
 from datetime import date
 from typing import Literal
 
 from ..embed.embedder import Embedder
+from ..errors import VectorsUnavailable
 from ..files.fields import TYPES
+from .degraded import cannot_write
 from .index import IndexedFile, SearchIndex
 from .results import (
     Coverage,
@@ -31,7 +34,7 @@ from .results import (
     result_at,
 )
 from .retrieve import MAX_CANDIDATES, search
-from .vector_sync import QUERY_BUDGET_SECONDS, indexed_revisions, sync_vectors
+from .vector_sync import QUERY_BUDGET_SECONDS, VectorReport, indexed_revisions, sync_vectors
 from .vectors import Hit, VectorStore, vectors_path
 
 Mode = Literal["lexical", "semantic", "hybrid"]
@@ -81,21 +84,56 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
             budget: float) -> tuple[list[SearchResult], Coverage, tuple[str, ...]]:
     """One index's results in ``mode``, best first, with their coverage and notices."""
     lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
-    until = time.monotonic() + budget
-    report = sync_vectors(vectors, index, embedder,
-                          deadline=until if deadline is None else min(until, deadline))
-    semantic = semantic_results(index, vectors, embedder, query, scope, today, report.behind,
-                                report.current)
-    ranked = semantic if mode == "semantic" else fuse(list(lexical.results), semantic)
+    try:
+        semantic, behind = _semantic(index, vectors, embedder, query, scope, today,
+                                     deadline, budget)
+    except VectorsUnavailable as exc:  # the answer costs its semantic half, never more
+        vectors.notices.append(f"vectors unavailable: {exc.reason}; ranked lexically")
+        semantic, behind = None, frozenset()
+    if semantic is None:
+        ranked = list(lexical.results)
+    else:
+        ranked = semantic if mode == "semantic" else fuse(list(lexical.results), semantic)
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
-                        lexical.coverage.paragraphs_filtered, None, len(report.behind))
+                        lexical.coverage.paragraphs_filtered, None, len(behind))
     notices = (*lexical.notices, *index.notices, *vectors.notices)
     index.notices.clear()
     vectors.notices.clear()
-    if report.behind:
-        notices += (f"{len(report.behind)} changed memories not embedded yet, ranked "
+    if behind:
+        notices += (f"{len(behind)} changed memories not embedded yet, ranked "
                     "lexically; run sagemem index",)
     return ranked, coverage, notices
+
+
+def _semantic(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query: str,
+              scope: str | None, today: date, deadline: float | None, budget: float
+              ) -> tuple[list[SearchResult], frozenset[str]]:
+    """The semantic ranking and the memories left out of it; vectors found damaged are
+    dropped and rebuilt once (a cache, like the lexical index)."""
+    for attempt in (1, 2):
+        try:
+            until = time.monotonic() + budget
+            report = _synced(vectors, index, embedder,
+                             until if deadline is None else min(until, deadline))
+            return semantic_results(index, vectors, embedder, query, scope, today,
+                                    report.behind, report.current), report.behind
+        except sqlite3.DatabaseError as exc:
+            if attempt == 2 or not vectors.recover(exc):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _synced(vectors: VectorStore, index: SearchIndex, embedder: Embedder,
+            deadline: float) -> VectorReport:
+    """``sync_vectors``; a store that turns out not writable is read as it is."""
+    try:
+        return sync_vectors(vectors, index, embedder, deadline=deadline)
+    except (sqlite3.OperationalError, OSError) as exc:
+        if vectors.unsaved is not None or (isinstance(exc, sqlite3.Error)
+                                           and not cannot_write(exc)):
+            raise
+        vectors.stop_writing(str(exc))
+        return sync_vectors(vectors, index, embedder, deadline=deadline)
 
 
 def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
@@ -106,12 +144,21 @@ def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedde
     ``known_files`` (name → file id, revision) as the sync read it, or read afresh."""
     if vectors.rows() == 0 or not query.strip():
         return []
-    scores = vectors.scores(embedder.encode([query])[0])
+    query_vector = embedder.encode([query])[0]
+    scores = vectors.scores(query_vector)
     known = known_files if known_files is not None else indexed_revisions(index)
     current = {n: ids for n, ids in known.items() if n not in behind} if behind else known
     look = FIRST_ROWS
+    rescored = False
     while True:
         best = _best_per_file(vectors, scores, look, current)
+        if best is None:  # another process compacted the rows since they were scored
+            if rescored:
+                index.notices.append("the vectors were compacted while they were searched; "
+                                     "ranked lexically")
+                return []
+            scores, rescored = vectors.scores(query_vector), True
+            continue
         files = index.files([current[name][0] for name in best])
         kept = [(files[current[name][0]], hit) for name, hit in best.items()
                 if current[name][0] in files and in_scope(files[current[name][0]], scope)]
@@ -132,8 +179,9 @@ def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedde
 
 
 def _best_per_file(vectors: VectorStore, scores: object, look: int,
-                   current: dict[str, tuple[int, str]]) -> dict[str, Hit]:
-    """Among the ``look`` best rows, each current memory's best-scoring item."""
+                   current: dict[str, tuple[int, str]]) -> dict[str, Hit] | None:
+    """Among the ``look`` best rows, each current memory's best-scoring item; None when
+    the rows were renumbered since they were scored."""
     import numpy as np
 
     values = np.asarray(scores)
@@ -142,6 +190,8 @@ def _best_per_file(vectors: VectorStore, scores: object, look: int,
         np.arange(len(values))
     order = top[np.argsort(-values[top], kind="stable")]
     hits = vectors.hits([int(r) for r in order])
+    if hits is None:
+        return None
     best: dict[str, Hit] = {}
     for row in order:
         for hit in hits.get(int(row), []):

@@ -99,6 +99,8 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
         return VectorReport(0, 0, frozenset(), current=vectors.in_step[1])
     wanted = indexed_revisions(index)
     todo, gone = out_of_step(vectors, wanted)
+    if vectors.unsaved is not None:  # read as it is: what changed is ranked lexically
+        return VectorReport(0, 0, frozenset(todo), current=wanted)
     if gone and not todo:
         vectors.commit({}, {}, gone)
     embedded = done = 0

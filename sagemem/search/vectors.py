@@ -20,11 +20,16 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..errors import VectorsUnavailable
+from .degraded import cannot_write, is_busy, open_read_only
+from .index import CORRUPT_CODES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,14 +41,14 @@ SCORE_CHUNK_ROWS = 8192  # 8192 × 512 float32 is 16 MB of scratch per chunk, no
 BUSY_TIMEOUT_SECONDS = 300  # as the lexical index: a batch of another process is short
 
 SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE texts (hash TEXT PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
-CREATE UNIQUE INDEX texts_row ON texts (row);
-CREATE TABLE files (name TEXT PRIMARY KEY, revision TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE items (file TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
-                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
-                    hash TEXT NOT NULL, PRIMARY KEY (file, seq)) WITHOUT ROWID;
-CREATE INDEX items_hash ON items (hash);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS texts (hash TEXT PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS texts_row ON texts (row);
+CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, revision TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS items (file TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
+                                  start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+                                  hash TEXT NOT NULL, PRIMARY KEY (file, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items_hash ON items (hash);
 """
 
 
@@ -96,6 +101,9 @@ class VectorStore:
         """(lexical digest, its memories) this process last brought the vectors in step
         with; another process's writes change the lexical digest, which ends it."""
         self.notices: list[str] = []
+        self.unsaved: str | None = None
+        """Why this store cannot be written (then it is read as it is, never synced), or
+        None."""
         self._conn: sqlite3.Connection | None = None
 
     # -- opening ------------------------------------------------------------------
@@ -108,6 +116,7 @@ class VectorStore:
 
     def close(self) -> None:
         self.in_step = None  # reopened, the files are checked again
+        self.unsaved = None
         self._dense = self._scored_shape = None
         if self._conn is not None:
             self._conn.close()
@@ -119,24 +128,77 @@ class VectorStore:
         self._remove_files()
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._connect()
         try:
+            return self._open_on_disk()
+        except (sqlite3.OperationalError, OSError) as exc:
+            if isinstance(exc, sqlite3.Error) and not cannot_write(exc):
+                raise
+            return self._open_read_only(str(exc))
+
+    def _open_on_disk(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = self._connect()
             problem = self._problem(conn)
         except sqlite3.DatabaseError as exc:
-            problem = f"was unreadable ({exc}); rebuilt it"
+            if conn is not None:
+                conn.close()
+            if not damaged(exc):  # a busy or read-only store is no damage
+                raise
+            conn, problem = None, f"was unreadable ({exc}); rebuilt it"
         if problem is None:
+            assert conn is not None
             return conn
-        conn.close()
-        if problem:
+        if problem:  # real damage, or another embedder or version: start anew
+            if conn is not None:
+                conn.close()
             self.notices.append(f"vector index {self.path} {problem}")
-        self._remove_files()
-        conn = self._connect()
-        conn.executescript(SCHEMA)
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ("version", VECTORS_VERSION), ("embedder", self.embedder_name),
-            ("dim", str(self.dim)), ("rows", "0"), ("generation", "0")])
+            self._remove_files()
+            conn = self._connect()
+        assert conn is not None
+        self._create(conn)
         return conn
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        """The schema, made idempotently under the write lock: processes opening a new
+        store at once all share it, and none removes another's fresh files (the
+        "table meta already exists" / "disk I/O error" of four first searches at once)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in SCHEMA.strip().split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", [
+                ("version", VECTORS_VERSION), ("embedder", self.embedder_name),
+                ("dim", str(self.dim)), ("rows", "0"), ("generation", "0")])
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _open_read_only(self, reason: str) -> sqlite3.Connection:
+        """The store as it is, never written (a read-only or full state directory), or
+        VectorsUnavailable when there is none this process could use."""
+        conn = open_read_only(self.path, BUSY_TIMEOUT_SECONDS)
+        try:
+            if conn is not None and self._problem(conn) is None:
+                self.unsaved = reason
+                return conn
+        except sqlite3.DatabaseError:
+            pass
+        if conn is not None:
+            conn.close()
+        raise VectorsUnavailable(self.path, reason)
+
+    def recover(self, error: sqlite3.DatabaseError) -> bool:
+        """Drop a store found damaged mid-use, so the next access rebuilds it; False (and
+        nothing touched) when the error is not damage."""
+        if not damaged(error) or self.unsaved is not None:
+            return False
+        self.notices.append(f"vector index {self.path} was damaged ({error}); rebuilt it")
+        self.drop()
+        return True
 
     def _problem(self, conn: sqlite3.Connection) -> str | None:
         """Why the store on disk cannot be used ("" for a new one), or None."""
@@ -156,10 +218,19 @@ class VectorStore:
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
                                check_same_thread=False)
-        conn.execute("PRAGMA trusted_schema = OFF")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        try:  # a damaged header already fails here ("file is not a database")
+            conn.execute("PRAGMA trusted_schema = OFF")
+            _wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error:
+            conn.close()
+            raise
         return conn
+
+    def stop_writing(self, reason: str) -> None:
+        """Go on reading the store as it is: a write to it failed (read-only or full)."""
+        self.close()
+        self._conn = self._open_read_only(reason)
 
     def _remove_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -307,16 +378,27 @@ class VectorStore:
         self._dense = (shape, dense) if dense is not None else None
         return out
 
-    def hits(self, rows: list[int]) -> dict[int, list[Hit]]:
-        """The items holding each of these rows' texts (none for a garbage row)."""
+    def hits(self, rows: list[int]) -> dict[int, list[Hit]] | None:
+        """The items holding each of these rows' texts (none for a garbage row), as
+        numbered by the last ``scores``; None when another process has compacted the rows
+        since (their numbers changed: score again)."""
         found: dict[int, list[Hit]] = {}
-        for i in range(0, len(rows), 500):
-            chunk = rows[i:i + 500]
-            for row, file, kind, start, end in self.conn.execute(
-                    "SELECT t.row, i.file, i.kind, i.start_line, i.end_line FROM texts t "
-                    f"JOIN items i ON i.hash = t.hash WHERE t.row IN ({','.join('?' * len(chunk))})"
-                    " ORDER BY i.file, i.seq", chunk):
-                found.setdefault(row, []).append(Hit(0.0, file, kind, start, end))
+        conn = self.conn
+        conn.execute("BEGIN")  # one snapshot: the generation checked is the one read
+        try:
+            if self._scored_shape is None or \
+                    self._meta_int("generation") != self._scored_shape[0]:
+                return None
+            for i in range(0, len(rows), 500):
+                chunk = rows[i:i + 500]
+                for row, file, kind, start, end in conn.execute(
+                        "SELECT t.row, i.file, i.kind, i.start_line, i.end_line FROM texts t "
+                        "JOIN items i ON i.hash = t.hash "
+                        f"WHERE t.row IN ({','.join('?' * len(chunk))}) "
+                        "ORDER BY i.file, i.seq", chunk):
+                    found.setdefault(row, []).append(Hit(0.0, file, kind, start, end))
+        finally:
+            conn.execute("COMMIT")
         return found
 
 
@@ -329,6 +411,25 @@ def quantise(vectors: list[Any], dim: int) -> bytes:
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
     q = np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8)
     return np.hstack([q, scale.view(np.int8)]).tobytes()
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode = WAL``, waiting out another process switching a new file
+    too: SQLite answers SQLITE_BUSY there at once, without the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def damaged(error: sqlite3.Error) -> bool:
+    """SQLITE_CORRUPT or SQLITE_NOTADB: the file is damaged, not busy or read-only."""
+    return getattr(error, "sqlite_errorcode", None) in CORRUPT_CODES
 
 
 def _size(path: Path) -> int:

@@ -31,7 +31,7 @@ from .results import (
     result_at,
 )
 from .retrieve import MAX_CANDIDATES, search
-from .vector_sync import QUERY_BUDGET_SECONDS, indexed_revisions, sync_vectors
+from .vector_sync import QUERY_BUDGET_SECONDS, clip, indexed_revisions, sync_vectors
 from .vectors import Hit, VectorStore, vectors_path
 
 Mode = Literal["lexical", "semantic", "hybrid"]
@@ -89,9 +89,12 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
     ranked = semantic if mode == "semantic" else fuse(list(lexical.results), semantic)
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(report.behind))
-    notices = (*lexical.notices, *index.notices, *vectors.notices)
+    told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory
+    notices = (*lexical.notices, *index.notices, *vectors.notices, *(told or ()))
     index.notices.clear()
     vectors.notices.clear()
+    if told:
+        told.clear()
     if report.behind:
         notices += (f"{len(report.behind)} changed memories not embedded yet, ranked "
                     "lexically; run sagemem index",)
@@ -106,7 +109,7 @@ def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedde
     ``known_files`` (name → file id, revision) as the sync read it, or read afresh."""
     if vectors.rows() == 0 or not query.strip():
         return []
-    scores = vectors.scores(embedder.encode([query])[0])
+    scores = vectors.scores(embedder.encode([clip(query)])[0])
     known = known_files if known_files is not None else indexed_revisions(index)
     current = {n: ids for n, ids in known.items() if n not in behind} if behind else known
     look = FIRST_ROWS

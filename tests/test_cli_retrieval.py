@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -604,3 +605,13 @@ def test_eval_of_a_queries_file_runs_over_the_dir_folder(run: Run) -> None:
     data = json.loads(result.out)
     assert data["queries"] == 50 and data["set"] == "queries.jsonl"
     assert "paraphrase" in data["by_kind"]
+
+
+@pytest.mark.parametrize("scope", [["--tag", "monitoring"], ["--type", "reference"]])
+def test_the_cursor_hint_keeps_type_and_tag_and_pasting_it_gives_the_next_page(
+        run: Run, scope: list[str]) -> None:
+    first = run("search", "grafana dashboard", "--limit", "1", *scope)
+    hint = first.err.splitlines()[-1]
+    assert " ".join(scope) in hint
+    second = run(*shlex.split(hint.removeprefix("more: sagemem ")))
+    assert second.code == 0, second.err

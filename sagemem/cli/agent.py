@@ -9,6 +9,7 @@ not need it (``list``, ``new``, ``snapshot``…) never load it.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
@@ -35,7 +36,7 @@ from .base import (
     progress_bar,
 )
 from .batch import read_batch
-from .embedding import ModeOption, embed_all, mode_of
+from .embedding import ModeOption, embed_all, mode_of, semantic_off
 
 
 @app.command()
@@ -62,6 +63,7 @@ def search(
         raise typer.BadParameter("give --type or --tag, not both", param_hint="--tag")
     scope = memory_type(type_) if type_ else tag
     with ctx.obj.store() as store:
+        semantic_off(store, mode)
         if batch is not None:
             raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived, mode))
         if query is None or not query.strip():
@@ -74,10 +76,13 @@ def search(
     else:
         echo_lines(search_text(response, shutil.get_terminal_size((80, 24)).columns))
         if response.coverage.next_cursor:
+            # every option the cursor is bound to (scope, mode, archive), or it is refused
+            scoped = "".join(f" {flag} {shlex.quote(value)}" for flag, value in (
+                ("--type", type_), ("--tag", tag), ("--mode", mode)) if value)
             archived = " --include-archived" if include_archived else ""
             echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
-                       f"--limit {limit}{archived} --cursor {response.coverage.next_cursor}",
-                       err=True)
+                 f"--limit {limit}{scoped}{archived} "
+                 f"--cursor {response.coverage.next_cursor}", err=True)
 
 
 def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int,

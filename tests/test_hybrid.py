@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_run import Run, store_runner
-from fake_embedder import FakeEmbedder, SlowEmbedder, factory_of
+from fake_embedder import FakeEmbedder, SlowEmbedder
 
 from sagemem.embed.embedder import register_embedder
 from sagemem.search.hybrid import RRF_K, fuse, search_mode
@@ -39,13 +39,6 @@ def write_notes(directory: Path, count: int = 0) -> None:
         (directory / f"project_extra{i}.md").write_text(
             f"---\nname: Extra {i}\ndescription: filler {i}\n---\nfiller text {i}\n",
             encoding="utf-8")
-
-
-@pytest.fixture
-def fake() -> FakeEmbedder:
-    embedder = FakeEmbedder()
-    register_embedder("fake", factory_of(embedder))
-    return embedder
 
 
 @pytest.fixture

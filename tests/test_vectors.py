@@ -37,13 +37,6 @@ Rollbacks use helm rollback with the previous release.
 
 
 @pytest.fixture
-def fake() -> FakeEmbedder:
-    embedder = FakeEmbedder()
-    register_embedder("fake", factory_of(embedder))
-    return embedder
-
-
-@pytest.fixture
 def store(tmp_path: Path, fake: FakeEmbedder) -> Iterator[MemoryStore]:
     memory = tmp_path / "memory"
     memory.mkdir()

@@ -269,7 +269,7 @@ class SearchIndex:
         if digest != self._seen_digest:
             self._stats = None  # another process may have brought the index up to date
         self._seen_digest = digest
-        if digest == self._stored_digest():  # nothing moved: no need to compare file by file
+        if digest == self.content_digest():  # nothing moved: no need to compare file by file
             return SyncReport(len(on_disk), (), ())
         self._stats = None
         changed, removed, pending = apply_changes(self.conn, self.store, self.archived,
@@ -314,9 +314,6 @@ class SearchIndex:
     def content_digest(self) -> str | None:
         """The listing digest the index is complete for; None while it is not (a partial
         build, a file forgotten to be re-read). Equal digests mean the same indexed files."""
-        return self._stored_digest()
-
-    def _stored_digest(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'digest'").fetchone()
         return row[0] if row else None
 

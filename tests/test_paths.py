@@ -158,3 +158,20 @@ def test_file_growing_during_read_is_refused(folder: Path, monkeypatch) -> None:
     monkeypatch.setattr(paths, "_read_at_most", append_then_read)
     with pytest.raises(FileChangedDuringRead):
         safe_read(folder, "user_a.md")
+
+
+def test_file_replaced_once_mid_read_is_read_again_not_refused(folder: Path,
+                                                                monkeypatch) -> None:
+    real_read = paths._read_at_most
+    swaps = iter([True])
+
+    def swap_once_then_read(fd: int, limit: int) -> bytes:
+        data = real_read(fd, limit)
+        if next(swaps, False):  # another writer's atomic replace, once
+            replacement = folder / "swap.tmp"
+            replacement.write_text("---\ndescription: swapped in\n---\n", encoding="utf-8")
+            os.replace(replacement, folder / "user_a.md")
+        return data
+
+    monkeypatch.setattr(paths, "_read_at_most", swap_once_then_read)
+    assert b"swapped in" in safe_read(folder, "user_a.md").data

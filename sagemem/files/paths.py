@@ -15,6 +15,7 @@ import json
 import os
 import re
 import stat
+import time
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ BUILTIN_RESERVED = (INDEX_FILE, "session-log.md")
 RESERVED_FILE = "reserved.json"
 MAX_NAME_BYTES = 255
 MAX_SLUG_CHARS = 60
+SWAP_RETRIES = 5
+"""Reads of a file that another writer keeps replacing, before giving up."""
 # O_NONBLOCK: a FIFO swapped in after the lstat check must not hang the reader.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -170,7 +173,22 @@ def safe_read(directory: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES,
 
 
 def read_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> FileRead:
-    """Read a regular, non-symlink file, size-gated first and identity-checked after."""
+    """Read a regular, non-symlink file, size-gated first and identity-checked after.
+
+    A file swapped while it was read is read again, every check included: another
+    writer's atomic replace lands between a reader's ``lstat`` and ``open`` now and then,
+    and that reader wants the new file, not an error. A file still changing after
+    SWAP_RETRIES reads is FileChangedDuringRead, so a busy or hostile file costs
+    bounded time."""
+    for attempt in range(SWAP_RETRIES - 1):
+        try:
+            return _read_once(path, max_bytes)
+        except FileChangedDuringRead:
+            time.sleep(0.001 * (attempt + 1))
+    return _read_once(path, max_bytes)
+
+
+def _read_once(path: Path, max_bytes: int) -> FileRead:
     before = lstat_regular(path)
     if before.st_size > max_bytes:
         raise FileTooLarge(path.name, before.st_size, max_bytes)

@@ -15,7 +15,7 @@ from cli_run import Run, store_runner
 from fake_embedder import FakeEmbedder, SlowEmbedder
 
 from sagemem.embed.embedder import register_embedder
-from sagemem.search.hybrid import RRF_K, fuse, search_mode
+from sagemem.search.hybrid import FUSION_MIN_WEIGHT, SemanticPass, fuse, search_mode
 from sagemem.search.results import SearchResult
 from sagemem.search.retrieve import search
 from sagemem.search.vector_sync import MAX_EMBED_CHARS, sync_vectors
@@ -57,8 +57,8 @@ def run(capsys: pytest.CaptureFixture[str], store: MemoryStore,
     return store_runner(capsys, store)
 
 
-def result(file: str) -> SearchResult:
-    return SearchResult(file, None, "", "reference", 0.0, 1, 1, "", False, None, None)
+def result(file: str, score: float = 0.0) -> SearchResult:
+    return SearchResult(file, None, "", "reference", score, 1, 1, "", False, None, None)
 
 
 def test_semantic_ranks_files_by_their_best_text_and_quotes_it(store: MemoryStore) -> None:
@@ -68,10 +68,24 @@ def test_semantic_ranks_files_by_their_best_text_and_quotes_it(store: MemoryStor
     assert (best.start_line, best.end_line) == (5, 5)
 
 
-def test_hybrid_is_reciprocal_rank_fusion_of_both_lists() -> None:
-    fused = fuse([result("a.md"), result("b.md")], [result("b.md"), result("c.md")])
+def test_hybrid_fuses_each_side_on_its_own_scale_and_agreement_ranks_first() -> None:
+    lexical = [result("a.md", 2.0), result("b.md", 1.0)]
+    semantic = SemanticPass([result("b.md", 0.6), result("c.md", 0.4)], top=0.6, zero=0.2,
+                            query_vector=np.zeros(2, dtype=np.float32))
+    fused = fuse(lexical, semantic)
+    # a: lexical 1.0 alone; b: lexical 0.5 and semantic 1.0; c: semantic 0.5 alone
     assert [r.file for r in fused] == ["b.md", "a.md", "c.md"]
-    assert fused[0].score == round(1 / (RRF_K + 2) + 1 / (RRF_K + 1), 4)
+    assert fused[0].score == round(1.0 + FUSION_MIN_WEIGHT * 0.5, 4)
+    assert fused[2].score == 0.5
+
+
+def test_a_memory_found_lexically_keeps_its_lexical_paragraph() -> None:
+    lexical = [SearchResult("a.md", None, "", "reference", 1.0, 7, 7, "lexical", False, None,
+                            None)]
+    semantic = SemanticPass([SearchResult("a.md", None, "", "reference", 0.5, 9, 9,
+                                          "semantic", False, None, None)],
+                            top=0.5, zero=0.1, query_vector=np.zeros(2, dtype=np.float32))
+    assert fuse(lexical, semantic)[0].paragraph == "lexical"
 
 
 def test_hybrid_is_the_default_mode_of_a_semantic_store(store: MemoryStore) -> None:

@@ -51,11 +51,26 @@ class Coverage:
 
 
 @dataclass(frozen=True)
+class Relevance:
+    """The relevance gate's verdict on a question (``gate.py``): does it concern the
+    memories at all? ``score`` is the evidence, ``passes`` its comparison with the gate;
+    ``margin`` the best memory's cosine over the question's background level."""
+
+    passes: bool
+    score: float
+    margin: float
+    lexical: float
+
+
+@dataclass(frozen=True)
 class SearchResponse:
     query: str
     results: tuple[SearchResult, ...]
     coverage: Coverage
     notices: tuple[str, ...] = ()
+    relevance: Relevance | None = None
+    """Semantic and hybrid modes only; lexically, a result is returned only when its
+    words pass the lexical thresholds, which are then the gate."""
 
 
 class Moved(Exception):

@@ -11,7 +11,13 @@ import pytest
 
 from sagemem import MemoryStore
 from sagemem.config import Settings
-from sagemem.inject.block import TRUNCATED, inert, inject, is_explicit_request
+from sagemem.inject.block import (
+    TRUNCATED,
+    asks_about_history,
+    inert,
+    inject,
+    is_explicit_request,
+)
 from sagemem.inject.session import Budget, load_session, reset_session
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -211,6 +217,46 @@ def test_nothing_matched_is_silent_unless_asking_about_history(store: MemoryStor
     assert run(store, "recommend a good pizza place in naples", "x").text.count("[sagemem]") == 0
     card = run(store, "what did we decide about the pizza place last time", "y").status_card
     assert card and "No saved memory matches" in card
+
+
+@pytest.mark.parametrize("question", [
+    "我的猫叫什么名字", "我的部署脚本在哪里", "部署之前要检查什么",
+    "what is my cat called", "what should I check before deploying",
+    "is there an earlier version of the api",
+])
+def test_a_bare_possessive_or_before_is_not_a_question_about_history(question: str) -> None:
+    assert not asks_about_history(question)
+
+
+@pytest.mark.parametrize("question", [
+    "我的偏好是什么", "上次我们讨论过什么", "我之前说过用哪个数据库", "之前用的是哪个队列",
+    "what is my preference for tabs", "what did we decide last time",
+    "have we seen this error before?", "as I said earlier, which port",
+])
+def test_questions_about_the_users_own_history_are_recognised(question: str) -> None:
+    assert asks_about_history(question)
+
+
+@pytest.fixture
+def bilingual_store(tmp_path: Path) -> MemoryStore:
+    directory = tmp_path / "memory"
+    directory.mkdir()
+    (directory / "user_cat.md").write_text(memory(
+        "Cat", "The user's cat Zhima. 用户的猫叫芝麻。",
+        "The cat is called Zhima. 我的猫叫芝麻，三岁的英短。"), encoding="utf-8")
+    with MemoryStore(directory, tmp_path / "state") as opened:
+        yield opened
+
+
+@pytest.mark.parametrize("question", ["what did we say the cat is called", "上次说的猫叫什么名字"])
+def test_a_repeated_question_never_claims_that_nothing_matched(
+    bilingual_store: MemoryStore, question: str,
+) -> None:
+    assert asks_about_history(question)
+    first = run(bilingual_store, question)
+    assert "user_cat.md" in [i.file for i in first.items if i.reason == "match"]
+    again = run(bilingual_store, question)
+    assert again.status_card is None and again.text == ""
 
 
 def test_status_card_is_not_repeated_within_a_session(tmp_path: Path) -> None:

@@ -39,6 +39,9 @@ FILES = {
     "project_old_kafka.md": memory("Old kafka", "The kafka cluster before the migration.",
                                    "Kafka used to run on kfk-old.", invalid_at="2026-01-01",
                                    superseded_by="project_kafka.md"),
+    "project_freeze.md": memory("Holiday freeze", "The holiday deploy freeze window.",
+                                "No deploys during the holiday freeze window.",
+                                valid_at="2026-12-20"),
     "user_prefs.md": memory("Working style", "How the user wants answers written.",
                             "Short answers. Run the tests before saying done.",
                             baseline="true", baselinePriority="5"),
@@ -100,6 +103,23 @@ def test_expired_memory_is_kept_out_with_its_reason(store: MemoryStore) -> None:
     assert "### project_old_kafka.md" not in result.text
     assert result.status_card and (
         "1 expired memory not injected; superseded by project_kafka.md." in result.status_card)
+
+
+def test_memory_not_yet_valid_is_kept_out_and_the_card_names_its_date(
+    store: MemoryStore,
+) -> None:
+    result = run(store, "holiday deploy freeze window")
+    assert ("project_freeze.md", "not_yet_valid") in [(s.file, s.reason)
+                                                      for s in result.suppressed]
+    assert "### project_freeze.md" not in result.text
+    assert result.status_card and (
+        "1 memory not injected: it takes effect on 2026-12-20." in result.status_card)
+
+
+def test_memory_is_injected_from_its_valid_at_day_on(store: MemoryStore) -> None:
+    result = inject(store, "holiday deploy freeze window", "s", settings_for(store),
+                    now=datetime(2026, 12, 20, 0, 0, tzinfo=timezone.utc))
+    assert "project_freeze.md" in [i.file for i in result.items]
 
 
 def test_validity_off_lets_expired_memories_in(store: MemoryStore) -> None:

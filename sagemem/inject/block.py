@@ -72,7 +72,7 @@ class InjectedItem:
 @dataclass(frozen=True)
 class Suppressed:
     file: str
-    reason: str  # expired_source, conflict_pending, budget, text_cap, max_results
+    reason: str  # expired_source, not_yet_valid, conflict_pending, budget, text_cap, max_results
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,8 @@ def _dedupe(found: list[_Candidate]) -> list[_Candidate]:
 
 def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate],
             today: date, plan: _Plan) -> None:
-    """Expired memories and both sides of an open contradiction stay out, with a reason."""
+    """Memories that do not hold today (expired, or before their ``valid_at``) and both
+    sides of an open contradiction stay out, with a reason."""
     if not settings.validity:
         return
     contradicted = {name for pair in open_contradictions(store.state_dir) for name in pair}
@@ -231,6 +232,8 @@ def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate]
             continue
         if candidate.memory.is_invalid(today):
             _suppress(candidate, "expired_source", plan)
+        elif candidate.memory.is_not_yet_valid(today):
+            _suppress(candidate, "not_yet_valid", plan)
         elif candidate.file in contradicted:
             _suppress(candidate, "conflict_pending", plan)
 
@@ -352,6 +355,7 @@ def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task:
         newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
         lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
                      "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
+    lines += _not_yet_valid_lines(candidates)
     if disputed:
         lines.append(f"{len(disputed)} contradiction{'s' if len(disputed) != 1 else ''} pending; "
                      "related memories not injected. Resolve: sagemem conflicts list.")
@@ -359,6 +363,18 @@ def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task:
         lines.append("No saved memory matches this question; if it came up before, it was not "
                      "saved. Try other words: sagemem search \"...\".")
     return lines
+
+
+def _not_yet_valid_lines(candidates: list[_Candidate]) -> list[str]:
+    """Matches that take effect later: said once, with the earliest date, so the model
+    neither presents them as holding nor believes nothing was saved."""
+    dates = sorted(c.memory.valid_at for c in candidates
+                   if c.outcome == "not_yet_valid" and c.reason == "match" and c.memory.valid_at)
+    if not dates:
+        return []
+    if len(dates) == 1:
+        return [f"1 memory not injected: it takes effect on {dates[0]}."]
+    return [f"{len(dates)} memories not injected: the first takes effect on {dates[0]}."]
 
 
 def _fit_bytes(text: str, limit: int) -> str:

@@ -143,6 +143,20 @@ def test_open_contradiction_keeps_both_sides_out_and_says_so(store: MemoryStore)
     assert result.status_card and "2 contradictions pending" in result.status_card
 
 
+def test_a_contradiction_whose_other_side_was_archived_keeps_nothing_out(
+    store: MemoryStore,
+) -> None:
+    from sagemem.history.archive import archive_memory
+    from sagemem.writes.conflicts import contradict
+
+    contradict(store, "project_kafka", "project_redis", "which one holds the orders?")
+    archive_memory(store, "project_redis", "the cache was retired")
+    result = run(store, "where does the kafka cluster run")
+    assert "project_kafka.md" in [i.file for i in result.items]
+    assert "conflict_pending" not in [s.reason for s in result.suppressed]
+    assert "contradiction" not in (result.status_card or "")
+
+
 def test_same_question_twice_injects_once_but_a_b_a_injects_a_again(store: MemoryStore) -> None:
     a, b = "where does the kafka cluster run", "redis maxmemory eviction"
     assert run(store, a).items

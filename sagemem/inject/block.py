@@ -24,7 +24,7 @@ from ..files.controls import visible
 from ..files.memory import Memory, file_lines
 from ..search.text import paragraphs
 from ..store import MemoryStore
-from ..writes.conflicts import open_contradictions, unreadable_records
+from ..writes.conflicts import disputed, unreadable_records
 from .session import Budget, SessionState, load_session, save_session
 
 TRUNCATED = "…(truncated)"
@@ -220,10 +220,10 @@ def _dedupe(found: list[_Candidate]) -> list[_Candidate]:
 def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate],
             today: date, plan: _Plan) -> None:
     """Memories that do not hold today (expired, or before their ``valid_at``) and both
-    sides of an open contradiction stay out, with a reason."""
+    sides of an open contradiction (while both are live memories) stay out, with a reason."""
     if not settings.validity:
         return
-    contradicted = {name for pair in open_contradictions(store.state_dir) for name in pair}
+    contradicted = disputed(store)
     plan.notices += [f"{path} is not a readable conflict record; a contradiction in it is "
                      "not applied (sagemem conflicts list)"
                      for path in unreadable_records(store.state_dir)]

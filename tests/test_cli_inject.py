@@ -103,3 +103,12 @@ def test_read_accepts_a_revision_prefix(capsys, dirs) -> None:
     assert code == 0 and "Zhima" in out
     code, _, err = run(capsys, dirs, "read", "user_cat", "--revision", revision[:5])
     assert code == 2 and "revision_changed" not in err and "at least 8" in err
+
+
+def test_my_cat_asked_twice_in_chinese_gives_no_false_no_match_card(capsys, dirs) -> None:
+    (dirs[0] / "user_cat.md").write_text(MEMORY.replace(
+        "The cat is called Zhima", "我的猫叫芝麻，它"), encoding="utf-8")
+    first = run(capsys, dirs, "inject", "我的猫叫什么名字", "--session", "zh")[1]
+    code, out, err = run(capsys, dirs, "inject", "我的猫叫什么名字", "--session", "zh")
+    assert "### user_cat.md:8-8" in first and "No saved memory matches" not in first
+    assert code == 0 and out == "" and "same question as the last one" in err

@@ -22,7 +22,8 @@ from sagemem.files.memory import file_lines
 
 SEARCH_KEYS = {"version", "query", "results", "coverage"}
 RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "end_line",
-               "paragraph", "invalid", "invalid_at", "superseded_by", "revision", "archived"}
+               "paragraph", "invalid", "invalid_at", "superseded_by", "revision", "archived",
+               "valid_at", "not_yet_valid"}
 COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor",
                  "files_without_vectors"}
 EVAL_KEYS = {"recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected",
@@ -252,6 +253,20 @@ def test_search_marks_an_invalid_memory_without_hiding_it(run: Run) -> None:
     assert old["invalid"] is True
     assert old["invalid_at"] == "2000-01-01"
     assert old["superseded_by"] == "project_deploy.md"
+
+
+def test_search_marks_a_memory_not_yet_valid_without_hiding_it(run: Run,
+                                                               memory_dir: Path) -> None:
+    (memory_dir / "project_next_deploy.md").write_text(
+        OLD_DEPLOY.replace("invalid_at: 2000-01-01", "valid_at: 2999-01-01")
+        .replace("Old deploy", "Next deploy").replace("ssh into", "blue-green switch of"),
+        encoding="utf-8")
+    later = next(r for r in results_of(search_json(run, "blue-green switch deploy"))
+                 if r["file"] == "project_next_deploy.md")
+    assert (later["not_yet_valid"], later["valid_at"], later["invalid"]) == (
+        True, "2999-01-01", False)
+    assert "project_next_deploy.md:9-9  [project]" in run("search", "blue-green switch").out
+    assert "(valid from 2999-01-01)" in run("search", "blue-green switch").out
 
 
 def test_search_type_limits_results_to_that_type(run: Run) -> None:

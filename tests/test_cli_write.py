@@ -314,6 +314,20 @@ def test_contradiction_shows_both_names_and_the_note(run: Run) -> None:
     assert run("conflicts", "list").out.startswith(f"{record['id']}  open     contradiction")
 
 
+def test_conflicts_list_shows_a_contradiction_with_an_archived_side_as_moot(
+    run: Run,
+) -> None:
+    record = json.loads(run("conflicts", "contradict", "user_bob", "user_alice", "--note",
+                            "tea or coffee", "--json").out)
+    assert json.loads(run("conflicts", "list", "--json").out)["conflicts"][0]["moot"] is False
+    assert run("archive", "user_bob", "--reason", "Bob left", "--yes").code == 0
+    listed = run("conflicts", "list")
+    assert listed.out.startswith(f"{record['id']}  open     contradiction")
+    assert "(moot: user_bob.md is no longer a live memory)" in listed.out
+    [entry] = json.loads(run("conflicts", "list", "--json").out)["conflicts"]
+    assert (entry["status"], entry["moot"]) == ("open", True)
+
+
 def test_empty_queue_says_so(run: Run) -> None:
     assert run("conflicts", "list").out == "no conflicts\n"
 

@@ -11,7 +11,13 @@ import pytest
 
 from sagemem import MemoryStore
 from sagemem.config import Settings
-from sagemem.inject.block import TRUNCATED, inert, inject, is_explicit_request
+from sagemem.inject.block import (
+    TRUNCATED,
+    asks_about_history,
+    inert,
+    inject,
+    is_explicit_request,
+)
 from sagemem.inject.session import Budget, load_session, reset_session
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -33,6 +39,9 @@ FILES = {
     "project_old_kafka.md": memory("Old kafka", "The kafka cluster before the migration.",
                                    "Kafka used to run on kfk-old.", invalid_at="2026-01-01",
                                    superseded_by="project_kafka.md"),
+    "project_freeze.md": memory("Holiday freeze", "The holiday deploy freeze window.",
+                                "No deploys during the holiday freeze window.",
+                                valid_at="2026-12-20"),
     "user_prefs.md": memory("Working style", "How the user wants answers written.",
                             "Short answers. Run the tests before saying done.",
                             baseline="true", baselinePriority="5"),
@@ -96,6 +105,23 @@ def test_expired_memory_is_kept_out_with_its_reason(store: MemoryStore) -> None:
         "1 expired memory not injected; superseded by project_kafka.md." in result.status_card)
 
 
+def test_memory_not_yet_valid_is_kept_out_and_the_card_names_its_date(
+    store: MemoryStore,
+) -> None:
+    result = run(store, "holiday deploy freeze window")
+    assert ("project_freeze.md", "not_yet_valid") in [(s.file, s.reason)
+                                                      for s in result.suppressed]
+    assert "### project_freeze.md" not in result.text
+    assert result.status_card and (
+        "1 memory not injected: it takes effect on 2026-12-20." in result.status_card)
+
+
+def test_memory_is_injected_from_its_valid_at_day_on(store: MemoryStore) -> None:
+    result = inject(store, "holiday deploy freeze window", "s", settings_for(store),
+                    now=datetime(2026, 12, 20, 0, 0, tzinfo=timezone.utc))
+    assert "project_freeze.md" in [i.file for i in result.items]
+
+
 def test_validity_off_lets_expired_memories_in(store: MemoryStore) -> None:
     result = run(store, "kafka cluster before the migration kfk-old", validity=False)
     assert "project_old_kafka.md" in [i.file for i in result.items]
@@ -115,6 +141,20 @@ def test_open_contradiction_keeps_both_sides_out_and_says_so(store: MemoryStore)
             } <= kept_out
     assert "user_prefs.md" in [i.file for i in result.items]  # write conflicts suppress nothing
     assert result.status_card and "2 contradictions pending" in result.status_card
+
+
+def test_a_contradiction_whose_other_side_was_archived_keeps_nothing_out(
+    store: MemoryStore,
+) -> None:
+    from sagemem.history.archive import archive_memory
+    from sagemem.writes.conflicts import contradict
+
+    contradict(store, "project_kafka", "project_redis", "which one holds the orders?")
+    archive_memory(store, "project_redis", "the cache was retired")
+    result = run(store, "where does the kafka cluster run")
+    assert "project_kafka.md" in [i.file for i in result.items]
+    assert "conflict_pending" not in [s.reason for s in result.suppressed]
+    assert "contradiction" not in (result.status_card or "")
 
 
 def test_same_question_twice_injects_once_but_a_b_a_injects_a_again(store: MemoryStore) -> None:
@@ -211,6 +251,46 @@ def test_nothing_matched_is_silent_unless_asking_about_history(store: MemoryStor
     assert run(store, "recommend a good pizza place in naples", "x").text.count("[sagemem]") == 0
     card = run(store, "what did we decide about the pizza place last time", "y").status_card
     assert card and "No saved memory matches" in card
+
+
+@pytest.mark.parametrize("question", [
+    "我的猫叫什么名字", "我的部署脚本在哪里", "部署之前要检查什么",
+    "what is my cat called", "what should I check before deploying",
+    "is there an earlier version of the api",
+])
+def test_a_bare_possessive_or_before_is_not_a_question_about_history(question: str) -> None:
+    assert not asks_about_history(question)
+
+
+@pytest.mark.parametrize("question", [
+    "我的偏好是什么", "上次我们讨论过什么", "我之前说过用哪个数据库", "之前用的是哪个队列",
+    "what is my preference for tabs", "what did we decide last time",
+    "have we seen this error before?", "as I said earlier, which port",
+])
+def test_questions_about_the_users_own_history_are_recognised(question: str) -> None:
+    assert asks_about_history(question)
+
+
+@pytest.fixture
+def bilingual_store(tmp_path: Path) -> MemoryStore:
+    directory = tmp_path / "memory"
+    directory.mkdir()
+    (directory / "user_cat.md").write_text(memory(
+        "Cat", "The user's cat Zhima. 用户的猫叫芝麻。",
+        "The cat is called Zhima. 我的猫叫芝麻，三岁的英短。"), encoding="utf-8")
+    with MemoryStore(directory, tmp_path / "state") as opened:
+        yield opened
+
+
+@pytest.mark.parametrize("question", ["what did we say the cat is called", "上次说的猫叫什么名字"])
+def test_a_repeated_question_never_claims_that_nothing_matched(
+    bilingual_store: MemoryStore, question: str,
+) -> None:
+    assert asks_about_history(question)
+    first = run(bilingual_store, question)
+    assert "user_cat.md" in [i.file for i in first.items if i.reason == "match"]
+    again = run(bilingual_store, question)
+    assert again.status_card is None and again.text == ""
 
 
 def test_status_card_is_not_repeated_within_a_session(tmp_path: Path) -> None:

@@ -122,6 +122,13 @@ def test_is_invalid_once_invalid_at_has_passed() -> None:
     assert memory.is_invalid(date(2026, 3, 1))
 
 
+def test_is_not_yet_valid_until_valid_at_arrives() -> None:
+    memory = parse(b"---\nvalid_at: 2026-03-01\n---\n", "x.md")
+    assert memory.is_not_yet_valid(date(2026, 2, 28))
+    assert not memory.is_not_yet_valid(date(2026, 3, 1))
+    assert not parse(b"---\ndescription: x\n---\n", "y.md").is_not_yet_valid(date(2026, 1, 1))
+
+
 def test_alias_bomb_costs_nothing_and_hides_nothing() -> None:
     lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]

@@ -66,6 +66,15 @@ superseded_by: project_release.md
 ---
 Copy the build to the server by hand and restart the service.
 """,
+    "project_next_release.md": """---
+name: Next release process
+description: The release train that replaces Tuesday cuts from next year.
+metadata:
+  type: project
+valid_at: 2999-01-01
+---
+Releases leave on the monthly train, cut on the first Monday.
+""",
     "feedback_config.md": """---
 name: Config files
 description: Keep api_base and other settings in config.toml, never hard-coded.
@@ -159,6 +168,14 @@ def test_invalid_memory_is_found_and_marked(store: MemoryStore) -> None:
     old = results["project_old_release.md"]
     assert old.invalid and old.invalid_at == "2026-01-01"
     assert old.superseded_by == "project_release.md"
+
+
+def test_memory_not_yet_valid_is_found_and_marked(store: MemoryStore) -> None:
+    results = {r.file: r for r in store.search("monthly release train").results}
+    later = results["project_next_release.md"]
+    assert later.not_yet_valid and later.valid_at == "2999-01-01" and not later.invalid
+    current = store.search("releases cut on tuesdays from main").results[0]
+    assert current.file == "project_release.md" and not current.not_yet_valid
 
 
 def test_scope_restricts_by_type_or_tag(store: MemoryStore) -> None:

@@ -36,16 +36,19 @@ def conflicts_list(
         "--status", help="Only open or resolved records.")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Every conflict record, oldest first: id, status, kind, file."""
+    """Every conflict record, oldest first: id, status, kind, file; a contradiction with a
+    side archived or deleted is marked moot (it keeps nothing out of injection)."""
     if status not in (None, "open", "resolved"):
         raise typer.BadParameter("must be open or resolved", param_hint="--status")
-    state_dir = ctx.obj.settings().state_dir
+    store = ctx.obj.store()
+    state_dir = store.state_dir
     records = conflicts.list_conflicts(state_dir, status)
+    gone = {c.id: conflicts.moot_sides(store, c) for c in records}
     if as_json:
-        echo_json({"version": JSON_VERSION,
-                   "conflicts": [conflict_json(c, full=False) for c in records]})
+        echo_json({"version": JSON_VERSION, "conflicts": [
+            conflict_json(c, full=False) | {"moot": bool(gone[c.id])} for c in records]})
     else:
-        echo_lines(conflicts_text(records))
+        echo_lines(conflicts_text(records, gone))
     for path in conflicts.unreadable_records(state_dir):
         echo(f"warning: {path} is not a readable conflict record; inspect or delete it",
                    err=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -244,10 +244,20 @@ def conflict_json(conflict: Conflict, full: bool = True) -> dict[str, Any]:
     return {"version": JSON_VERSION, **data, "id": conflict.id}
 
 
-def conflicts_text(records: Iterable[Conflict]) -> list[str]:
+def conflicts_text(records: Iterable[Conflict],
+                   gone: Mapping[str, tuple[str, ...]] | None = None) -> list[str]:
+    """One line per record; ``gone`` (id → sides no longer live) marks moot ones."""
     lines = [part for c in records for part in wrap(
-        f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}")]
+        f"{c.id}  {c.status:<8} {c.kind:<16} {c.file or ' <> '.join(c.memories)}"
+        + _moot_mark((gone or {}).get(c.id, ())))]
     return lines or ["no conflicts"]
+
+
+def _moot_mark(sides: tuple[str, ...]) -> str:
+    if not sides:
+        return ""
+    what = "is no longer a live memory" if len(sides) == 1 else "are no longer live memories"
+    return f"  (moot: {', '.join(sides)} {what})"
 
 
 def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # and imported where used: `sagemem search` needs no ledger o
     from ..inject.session import Budget, SessionState
     from ..inject.tasks import Checkpoint
     from ..search.reading import ReadResult
-    from ..search.results import SearchResponse
+    from ..search.results import SearchResponse, SearchResult
 
 
 def search_json(response: SearchResponse) -> dict[str, Any]:
@@ -41,17 +41,22 @@ def notices_json(notices: Iterable[str]) -> dict[str, Any]:
     return {"notices": listed} if listed else {}
 
 
+def _marks(result: SearchResult) -> str:
+    """What a hit's heading says about its validity and place: found, but not current."""
+    mark = f"  (invalid since {result.invalid_at}" if result.invalid else ""
+    if mark and result.superseded_by:
+        mark += f"; see {result.superseded_by}"
+    mark += ")" if mark else ""
+    mark += f"  (valid from {result.valid_at})" if result.not_yet_valid else ""
+    return mark + ("  (archived)" if result.archived else "")
+
+
 def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     """Each hit as ``file.md:40-52``, its description, then its paragraph."""
     lines: list[str] = []
     for result in response.results:
-        mark = f"  (invalid since {result.invalid_at}" if result.invalid else ""
-        if mark and result.superseded_by:
-            mark += f"; see {result.superseded_by}"
-        mark += ")" if mark else ""
-        mark += "  (archived)" if result.archived else ""
         lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
-                      f"  {result.score:.2f}{mark}", columns)
+                      f"  {result.score:.2f}{_marks(result)}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
         paragraph = file_lines(result.paragraph)  # the lines start_line-end_line count
         lines += [part for line in paragraph[:PARAGRAPH_LINES]

@@ -106,6 +106,10 @@ class Memory:
         """True once ``invalid_at`` has passed: the claim no longer holds."""
         return self.invalid_at is not None and self.invalid_at <= today
 
+    def is_not_yet_valid(self, today: date) -> bool:
+        """True before ``valid_at``: the claim holds from that day, not yet."""
+        return self.valid_at is not None and self.valid_at > today
+
 
 def revision_of(data: bytes) -> str:
     """A file's revision: the sha256 of its bytes. Writes are guarded with it."""

@@ -24,7 +24,7 @@ from ..files.controls import visible
 from ..files.memory import Memory, file_lines
 from ..search.text import paragraphs
 from ..store import MemoryStore
-from ..writes.conflicts import open_contradictions, unreadable_records
+from ..writes.conflicts import disputed, unreadable_records
 from .session import Budget, SessionState, load_session, save_session
 
 TRUNCATED = "…(truncated)"
@@ -46,8 +46,15 @@ _EXPLICIT = re.compile(
     r"为什么当初|为什么没(选|用)|为啥没(选|用)",
     re.IGNORECASE)
 _HISTORY = re.compile(
-    r"\b(last time|before|previously|earlier|did (i|we)|have (i|we)|what did (i|we)|"
-    r"remember|my .{0,20}(preference|history))\b|上次|之前|以前|我们.{0,6}(讨论|聊|说)过|记得|我的",
+    # Questions about the user's own past: they alone earn "nothing matched, it was not
+    # saved". A word every question can hold is no such sign: a bare 我的 ("my": 我的猫叫
+    # 什么名字) or "before"/之前 ahead of what it qualifies ("before deploying", 部署之前)
+    # once claimed that for ordinary questions. Possessives count with a history noun;
+    # before/之前 as "previously": at a clause's end, or opening one.
+    r"\b(last time|previously|did (i|we)|have (i|we)|what did (i|we)|remember|"
+    r"my .{0,20}(preference|history))\b|\b(before|earlier)\s*([,.;:!?]|$)|"
+    r"上次|(^|[\s，,。；;？?！!]|[我你他她]们?)(之前|以前)|我们.{0,6}(讨论|聊|说)过|记得|"
+    r"我的.{0,10}(偏好|喜好|习惯|历史)",
     re.IGNORECASE)
 _INERT = (("{{", "{\u200b{"), ("}}", "}\u200b}"), ("{%", "{\u200b%"), ("%}", "%\u200b}"),
           ("</", "<\u200b/"), ("<!--", "<\u200b!--"), ("<sagemem", "<\u200bsagemem"))
@@ -65,7 +72,7 @@ class InjectedItem:
 @dataclass(frozen=True)
 class Suppressed:
     file: str
-    reason: str  # expired_source, conflict_pending, budget, text_cap, max_results
+    reason: str  # expired_source, not_yet_valid, conflict_pending, budget, text_cap, max_results
 
 
 @dataclass(frozen=True)
@@ -133,13 +140,14 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     state = load_session(store.state_dir, session_id) if persist else SessionState(session_id)
     step = state.steps + 1
     repeat = state.last_signature == signature(question) and not is_explicit_request(question)
-    candidates, notices, more = _candidates(store, question, settings, step, repeat, deadline)
+    searched = not repeat and bool(question.strip())
+    candidates, notices, more = _candidates(store, question, settings, step, searched, deadline)
     plan = _Plan(Budget.of(settings.max_session_bytes), state,
                  _item_cap(settings, max_text_chars), max_text_chars)
     _filter(store, settings, candidates, now.date(), plan)
     _place(candidates, plan, settings, now)
     handle = _task_handle(store, settings, session_id, state, step)
-    card = _status_card(question, candidates, plan, more, handle is not None)
+    card = _status_card(question, candidates, plan, more, handle is not None, searched)
     text = _render(plan, handle, card)
     new_state = _next_state(state, question, plan, card, handle, candidates, now, repeat)
     if persist:
@@ -157,18 +165,20 @@ def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
 
 
 def _candidates(store: MemoryStore, question: str, settings: Settings, step: int,
-                repeat: bool, deadline: float | None) -> tuple[list[_Candidate], list[str], int]:
+                search: bool, deadline: float | None) -> tuple[list[_Candidate], list[str], int]:
+    """What search finds (when it runs: not for a repeat or an empty question) and, at a
+    session's first step, the baselines; with the notices and how many more there were."""
     found: list[_Candidate] = []
     notices: list[str] = []
     more = 0
-    if not repeat and question.strip():
+    if search:
         response = store.search(question, limit=settings.max_results, deadline=deadline,
                                 mode="lexical")  # semantic waits for issue 14's gate
         notices += response.notices
         more = max(response.coverage.candidates - len(response.results), 0)
         found += [c for c in (_matched(store, r) for r in response.results) if c]
     if step == 1:
-        if repeat or not question.strip():  # else the search brought the index up to date
+        if not search:  # else the search brought the index up to date
             index = store.search_index()
             index.sync(deadline=deadline)
             notices, index.notices[:] = notices + index.notices, []
@@ -209,10 +219,11 @@ def _dedupe(found: list[_Candidate]) -> list[_Candidate]:
 
 def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate],
             today: date, plan: _Plan) -> None:
-    """Expired memories and both sides of an open contradiction stay out, with a reason."""
+    """Memories that do not hold today (expired, or before their ``valid_at``) and both
+    sides of an open contradiction (while both are live memories) stay out, with a reason."""
     if not settings.validity:
         return
-    contradicted = {name for pair in open_contradictions(store.state_dir) for name in pair}
+    contradicted = disputed(store)
     plan.notices += [f"{path} is not a readable conflict record; a contradiction in it is "
                      "not applied (sagemem conflicts list)"
                      for path in unreadable_records(store.state_dir)]
@@ -221,6 +232,8 @@ def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate]
             continue
         if candidate.memory.is_invalid(today):
             _suppress(candidate, "expired_source", plan)
+        elif candidate.memory.is_not_yet_valid(today):
+            _suppress(candidate, "not_yet_valid", plan)
         elif candidate.file in contradicted:
             _suppress(candidate, "conflict_pending", plan)
 
@@ -310,10 +323,12 @@ def _task_handle(store: MemoryStore, settings: Settings, session_id: str,
 
 
 def _status_card(question: str, candidates: list[_Candidate], plan: _Plan, more: int,
-                 has_task: bool) -> str | None:
+                 has_task: bool, searched: bool) -> str | None:
     """A few lines when something real was left out; ``None`` when nothing was."""
-    matched = any(item.reason == "match" for item in plan.items)
-    lines = _gap_lines(question, candidates, more, has_task, matched)
+    # Only a search that ran and found nothing may say "nothing matched": a repeat runs
+    # none, and once told the user so right after its memories had been injected.
+    unmatched = searched and not any(item.reason == "match" for item in plan.items)
+    lines = _gap_lines(question, candidates, more, has_task, unmatched)
     if not lines:
         return None
     card = _fit_bytes("[sagemem] " + " ".join(lines), MAX_CARD_BYTES)
@@ -326,7 +341,7 @@ def _status_card(question: str, candidates: list[_Candidate], plan: _Plan, more:
 
 
 def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task: bool,
-               matched: bool) -> list[str]:
+               unmatched: bool) -> list[str]:
     cut = [c for c in candidates if c.outcome in ("budget", "text_cap", "max_results")]
     disputed = [c for c in candidates if c.outcome == "conflict_pending"]
     expired = [c for c in candidates if c.outcome == "expired_source" and c.reason == "match"]
@@ -340,13 +355,26 @@ def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task:
         newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
         lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
                      "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
+    lines += _not_yet_valid_lines(candidates)
     if disputed:
         lines.append(f"{len(disputed)} contradiction{'s' if len(disputed) != 1 else ''} pending; "
                      "related memories not injected. Resolve: sagemem conflicts list.")
-    if not matched and not lines and (has_task or asks_about_history(question)):
+    if unmatched and not lines and (has_task or asks_about_history(question)):
         lines.append("No saved memory matches this question; if it came up before, it was not "
                      "saved. Try other words: sagemem search \"...\".")
     return lines
+
+
+def _not_yet_valid_lines(candidates: list[_Candidate]) -> list[str]:
+    """Matches that take effect later: said once, with the earliest date, so the model
+    neither presents them as holding nor believes nothing was saved."""
+    dates = sorted(c.memory.valid_at for c in candidates
+                   if c.outcome == "not_yet_valid" and c.reason == "match" and c.memory.valid_at)
+    if not dates:
+        return []
+    if len(dates) == 1:
+        return [f"1 memory not injected: it takes effect on {dates[0]}."]
+    return [f"{len(dates)} memories not injected: the first takes effect on {dates[0]}."]
 
 
 def _fit_bytes(text: str, limit: int) -> str:

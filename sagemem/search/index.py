@@ -34,8 +34,9 @@ from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, restat, stat_pass
 from .watch import DirectoryWatcher
 
-INDEX_VERSION = "7"
-"""Bump when the schema or the tokeniser changes: an index of another version is rebuilt."""
+INDEX_VERSION = "8"
+"""Bump when the schema, the tokeniser or the summary fields kept per file change (8:
+``valid_at``): an index of another version is rebuilt."""
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage
 BUSY_TIMEOUT_SECONDS = 300  # a cold build of 10,000 memories by another process takes ~30 s

@@ -37,6 +37,8 @@ class SearchResult:
     superseded_by: str | None
     revision: str = ""  # the file's revision: pass it to read(..., revision=) to stay safe
     archived: bool = False  # found in archive/ (only with include_archived)
+    valid_at: str | None = None
+    not_yet_valid: bool = False  # valid_at is still ahead: found, but it does not hold yet
 
 
 @dataclass(frozen=True)
@@ -101,15 +103,7 @@ def results_of(index: SearchIndex, page: list[tuple[int, float, int | None]], to
             index.notices.append(f"{indexed.name} kept changing while it was searched; "
                                  "left out of these results")
             continue
-        info = indexed.info
-        invalid_at = info.get("invalid_at")
-        results.append(SearchResult(
-            file=indexed.name, name=info.get("name"), description=info.get("description", ""),
-            type=info.get("type", "reference"), score=round(score, 4), start_line=start,
-            end_line=end, paragraph=text,
-            invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
-            invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
-            revision=indexed.revision or "", archived=index.archived))
+        results.append(_result(index, indexed, score, (start, end, text), today))
     return results
 
 
@@ -117,16 +111,24 @@ def result_at(index: SearchIndex, indexed: IndexedFile, score: float,
               lines: tuple[int, int] | None, today: date) -> SearchResult:
     """One result quoting ``lines`` of its file as it is now (None: its summary); raises
     Moved when the file changed since it was indexed."""
-    start, end, text = _passage_of(index, indexed, lines)
+    return _result(index, indexed, score, _passage_of(index, indexed, lines), today)
+
+
+def _result(index: SearchIndex, indexed: IndexedFile, score: float,
+            passage: tuple[int, int, str], today: date) -> SearchResult:
+    """A result from the indexed summary fields; a memory past ``invalid_at`` or before
+    ``valid_at`` is still found (search is asked on purpose), and marked as such."""
     info = indexed.info
-    invalid_at = info.get("invalid_at")
+    invalid_at, valid_at = info.get("invalid_at"), info.get("valid_at")
+    start, end, text = passage
     return SearchResult(
         file=indexed.name, name=info.get("name"), description=info.get("description", ""),
         type=info.get("type", "reference"), score=round(score, 4), start_line=start,
         end_line=end, paragraph=text,
         invalid=bool(invalid_at and date.fromisoformat(invalid_at) <= today),
         invalid_at=invalid_at, superseded_by=info.get("superseded_by"),
-        revision=indexed.revision or "", archived=index.archived)
+        revision=indexed.revision or "", archived=index.archived, valid_at=valid_at,
+        not_yet_valid=bool(valid_at and date.fromisoformat(valid_at) > today))
 
 
 def _passage_of(index: SearchIndex, indexed: IndexedFile, lines: tuple[int, int] | None

@@ -151,6 +151,7 @@ def file_info(memory: Memory) -> dict[str, Any]:
     return {
         "name": memory.name, "description": memory.description, "type": memory.type,
         "tags": list(memory.tags),
+        "valid_at": memory.valid_at.isoformat() if memory.valid_at else None,
         "invalid_at": memory.invalid_at.isoformat() if memory.invalid_at else None,
         "superseded_by": memory.superseded_by,
         "baseline": memory.baseline, "baselinePriority": memory.baseline_priority,

@@ -13,7 +13,9 @@ Nothing here resolves anything by itself: ``delete``, ``delete_many`` and the on
 ``resolve.py`` (``resolve_keep``, ``resolve_invalidate``) run only when the user
 asks. Each resolution adds ``decision``, ``decidedAt`` and ``appliedVersion``; one that
 fails raises and leaves the record open. An open contradiction keeps both memories out
-of the injected body (``inject/block.py``).
+of the injected body (``inject/block.py``) while both are live memories: once one side
+is archived or deleted the record is moot — kept as it is (the audit trail; a restore
+brings the dispute back), but it keeps nothing out (``disputed``, ``moot_sides``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -35,7 +37,7 @@ from ..errors import (
     WriteFailed,
 )
 from ..files.ids import resolve_id
-from ..files.paths import MAX_FILE_BYTES, name_key, read_regular
+from ..files.paths import MAX_FILE_BYTES, check_name, name_key, read_regular
 
 if TYPE_CHECKING:
     from ..files.folder import MemoryFolder
@@ -235,7 +237,8 @@ def contradict(store: MemoryFolder, a: str, b: str, note: str, *, writer: str = 
                now: datetime | None = None) -> Conflict:
     """Record that memories ``a`` and ``b`` contradict each other; both must exist.
 
-    Until it is resolved, the injection composer keeps both out of the injected body.
+    Until it is resolved, the injection composer keeps both out of the injected body
+    (while both are live memories: see ``disputed``).
     """
     first, second = store.get(a).file, store.get(b).file
     if name_key(first) == name_key(second):
@@ -394,3 +397,35 @@ def _contradiction(path: Path) -> tuple[str, str] | None:
     if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names):
         return names[0], names[1]
     return None
+
+
+def disputed(store: MemoryFolder) -> set[str]:
+    """The memories an open contradiction keeps out of injection: both sides of each one
+    whose two sides are still live memories. Archiving the other side once left the live
+    one out for good, though nothing disputed it any more."""
+    return {name for pair in open_contradictions(store.state_dir)
+            if not gone_sides(store, pair) for name in pair}
+
+
+def moot_sides(store: MemoryFolder, record: Conflict) -> tuple[str, ...]:
+    """The sides of an open contradiction that are no longer live memories; empty for
+    any other record. A moot record stays open, and is shown as moot."""
+    if record.kind != "contradiction" or record.status != "open":
+        return ()
+    return gone_sides(store, record.memories)
+
+
+def gone_sides(store: MemoryFolder, memories: Iterable[str]) -> tuple[str, ...]:
+    """Which of ``memories`` are not in the folder's top level (archived, deleted, or no
+    memory name at all). None when the folder itself is missing: a wrong ``--dir`` must
+    not call every contradiction moot."""
+    if not store.directory.is_dir():
+        return ()
+    return tuple(name for name in memories if not _live(store, name))
+
+
+def _live(store: MemoryFolder, name: str) -> bool:
+    try:  # a record is untrusted JSON: its names only ever name a top-level file
+        return store.existing_name(check_name(name, store.reserved)) is not None
+    except SagememError:
+        return False

@@ -27,7 +27,7 @@ RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "en
 COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor",
                  "files_without_vectors"}
 EVAL_KEYS = {"recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected",
-             "by_kind", "worst_misses"}
+             "inject_recall", "by_kind", "worst_misses", "mode", "modes"}
 
 DEPLOY = """\
 ---
@@ -569,10 +569,12 @@ def test_eval_prints_the_metrics_table(run: Run, eval_set: Path) -> None:
     assert result.code == 0, result
     lines = result.out.splitlines()
     assert lines[0] == "set tiny: 4 queries (3 answerable, 1 unrelated)"
-    assert lines[1].split() == ["kind", "recall@5", "mrr@10", "passage", "spur.unrel",
-                                "spur.inj"]
-    assert lines[2].split() == ["all", "1.000", "1.000", "1.000", "0.000", "0.000"]
-    assert [line.split()[0] for line in lines[3:6]] == ["body", "summary", "unrelated"]
+    assert lines[2].split() == ["search", "recall@5", "mrr@10", "passage"]
+    assert lines[3].split() == ["lex"] * 3  # semantic off: the lexical mode alone
+    assert lines[4].split() == ["all", "1.00", "1.00", "1.00"]
+    assert [line.split()[0] for line in lines[5:8]] == ["body", "summary", "unrelated"]
+    assert lines[9].split() == ["inject", "inj.recall", "spur.unrel", "spur.inj"]
+    assert lines[11].split() == ["all", "1.00", ".000", ".000"]
 
 
 def test_eval_json_has_every_metric(run: Run, eval_set: Path) -> None:
@@ -601,7 +603,7 @@ def test_eval_lists_a_miss_among_the_worst(run: Run, eval_set: Path) -> None:
     assert data["worst_misses"][0]["returned"] == ["user_pets.md"]
     assert data["recall@5"] == 0.75
     text = run("eval", str(eval_set), directory=None).out
-    assert "worst misses:" in text and "q5" in text
+    assert "worst misses (lexical):" in text and "q5" in text
 
 
 def test_eval_on_a_folder_without_queries_exits_1_with_one_line(

@@ -20,7 +20,7 @@ needs_shared = pytest.mark.skipif(
 def outcome(relevant: list[str], ranking: list[str], answer: str | None = None,
             passages: dict[str, str] | None = None) -> QueryOutcome:
     query = {"id": "q", "query": "x", "relevant": relevant, "answer": answer}
-    return QueryOutcome(query, tuple(ranking), passages or {})
+    return QueryOutcome(query, tuple(ranking), passages or {}, tuple(ranking[:5]))
 
 
 def test_metrics_follow_the_format_definitions() -> None:
@@ -36,6 +36,13 @@ def test_metrics_follow_the_format_definitions() -> None:
     assert result["passage_hit"] == 1.0
     assert result["spurious_unrelated"] == 0.5
     assert result["spurious_injected"] == round(6 / 7, 4)
+    assert result["inject_recall"] == 0.5  # c.md was sixth: not among the five injected
+
+
+def test_inject_metrics_count_what_passes_the_gate_not_what_search_returns() -> None:
+    query = {"id": "q", "query": "x", "relevant": [], "answer": None}
+    shown_not_injected = QueryOutcome(query, ("a.md",), {}, ())
+    assert metrics([shown_not_injected])["spurious_unrelated"] == 0.0
 
 
 def _baseline() -> ModuleType:
@@ -48,10 +55,10 @@ def _baseline() -> ModuleType:
 
 @needs_shared
 def test_metrics_agree_with_the_reference_baseline_script() -> None:
-    outcomes = run_set(SHARED_EVAL / "starter")
+    outcomes = run_set(SHARED_EVAL / "starter")["lexical"]
     paras = [{"text": text} for o in outcomes for text in o.passages.values()]
     index = iter(range(len(paras)))
-    results = [{"q": o.query, "ranking": list(o.ranking[:10]), "inject": list(o.ranking[:5]),
+    results = [{"q": o.query, "ranking": list(o.ranking[:10]), "inject": list(o.injected),
                 "passage": {f: next(index) for f in o.passages}} for o in outcomes]
     reference = _baseline().metrics(results, paras)
     ours = metrics(outcomes)

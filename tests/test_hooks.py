@@ -304,9 +304,11 @@ def test_hook_keeps_to_its_budget_and_injects_what_is_indexed(cold_corpus: Path,
     assert time.monotonic() - started < 0.6  # the budget, and the ranking after it
     context = json.loads(output)["hookSpecificOutput"]["additionalContext"]
     assert "### project_zebra_crossing.md:" in context
-    (logged,) = [line for line in log_lines(state_dir) if "notice:" in line]
+    logged = "\n".join(line for line in log_lines(state_dir) if "notice:" in line)
     assert "notice: index incomplete:" in logged
     assert "of 1501 files indexed; run sagemem index" in logged
+    # semantic on by default, but the embedder's one-time setup does not fit the budget
+    assert "is not set up yet; ranked lexically" in logged
 
 
 def test_hook_under_a_budget_leaves_the_rest_of_the_build_for_the_next_prompt(

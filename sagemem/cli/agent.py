@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -37,6 +37,9 @@ from .base import (
 )
 from .batch import read_batch
 from .embedding import ModeOption, embed_all, mode_of, semantic_off
+
+if TYPE_CHECKING:
+    from ..search.hybrid import Mode
 
 
 @app.command()
@@ -161,7 +164,8 @@ def eval_(
     mode: ModeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run a retrieval evaluation and print its metrics and worst misses.
+    """Run a retrieval evaluation and print its metrics and worst misses: with semantic
+    search on, hybrid, semantic and lexical side by side (--mode: one of them).
 
     The index is built in a temporary state directory unless --state-dir is given.
     """
@@ -170,9 +174,12 @@ def eval_(
 
     settings = ctx.obj.settings()
     memory_dir = None if target.is_dir() else settings.memory_dir
-    chosen = mode_of(mode) or ("hybrid" if settings.semantic else "lexical")
-    embedder = None if chosen == "lexical" else MemoryStore.from_settings(settings).embedder()
-    report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir, mode=chosen,
+    chosen = mode_of(mode)
+    modes: tuple[Mode, ...] = (chosen,) if chosen else \
+        ("hybrid", "semantic", "lexical") if settings.semantic else ("lexical",)
+    embedder = None if modes == ("lexical",) else \
+        MemoryStore.from_settings(settings).embedder()
+    report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir, modes=modes,
                       embedder=embedder)
     if as_json:
         echo_json({"version": JSON_VERSION, **report})

@@ -47,17 +47,20 @@ def _embed(vectors: VectorStore, store: MemoryStore, progress: VectorProgress) -
     for the lexical index) where the store cannot be written."""
     import sqlite3
 
+    from ..search.background import background_for
     from ..search.vector_sync import sync_vectors
 
+    index, embedder = store.search_index(), store.embedder()
+    background_for(embedder, index.path.parent, vectors.notices, embed=True)  # the gate's
     try:
         vectors.rows()  # opens it: read-only where it cannot be written
         if vectors.unsaved is not None:
             raise VectorsUnavailable(vectors.path, vectors.unsaved)
-        return sync_vectors(vectors, store.search_index(), store.embedder(), progress=progress)
+        return sync_vectors(vectors, index, embedder, progress=progress)
     except sqlite3.DatabaseError as exc:
         if not vectors.recover(exc):
             raise
-        return sync_vectors(vectors, store.search_index(), store.embedder(), progress=progress)
+        return sync_vectors(vectors, index, embedder, progress=progress)
 
 
 def embed_all(store: MemoryStore, rebuild: bool) -> str:

@@ -80,20 +80,23 @@ def read_json(result: ReadResult, notices: Iterable[str] = ()) -> dict[str, Any]
     return {"version": JSON_VERSION, **asdict(result), **notices_json(notices)}
 
 
+_SEARCH_METRICS = (("recall@5", "recall@5"), ("mrr@10", "mrr@10"), ("passage_hit", "passage"))
+_INJECT_METRICS = (("inject_recall", "inj.recall"), ("spurious_unrelated", "spur.unrel"),
+                   ("spurious_injected", "spur.inj"))
+_SHORT = {"lexical": "lex", "semantic": "sem", "hybrid": "hyb"}
+
+
 def eval_text(report: dict[str, Any]) -> list[str]:
-    """The metrics table, by kind, then the worst misses."""
-    keys = ("recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected")
+    """Two tables, by kind — what search returns, what inject would inject — with the
+    modes side by side; then the first mode's worst misses."""
+    modes = report.get("modes") or {report.get("mode", "lexical"): report}
     lines = [f"set {report['set']}: {report['queries']} queries "
-             f"({report['answerable']} answerable, {report['unrelated']} unrelated)",
-             f"{'kind':<12}" + "".join(f"{k:>13}" for k in ("recall@5", "mrr@10", "passage",
-                                                           "spur.unrel", "spur.inj"))]
-    rows = [("all", report), *report["by_kind"].items()]
-    for kind, metrics in rows:
-        cells = "".join(f"{_metric(metrics.get(k)):>13}" for k in keys)
-        lines.append(f"{kind:<12}{cells}")
+             f"({report['answerable']} answerable, {report['unrelated']} unrelated)"]
+    for title, metrics in (("search", _SEARCH_METRICS), ("inject", _INJECT_METRICS)):
+        lines += ["", *_mode_table(title, metrics, modes)]
     if report["worst_misses"]:
         lines.append("")
-        lines.append("worst misses:")
+        lines.append(f"worst misses ({report.get('mode', 'lexical')}):")
         for miss in report["worst_misses"]:
             lines.append(f"  {miss['id']} [{miss['kind']}] {fit(miss['query'], 50).rstrip()}")
             lines.append(f"      wanted {', '.join(miss['relevant']) or 'nothing'}; "
@@ -101,8 +104,28 @@ def eval_text(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _mode_table(title: str, metrics: tuple[tuple[str, str], ...],
+                modes: dict[str, dict[str, Any]]) -> list[str]:
+    """One row per kind; per metric, one column per mode."""
+    cell = max(6, 12 // len(modes))  # a lone mode's column is as wide as its label
+    head = f"{title:<12}" + "".join(f"{label:>{cell * len(modes) + 2}}" for _, label in metrics)
+    sub = f"{'':<12}" + "".join("  " + "".join(f"{_SHORT.get(m, m[:3]):>{cell}}"
+                                               for m in modes) for _ in metrics)
+    first = next(iter(modes.values()))
+    kinds = ["all", *first["by_kind"]]
+    rows = []
+    for kind in kinds:
+        cells = ""
+        for key, _ in metrics:
+            values = [(r if kind == "all" else r["by_kind"].get(kind, {})).get(key)
+                      for r in modes.values()]
+            cells += "  " + "".join(f"{_metric(v):>{cell}}" for v in values)
+        rows.append(f"{kind:<12}{cells}")
+    return [head, sub, *rows]
+
+
 def _metric(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    return "-" if value is None else f"{value:.3f}"[1:] if 0 <= value < 1 else f"{value:.2f}"
 
 
 # -- injection -------------------------------------------------------------------

@@ -172,6 +172,12 @@ class UseM3Embedder:
                                       "zero norm, even from a rebuilt cache")
         return vectors
 
+    def ready(self) -> bool:
+        """Whether encoding can start now: the cache is built (else the first encode
+        builds it, ~3 s once per model version — not something a question under a
+        time budget can wait for)."""
+        return self._cache is not None or (self.cache_dir / self.source.key).exists()
+
     def verify(self) -> None:
         """Hash every cache file now (``sagemem index``: ~0.2 s), rebuilding a damaged one."""
         self._open(verify=True)

@@ -22,6 +22,7 @@ from ..config import Settings
 from ..errors import SagememError, WriteFailed
 from ..files.controls import visible
 from ..files.memory import Memory, file_lines
+from ..search.gate import injectable
 from ..search.text import paragraphs
 from ..store import MemoryStore
 from ..writes.conflicts import disputed, unreadable_records
@@ -171,12 +172,12 @@ def _candidates(store: MemoryStore, question: str, settings: Settings, step: int
     found: list[_Candidate] = []
     notices: list[str] = []
     more = 0
-    if search:
-        response = store.search(question, limit=settings.max_results, deadline=deadline,
-                                mode="lexical")  # semantic waits for issue 14's gate
+    if search:  # hybrid when semantic is on: then only what passes the gate goes in
+        response = store.search(question, limit=settings.max_results, deadline=deadline)
         notices += response.notices
-        more = max(response.coverage.candidates - len(response.results), 0)
-        found += [c for c in (_matched(store, r) for r in response.results) if c]
+        chosen = injectable(response)
+        more = max(response.coverage.candidates - len(response.results), 0) if chosen else 0
+        found += [c for c in (_matched(store, r) for r in chosen) if c]
     if step == 1:
         if not search:  # else the search brought the index up to date
             index = store.search_index()

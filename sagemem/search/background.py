@@ -68,13 +68,22 @@ class Background:
         return float(np.partition(sims, len(sims) - nearest)[-nearest:].mean())
 
 
-def background_for(embedder: Embedder, cache_dir: Path, notices: list[str]) -> Background:
-    """The background in ``embedder``'s space: from this process's memo, the cache file
-    in ``cache_dir``, or embedded now (and cached if the directory allows it)."""
+def background_for(embedder: Embedder, cache_dir: Path, notices: list[str], *,
+                   embed: bool = False) -> Background | None:
+    """The background in ``embedder``'s space: from this process's memo, the package,
+    or the cache file in ``cache_dir`` — embedded now only with ``embed`` (``sagemem
+    index``, an evaluation): a question under its time budget cannot wait seconds for
+    it, and goes ungated (None) with a notice until then."""
     digest = _digest(embedder)
     key = (digest, str(cache_dir))
     if key not in _MEMO:
-        _MEMO[key] = _cached(embedder, cache_dir / f"background-{digest}.f32", notices)
+        found = _stored(embedder, cache_dir / f"background-{digest}.f32")
+        if found is None and not embed:
+            notices.append(f"the relevance gate waits for its background to be embedded "
+                           f"with {embedder.name}; run sagemem index")
+            return None
+        _MEMO[key] = found or _embedded(embedder, cache_dir / f"background-{digest}.f32",
+                                        notices)
     return _MEMO[key]
 
 
@@ -88,26 +97,33 @@ def shipped_path(embedder: Embedder) -> Path:
     return BACKGROUND_FILE.with_name(f"background-{_digest(embedder)}.f16")
 
 
-def _cached(embedder: Embedder, path: Path, notices: list[str]) -> Background:
+def _stored(embedder: Embedder, cache: Path) -> Background | None:
+    """The shipped vectors, else the cached ones, else None."""
     import numpy as np
 
     shipped = _read(shipped_path(embedder), len(questions()) * embedder.dim * 2)
     if shipped is not None:
         return Background(np.frombuffer(shipped, dtype=np.float16).astype(np.float32)
                           .reshape(-1, embedder.dim))
-    expected = len(questions()) * embedder.dim * 4
-    loaded = _read(path, expected)
-    if loaded is not None:
-        vectors = np.frombuffer(loaded, dtype=np.float32).reshape(-1, embedder.dim)
+    cached = _read(cache, len(questions()) * embedder.dim * 4)
+    if cached is not None:
+        vectors = np.frombuffer(cached, dtype=np.float32).reshape(-1, embedder.dim)
         if np.isfinite(vectors).all():
             return Background(vectors)
+    return None
+
+
+def _embedded(embedder: Embedder, cache: Path, notices: list[str]) -> Background:
+    """Embed the background now and keep it in ``cache`` if the directory allows."""
+    import numpy as np
+
     from .vector_sync import clip
 
     vectors = np.ascontiguousarray(embedder.encode([clip(q) for q in questions()]),
                                    dtype=np.float32)
     try:
-        make_folder(path.parent)
-        atomic_write(path, vectors.tobytes(), create=False)
+        make_folder(cache.parent)
+        atomic_write(cache, vectors.tobytes(), create=False)
     except SagememError as exc:
         notices.append(f"the relevance gate's background could not be cached ({exc}); "
                        "it is embedded again by each process")

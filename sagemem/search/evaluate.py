@@ -11,8 +11,13 @@ The metrics are computed exactly as FORMAT.md (and its reference ``baseline.py``
 - mrr@10: mean reciprocal rank of the first relevant file within the top 10;
 - passage hit: queries with an answer whose first relevant file is in the top 5 with a
   paragraph containing the answer;
-- spurious (unrelated): unrelated queries for which anything at all is returned;
-- spurious (injected): returned items, over answerable queries, that are not relevant.
+- spurious (unrelated): unrelated queries for which anything at all would be injected;
+- spurious (injected): injected items, over answerable queries, that are not relevant;
+- inject recall: answerable queries whose relevant file is among the injected items.
+
+What would be injected is what ``inject`` takes from the response: the results that pass
+the relevance gate (``gate.injectable``), at most ``TOP_INJECT`` of them. Session budgets,
+baselines and validity dates are left out: the set measures retrieval, not a session.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalSetError
 from ..files.folder import MemoryFolder
+from .gate import injectable
 from .index import SearchIndex
 from .retrieve import SearchResponse, search
 
@@ -46,6 +52,7 @@ class QueryOutcome:
     query: dict[str, Any]
     ranking: tuple[str, ...]
     passages: dict[str, str]
+    injected: tuple[str, ...] = ()
 
 
 def load_queries(path: Path) -> list[dict[str, Any]]:
@@ -82,34 +89,42 @@ def _query_problem(item: object) -> str | None:
     return None
 
 
-def run_set(set_dir: Path, state_dir: Path | None = None, mode: Mode = "lexical",
-            embedder: Embedder | None = None) -> list[QueryOutcome]:
+def run_set(set_dir: Path, state_dir: Path | None = None, modes: Sequence[Mode] = ("lexical",),
+            embedder: Embedder | None = None) -> dict[Mode, list[QueryOutcome]]:
     """Search every query of a set; the index goes to ``state_dir`` or a temporary one."""
-    return run_queries(set_dir / "queries.jsonl", set_dir / "memory", state_dir, mode,
+    return run_queries(set_dir / "queries.jsonl", set_dir / "memory", state_dir, modes,
                        embedder)
 
 
 def run_queries(queries_file: Path, memory_dir: Path, state_dir: Path | None = None,
-                mode: Mode = "lexical", embedder: Embedder | None = None
-                ) -> list[QueryOutcome]:
-    """Search every query of ``queries_file`` over the memories of ``memory_dir`` in
-    ``mode`` (semantic and hybrid need ``embedder``; every memory is embedded first)."""
+                modes: Sequence[Mode] = ("lexical",), embedder: Embedder | None = None
+                ) -> dict[Mode, list[QueryOutcome]]:
+    """Search every query of ``queries_file`` over the memories of ``memory_dir`` in each
+    of ``modes`` (semantic and hybrid need ``embedder``; every memory is embedded first)."""
     queries = load_queries(queries_file)
     if not memory_dir.is_dir():
         raise EvalSetError(memory_dir, "is not a directory")
     _check_relevant(queries, queries_file, memory_dir)
+    if embedder is None and any(m != "lexical" for m in modes):
+        raise ValueError("semantic and hybrid modes need an embedder")
     with _state(state_dir) as state:
         index = SearchIndex(MemoryFolder(memory_dir, state))
         try:
-            if mode == "lexical" or embedder is None:
-                return [_outcome(q, search(index, q["query"], limit=10)) for q in queries]
-            return _run_semantic(index, queries, mode, embedder)
+            outcomes = {}
+            if "lexical" in modes:
+                outcomes["lexical"] = [_outcome(q, search(index, q["query"], limit=10))
+                                       for q in queries]
+            semantic = [m for m in modes if m != "lexical"]
+            if semantic and embedder is not None:
+                outcomes.update(_run_semantic(index, queries, semantic, embedder))
+            return {m: outcomes[m] for m in modes}
         finally:
             index.close()
 
 
-def _run_semantic(index: SearchIndex, queries: list[dict[str, Any]], mode: Mode,
-                  embedder: Embedder) -> list[QueryOutcome]:
+def _run_semantic(index: SearchIndex, queries: list[dict[str, Any]], modes: list[Mode],
+                  embedder: Embedder) -> dict[Mode, list[QueryOutcome]]:
+    from .background import background_for
     from .hybrid import search_mode
     from .vector_sync import sync_vectors
     from .vectors import VectorStore, vectors_path
@@ -118,8 +133,10 @@ def _run_semantic(index: SearchIndex, queries: list[dict[str, Any]], mode: Mode,
     try:
         index.sync()
         sync_vectors(vectors, index, embedder)
-        return [_outcome(q, search_mode(index, vectors, embedder, q["query"], mode, limit=10))
-                for q in queries]
+        background_for(embedder, index.path.parent, vectors.notices, embed=True)
+        return {mode: [_outcome(q, search_mode(index, vectors, embedder, q["query"], mode,
+                                               limit=10)) for q in queries]
+                for mode in modes}
     finally:
         vectors.close()
 
@@ -146,7 +163,9 @@ def _state(given: Path | None) -> Iterator[Path]:
 
 def _outcome(query: dict[str, Any], response: SearchResponse) -> QueryOutcome:
     ranking = tuple(r.file for r in response.results)
-    return QueryOutcome(query, ranking, {r.file: r.paragraph for r in response.results})
+    injected = tuple(r.file for r in injectable(response))[:TOP_INJECT]
+    return QueryOutcome(query, ranking, {r.file: r.paragraph for r in response.results},
+                        injected)
 
 
 def metrics(outcomes: list[QueryOutcome]) -> dict[str, Any]:
@@ -156,14 +175,16 @@ def metrics(outcomes: list[QueryOutcome]) -> dict[str, Any]:
     with_answer = [o for o in answerable if o.query.get("answer")]
     recall = sum(1 for o in answerable if set(o.ranking[:5]) & set(o.query["relevant"]))
     mrr = sum(_reciprocal_rank(o) for o in answerable)
-    injected = [(o, f) for o in answerable for f in o.ranking[:TOP_INJECT]]
+    injected = [(o, f) for o in answerable for f in o.injected]
     hits = sum(1 for o in with_answer if _passage_hit(o))
+    found = sum(1 for o in answerable if set(o.injected) & set(o.query["relevant"]))
     return {
         "queries": len(outcomes), "answerable": len(answerable), "unrelated": len(unrelated),
         "recall@5": _ratio(recall, len(answerable)),
         "mrr@10": _ratio(mrr, len(answerable)),
         "passage_hit": _ratio(hits, len(with_answer)),
-        "spurious_unrelated": _ratio(sum(1 for o in unrelated if o.ranking), len(unrelated)),
+        "inject_recall": _ratio(found, len(answerable)),
+        "spurious_unrelated": _ratio(sum(1 for o in unrelated if o.injected), len(unrelated)),
         "spurious_injected": _ratio(sum(1 for o, f in injected if f not in o.query["relevant"]),
                                     len(injected)),
     }
@@ -204,25 +225,33 @@ def _misses(outcomes: list[QueryOutcome]) -> Iterator[dict[str, Any]]:
         relevant = o.query["relevant"]
         if relevant and not set(o.ranking[:5]) & set(relevant):
             severity = 2
-        elif not relevant and o.ranking:
+        elif not relevant and o.injected:
             severity = 1
         else:
             continue
         yield {"id": o.query["id"], "query": o.query["query"], "kind": o.query.get("kind"),
-               "relevant": relevant, "returned": list(o.ranking[:5]), "severity": severity}
+               "relevant": relevant, "returned": list(o.ranking[:5] if relevant else o.injected),
+               "severity": severity}
 
 
 def evaluate(target: Path, state_dir: Path | None = None, *,
-             memory_dir: Path | None = None, mode: Mode = "lexical",
+             memory_dir: Path | None = None, modes: Sequence[Mode] = ("lexical",),
              embedder: Embedder | None = None) -> dict[str, Any]:
-    """Run a set folder — or a queries file over ``memory_dir`` — in ``mode`` and report
-    its metrics overall, by kind, and its worst misses."""
+    """Run a set folder — or a queries file over ``memory_dir`` — in each of ``modes``
+    and report, per mode, its metrics overall, by kind, and its worst misses. The first
+    mode's report is also the top level (what one-mode readers of the JSON expect)."""
     if target.is_dir():
-        outcomes, name = run_set(target, state_dir, mode, embedder), target.name
+        outcomes, name = run_set(target, state_dir, modes, embedder), target.name
     elif memory_dir is None:
         raise EvalSetError(target, "is a queries file: say which memory folder it is for")
     else:
-        outcomes, name = run_queries(target, memory_dir, state_dir, mode, embedder), target.name
-    return {"set": name, **metrics(outcomes), "by_kind": by_kind(outcomes),
+        outcomes, name = run_queries(target, memory_dir, state_dir, modes, embedder), \
+            target.name
+    reports = {mode: _report(found) for mode, found in outcomes.items()}
+    return {"set": name, "mode": modes[0], **reports[modes[0]], "modes": reports}
+
+
+def _report(outcomes: list[QueryOutcome]) -> dict[str, Any]:
+    return {**metrics(outcomes), "by_kind": by_kind(outcomes),
             "worst_misses": [{k: v for k, v in m.items() if k != "severity"}
                              for m in worst_misses(outcomes)]}

@@ -113,22 +113,28 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
     """One index's results in ``mode``, best first, with their coverage, notices and the
     gate's verdict (None when there are no vectors to judge by)."""
     lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
-    try:
-        semantic, behind = _semantic(index, vectors, embedder, query, scope, today,
-                                     deadline, budget)
-    except VectorsUnavailable as exc:  # the answer costs its semantic half, never more
-        vectors.notices.append(f"vectors unavailable: {exc.reason}; ranked lexically")
-        semantic, behind = None, frozenset()
+    semantic: SemanticPass | None = None
+    behind: frozenset[str] = frozenset()
+    ready = getattr(embedder, "ready", None)  # an embedder with a one-time setup says so
+    if deadline is not None and ready is not None and not ready():
+        vectors.notices.append(f"the embedder {embedder.name} is not set up yet; ranked "
+                               "lexically (sagemem index sets it up)")
+    else:
+        try:
+            semantic, behind = _semantic(index, vectors, embedder, query, scope, today,
+                                         deadline, budget)
+        except VectorsUnavailable as exc:  # the answer costs its semantic half, never more
+            vectors.notices.append(f"vectors unavailable: {exc.reason}; ranked lexically")
     relevance = None
     if semantic is None:
         ranked = list(lexical.results)
     else:
         ranked = semantic.results if mode == "semantic" else \
             fuse(list(lexical.results), semantic)
-        level = background_for(embedder, index.path.parent, vectors.notices).level(
-            semantic.query_vector)
-        relevance = judge(semantic.top, level,
-                          lexical.results[0].score if lexical.results else 0.0)
+        background = background_for(embedder, index.path.parent, vectors.notices)
+        if background is not None:
+            relevance = judge(semantic.top, background.level(semantic.query_vector),
+                              lexical.results[0].score if lexical.results else 0.0)
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(behind))
     told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory

@@ -104,6 +104,17 @@ class SemanticPass:
     top: float  # the best cosine of any text
     zero: float  # the median cosine over every text: "unrelated", in this folder
     query_vector: NDArray[np.float32]
+    scores: NDArray[np.float32] | None = None  # every row's cosine, for ``cosines``
+
+    def cosines(self, vectors: VectorStore, files: list[str]) -> dict[str, float]:
+        """The best cosine of each of ``files`` (found semantically or not); a file
+        whose rows cannot be told (compacted meanwhile) keeps what the ranking saw."""
+        known = {r.file: r.score for r in self.results}
+        wanted = [f for f in files if f not in known]
+        rows = vectors.rows_of(wanted) if wanted and self.scores is not None else None
+        if rows and self.scores is not None:
+            known.update({f: float(self.scores[r].max()) for f, r in rows.items()})
+        return known
 
 
 def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query: str,
@@ -132,9 +143,11 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
         ranked = semantic.results if mode == "semantic" else \
             fuse(list(lexical.results), semantic)
         background = background_for(embedder, index.path.parent, vectors.notices)
-        if background is not None:
-            relevance = judge(semantic.top, background.level(semantic.query_vector),
-                              lexical.results[0].score if lexical.results else 0.0)
+        if background is not None and not behind:  # half the folder embedded: judge
+            # lexically, or a memory not embedded yet could never pass the gate
+            relevance = judge(ranked, semantic.cosines(vectors, [r.file for r in ranked]),
+                              {r.file: r.score for r in lexical.results},
+                              background.level(semantic.query_vector))
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(behind))
     told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory
@@ -199,7 +212,7 @@ def semantic_pass(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
                           known_files)
     if not results:  # every memory in scope is waiting to be embedded: judge lexically
         return None
-    return SemanticPass(results, results[0].score, zero, query_vector)
+    return SemanticPass(results, results[0].score, zero, query_vector, np.asarray(scores))
 
 
 def _best_files(index: SearchIndex, vectors: VectorStore, query_vector: NDArray[np.float32],
@@ -229,7 +242,7 @@ def _best_files(index: SearchIndex, vectors: VectorStore, query_vector: NDArray[
     kept.sort(key=lambda pair: (-pair[1].score, pair[0].name))
     results = []
     for indexed, hit in kept[:MAX_CANDIDATES]:
-        lines = (hit.start_line, hit.end_line) if hit.kind == "paragraph" else None
+        lines = (hit.start_line, hit.end_line) if hit.kind != "summary" else None
         try:
             results.append(result_at(index, indexed, hit.score, lines,
                                      today))
@@ -256,8 +269,14 @@ def _best_per_file(vectors: VectorStore, scores: object, look: int,
     best: dict[str, Hit] = {}
     for row in order:
         for hit in hits.get(int(row), []):
-            if hit.file in current and hit.file not in best:
+            if hit.file not in current:
+                continue
+            if hit.file not in best:
                 best[hit.file] = replace(hit, score=float(values[row]))
+            elif best[hit.file].kind == "summary" and hit.kind == "paragraph":
+                # the summary scores, the closest paragraph is quoted: the description is
+                # shown beside it anyway (starter passage hit 0.32 → 0.60 semantically)
+                best[hit.file] = replace(hit, score=best[hit.file].score, kind="paragraph+")
     return best
 
 

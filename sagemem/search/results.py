@@ -62,6 +62,7 @@ class Relevance:
     score: float
     margin: float
     lexical: float
+    files: tuple[str, ...] = ()  # the results that pass on their own evidence
 
 
 @dataclass(frozen=True)

@@ -402,6 +402,27 @@ class VectorStore:
         return found
 
 
+    def rows_of(self, files: list[str]) -> dict[str, list[int]] | None:
+        """Each file's rows as numbered by the last ``scores`` (None when another
+        process has compacted the rows since: score again)."""
+        found: dict[str, list[int]] = {}
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            if self._scored_shape is None or \
+                    self._meta_int("generation") != self._scored_shape[0]:
+                return None
+            for i in range(0, len(files), 500):
+                chunk = files[i:i + 500]
+                for file, row in conn.execute(
+                        "SELECT i.file, t.row FROM items i JOIN texts t ON t.hash = i.hash "
+                        f"WHERE i.file IN ({','.join('?' * len(chunk))})", chunk):
+                    found.setdefault(file, []).append(row)
+        finally:
+            conn.execute("COMMIT")
+        return found
+
+
 def quantise(vectors: list[Any], dim: int) -> bytes:
     """Rows of int8 components, each followed by the float32 scale that restores it."""
     import numpy as np

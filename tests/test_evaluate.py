@@ -77,6 +77,22 @@ def test_starter_set_does_not_regress() -> None:
     assert report["mrr@10"] >= 0.78
 
 
+@needs_shared
+def test_starter_set_hybrid_does_not_regress(tmp_path: Path) -> None:
+    """Hybrid with the default embedder, as ``sagemem eval`` runs it: floors a little
+    under the figures measured when retrieval last changed (see README)."""
+    from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder
+
+    embedder = get_embedder(DEFAULT_EMBEDDER, tmp_path / "embedder")
+    report = evaluate(SHARED_EVAL / "starter", tmp_path / "state", modes=("hybrid",),
+                      embedder=embedder)
+    assert report["recall@5"] >= 0.94
+    assert report["passage_hit"] >= 0.70
+    assert report["inject_recall"] >= 0.85
+    assert report["spurious_unrelated"] <= 0.06
+    assert report["spurious_injected"] <= 0.18
+
+
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
 
 

@@ -30,6 +30,7 @@ def search_json(response: SearchResponse) -> dict[str, Any]:
         "query": response.query,
         "results": [asdict(r) for r in response.results],
         "coverage": asdict(response.coverage),
+        **({"relevance": asdict(response.relevance)} if response.relevance else {}),
         **notices_json(response.notices),
     }
 
@@ -54,9 +55,11 @@ def _marks(result: SearchResult) -> str:
 def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     """Each hit as ``file.md:40-52``, its description, then its paragraph."""
     lines: list[str] = []
+    relevance = response.relevance
     for result in response.results:
+        weak = "  (weak)" if relevance and result.file not in relevance.files else ""
         lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
-                      f"  {result.score:.2f}{_marks(result)}", columns)
+                      f"  {result.score:.2f}{weak}{_marks(result)}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
         paragraph = file_lines(result.paragraph)  # the lines start_line-end_line count
         lines += [part for line in paragraph[:PARAGRAPH_LINES]
@@ -70,7 +73,23 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     lines.append(f"scanned {counted(coverage.files_scanned, 'file')}, "
                  f"{counted(coverage.candidates, 'candidate')}, "
                  f"{counted(coverage.paragraphs_filtered, 'paragraph')} filtered")
+    if relevance is not None and response.results:
+        lines.append(_gate_line(response))
     return lines
+
+
+def _gate_line(response: SearchResponse) -> str:
+    """What inject would do with this question: the relevance gate's verdict."""
+    from ..search.gate import injectable
+
+    relevance = response.relevance
+    assert relevance is not None
+    if not relevance.passes:
+        return (f"relevance {relevance.score:+.2f}: below the gate; these may have nothing "
+                "to do with the question, and inject would give none")
+    given = len(injectable(response))
+    return (f"relevance {relevance.score:+.2f}: passes the gate; inject would give "
+            f"{counted(given, 'memory', 'memories')}")
 
 
 PARAGRAPH_LINES = 12

@@ -140,13 +140,14 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
     if semantic is None:
         ranked = list(lexical.results)
     else:
+        files = [r.file for r in (*lexical.results, *semantic.results)]
+        cosines = semantic.cosines(vectors, files)
         ranked = semantic.results if mode == "semantic" else \
-            fuse(list(lexical.results), semantic)
+            fuse(list(lexical.results), semantic, cosines)
         background = background_for(embedder, index.path.parent, vectors.notices)
         if background is not None and not behind:  # half the folder embedded: judge
             # lexically, or a memory not embedded yet could never pass the gate
-            relevance = judge(ranked, semantic.cosines(vectors, [r.file for r in ranked]),
-                              {r.file: r.score for r in lexical.results},
+            relevance = judge(ranked, cosines, {r.file: r.score for r in lexical.results},
                               background.level(semantic.query_vector))
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(behind))
@@ -280,22 +281,24 @@ def _best_per_file(vectors: VectorStore, scores: object, look: int,
     return best
 
 
-def fuse(lexical: list[SearchResult], semantic: SemanticPass) -> list[SearchResult]:
+def fuse(lexical: list[SearchResult], semantic: SemanticPass,
+         cosines: dict[str, float] | None = None) -> list[SearchResult]:
     """Score fusion (module docstring): each side on its own 0–1 scale, then the
     stronger plus FUSION_MIN_WEIGHT of the weaker; a memory found lexically keeps its
-    lexical paragraph."""
+    lexical paragraph. ``cosines`` (file → best cosine) gives the semantic side of a
+    memory found lexically but not among the semantic results (else it has none)."""
     best_lexical = max((r.score for r in lexical), default=0.0)
     span = semantic.top - semantic.zero
-    strength: dict[str, tuple[float, float]] = {}
-    chosen: dict[str, SearchResult] = {}
-    for result in lexical:
-        strength[result.file] = (result.score / best_lexical if best_lexical > 0 else 0.0, 0.0)
-        chosen[result.file] = result
-    for result in semantic.results:
-        near = max(result.score - semantic.zero, 0.0) / span if span > 0 else 0.0
-        strength[result.file] = (strength.get(result.file, (0.0, 0.0))[0], near)
-        chosen.setdefault(result.file, result)
-    score = {f: max(a, b) + FUSION_MIN_WEIGHT * min(a, b) for f, (a, b) in strength.items()}
+    near = dict(cosines or {})
+    near.update({r.file: r.score for r in semantic.results})
+    chosen = {r.file: r for r in semantic.results}
+    chosen.update({r.file: r for r in lexical})
+    lexical_side = {r.file: r.score / best_lexical if best_lexical > 0 else 0.0 for r in lexical}
+    score = {}
+    for file in chosen:
+        a = lexical_side.get(file, 0.0)
+        b = max(near.get(file, semantic.zero) - semantic.zero, 0.0) / span if span > 0 else 0.0
+        score[file] = max(a, b) + FUSION_MIN_WEIGHT * min(a, b)
     order = sorted(score, key=lambda f: (-score[f], f))
     return [replace(chosen[f], score=round(score[f], 4)) for f in order][:MAX_CANDIDATES]
 

@@ -1,0 +1,164 @@
+"""The relevance gate and hybrid ranking with the real embedder: silent on questions that
+concern no memory (in English and Chinese), a question in one language finding a memory
+in the other, lexical evidence winning a name-and-date question, and the background
+(shipped, cached, or embedded once) it is judged against."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from fake_embedder import FakeEmbedder
+
+from sagemem.config import load_settings
+from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder
+from sagemem.inject.block import inject
+from sagemem.search import background
+from sagemem.search.gate import THRESHOLD, injectable, judge
+from sagemem.search.results import Coverage, Relevance, SearchResponse, SearchResult
+from sagemem.store import MemoryStore
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+def result(file: str, score: float) -> SearchResult:
+    return SearchResult(file, None, "", "reference", score, 1, 1, "", False, None, None)
+
+
+# -- the verdict, from its numbers ---------------------------------------------------
+
+def test_a_question_passes_when_its_best_memory_beats_the_background() -> None:
+    results = [result("a.md", 1.0)]
+    assert judge(results, {"a.md": 0.45}, {}, background_level=0.40).passes
+    assert not judge(results, {"a.md": 0.20}, {}, background_level=0.40).passes
+
+
+def test_strong_lexical_evidence_lifts_a_question_the_encoder_doubts() -> None:
+    results = [result("a.md", 1.0)]
+    doubted = judge(results, {"a.md": 0.24}, {}, background_level=0.40)
+    assert not doubted.passes and doubted.score == pytest.approx(-0.16)
+    assert judge(results, {"a.md": 0.24}, {"a.md": 2.0}, background_level=0.40).passes
+    capped = judge(results, {"a.md": 0.24}, {"a.md": 50.0}, background_level=0.40)
+    assert capped.score == pytest.approx(-0.16 + 0.2)  # more overlap says nothing new
+
+
+def test_only_results_near_the_best_that_pass_themselves_are_injected() -> None:
+    results = (result("a.md", 1.0), result("b.md", 0.9), result("c.md", 0.5),
+               result("d.md", 0.95))
+    relevance = judge(results, {"a.md": 0.5, "b.md": 0.45, "c.md": 0.5, "d.md": 0.1}, {},
+                      background_level=0.40)
+    response = SearchResponse("q", results, Coverage(4, 4, 0, None), (), relevance)
+    assert [r.file for r in injectable(response)] == ["a.md", "b.md"]  # c far, d weak
+
+
+def test_a_closed_gate_injects_nothing_and_lexical_mode_injects_what_it_found() -> None:
+    results = (result("a.md", 1.0),)
+    closed = Relevance(passes=False, score=THRESHOLD - 1, margin=-1.0, lexical=0.0)
+    assert injectable(SearchResponse("q", results, Coverage(1, 1, 0, None), (), closed)) == ()
+    lexical = SearchResponse("q", results, Coverage(1, 1, 0, None))
+    assert injectable(lexical) == results
+
+
+# -- the background ------------------------------------------------------------------
+
+def test_the_shipped_background_vectors_match_the_text_and_the_default_embedder(
+        tmp_path: Path) -> None:
+    embedder = get_embedder(DEFAULT_EMBEDDER, tmp_path / "embedder")
+    shipped = background.shipped_path(embedder)
+    assert shipped.is_file(), "run tools/background_vectors.py after editing background.txt"
+    assert shipped.stat().st_size == len(background.questions()) * embedder.dim * 2
+    assert len(background.questions()) >= 2000
+    assert len(set(background.questions())) == len(background.questions())
+
+
+def test_another_embedder_embeds_the_background_only_when_asked_and_caches_it(
+        tmp_path: Path) -> None:
+    fake, notices = FakeEmbedder("fake:gate"), []
+    background._MEMO.clear()
+    assert background.background_for(fake, tmp_path, notices) is None  # under a budget
+    assert "run sagemem index" in notices[0] and fake.calls == 0
+    built = background.background_for(fake, tmp_path, notices, embed=True)
+    assert built is not None and built.vectors.shape == (len(background.questions()), 64)
+    (cache,) = tmp_path.glob("background-*.f32")
+    background._MEMO.clear()
+    again = FakeEmbedder("fake:gate")
+    assert background.background_for(again, tmp_path, []) is not None and again.calls == 0
+
+
+def test_a_damaged_background_cache_is_embedded_again_not_trusted(tmp_path: Path) -> None:
+    fake = FakeEmbedder("fake:gate")
+    background._MEMO.clear()
+    background.background_for(fake, tmp_path, [], embed=True)
+    (cache,) = tmp_path.glob("background-*.f32")
+    cache.write_bytes(cache.read_bytes()[:-4])  # torn: one float short
+    background._MEMO.clear()
+    assert background.background_for(fake, tmp_path, []) is None
+    cache.unlink()
+    cache.symlink_to(tmp_path / "elsewhere")
+    background._MEMO.clear()
+    assert background.background_for(fake, tmp_path, []) is None  # a link is never followed
+
+
+# -- with the real embedder ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
+    """The shipped sample memories, indexed and embedded with the default embedder."""
+    root = tmp_path_factory.mktemp("gate")
+    shutil.copytree(SAMPLE, root / "memory", ignore=shutil.ignore_patterns("eval"))
+    with MemoryStore(root / "memory", root / "state", semantic=True) as store:
+        add_dialogue_notes(store.directory)
+        store.search("warm up the index and the vectors", mode="hybrid", deadline=None)
+        from sagemem.search.vector_sync import sync_vectors
+
+        sync_vectors(store.vector_store(), store.search_index(), store.embedder())
+        yield store
+
+
+def add_dialogue_notes(directory: Path) -> None:
+    """Two LoCoMo-like transcripts about the same kind of event, told apart by name/date."""
+    for file, who, when, where in (
+            ("project_chat_caroline.md", "Caroline", "7 May 2023", "the LGBTQ support group"),
+            ("project_chat_melanie.md", "Melanie", "20 July 2023", "a pottery class")):
+        (directory / file).write_text(
+            f"---\ndescription: chat with {who}\nmetadata:\n  type: project\n---\n"
+            f"**{who}** (D1:1): On {when} I went to {where} and it felt great.\n\n"
+            f"**Friend** (D1:2): That sounds wonderful, tell me more!\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("question", [
+    "what's the time complexity of binary search?",
+    "how do I make sourdough bread at home",
+    "二分查找的时间复杂度是多少",
+    "推荐几部好看的科幻电影",
+])
+def test_a_question_about_nothing_in_the_memories_injects_nothing(
+        sample: MemoryStore, question: str) -> None:
+    response = sample.search(question, mode="hybrid")
+    assert response.relevance is not None and not response.relevance.passes, response.relevance
+    settings = load_settings({}, sample.directory, sample.state_dir)
+    given = inject(sample, question, "gate", settings, now=NOW, persist=False)
+    assert not [item for item in given.items if item.reason == "match"]
+
+
+def test_a_question_in_chinese_finds_and_injects_an_english_memory(sample: MemoryStore) -> None:
+    response = sample.search("我家的猫叫什么名字？", mode="hybrid")
+    assert response.relevance is not None and response.relevance.passes
+    assert "user_pets.md" in [r.file for r in injectable(response)]
+
+
+def test_what_is_my_cat_called_injects_the_note_about_the_cat_alone(
+        sample: MemoryStore) -> None:
+    settings = load_settings({}, sample.directory, sample.state_dir)
+    given = inject(sample, "what is my cat called", "cat", settings, now=NOW, persist=False)
+    assert [item.file for item in given.items if item.reason == "match"] == ["user_pets.md"]
+
+
+def test_a_name_and_date_question_is_won_by_lexical_evidence(sample: MemoryStore) -> None:
+    response = sample.search("When did Caroline go to the LGBTQ support group?", mode="hybrid")
+    assert response.results[0].file == "project_chat_caroline.md"
+    assert "7 May 2023" in response.results[0].paragraph

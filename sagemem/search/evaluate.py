@@ -110,11 +110,11 @@ def run_queries(queries_file: Path, memory_dir: Path, state_dir: Path | None = N
     with _state(state_dir) as state:
         index = SearchIndex(MemoryFolder(memory_dir, state))
         try:
-            outcomes = {}
+            outcomes: dict[Mode, list[QueryOutcome]] = {}
             if "lexical" in modes:
                 outcomes["lexical"] = [_outcome(q, search(index, q["query"], limit=10))
                                        for q in queries]
-            semantic = [m for m in modes if m != "lexical"]
+            semantic: list[Mode] = [m for m in modes if m != "lexical"]
             if semantic and embedder is not None:
                 outcomes.update(_run_semantic(index, queries, semantic, embedder))
             return {m: outcomes[m] for m in modes}

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Literal
 from ..embed.embedder import Embedder
 from ..errors import VectorsUnavailable
 from ..files.fields import TYPES
-from .degraded import cannot_write
-from .index import IndexedFile, SearchIndex
 from .background import background_for
+from .degraded import cannot_write
 from .gate import judge
+from .index import IndexedFile, SearchIndex
 from .results import (
     Coverage,
     Moved,

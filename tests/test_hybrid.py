@@ -128,6 +128,20 @@ def test_sagemem_index_embeds_everything(run: Run, store: MemoryStore,
     assert searched["results"][0]["file"] == "user_tea.md"
 
 
+def test_the_gate_waits_for_sagemem_index_to_embed_its_background(
+        run: Run, store: MemoryStore) -> None:
+    from sagemem.search import background
+
+    background._MEMO.clear()  # this process has not seen the fake embedder's background
+    before = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
+    assert "relevance" not in before  # nothing to judge by yet: words alone decide
+    assert any("run sagemem index" in n for n in before["notices"])
+    assert run("index").code == 0
+    assert list(store.search_index().path.parent.glob("background-*.f32"))
+    after = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
+    assert set(after["relevance"]) == {"passes", "score", "margin", "lexical", "files"}
+
+
 def test_search_mode_option_is_checked(run: Run) -> None:
     refused = run("search", "tea", "--mode", "fuzzy")
     assert refused.code == 2 and "fuzzy" in refused.err

@@ -162,3 +162,13 @@ def test_a_name_and_date_question_is_won_by_lexical_evidence(sample: MemoryStore
     response = sample.search("When did Caroline go to the LGBTQ support group?", mode="hybrid")
     assert response.results[0].file == "project_chat_caroline.md"
     assert "7 May 2023" in response.results[0].paragraph
+
+
+def test_a_background_that_cannot_be_cached_still_judges_and_says_why(
+        tmp_path: Path) -> None:
+    fake, notices = FakeEmbedder("fake:gate"), []
+    background._MEMO.clear()
+    (tmp_path / "index").write_text("a file where the cache's directory should be")
+    found = background.background_for(fake, tmp_path / "index", notices, embed=True)
+    assert found is not None and found.vectors.shape[1] == 64
+    assert "could not be cached" in notices[0] and "embedded again" in notices[0]

@@ -246,4 +246,4 @@ def test_hybrid_search_ranks_lexically_when_no_vectors_can_be_made(
         response = semantic_store.search(QUESTION)
         assert files_of(response) == ["project_database.md"]
         unavailable = [n for n in response.notices if "vectors unavailable" in n]
-        assert len(unavailable) == 1 and "ranked lexically" in unavailable[0]
+        assert len(unavailable) == 1 and "ranked by words" in unavailable[0]

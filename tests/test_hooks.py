@@ -308,7 +308,7 @@ def test_hook_keeps_to_its_budget_and_injects_what_is_indexed(cold_corpus: Path,
     assert "notice: index incomplete:" in logged
     assert "of 1501 files indexed; run sagemem index" in logged
     # semantic on by default, but the embedder's one-time setup does not fit the budget
-    assert "is not set up yet; ranked lexically" in logged
+    assert "is not set up yet; ranked by words" in logged
 
 
 def test_hook_under_a_budget_leaves_the_rest_of_the_build_for_the_next_prompt(

@@ -134,12 +134,14 @@ def test_the_gate_waits_for_sagemem_index_to_embed_its_background(
 
     background._MEMO.clear()  # this process has not seen the fake embedder's background
     before = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
-    assert "relevance" not in before  # nothing to judge by yet: words alone decide
+    assert before["relevance"]["words_only"]  # nothing to judge meaning by yet
     assert any("run sagemem index" in n for n in before["notices"])
     assert run("index").code == 0
     assert list(store.search_index().path.parent.glob("background-*.f32"))
     after = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
-    assert set(after["relevance"]) == {"passes", "score", "margin", "lexical", "files"}
+    assert not after["relevance"]["words_only"]
+    assert set(after["relevance"]) == {"passes", "score", "margin", "lexical", "files",
+                                       "words_only"}
 
 
 def test_search_mode_option_is_checked(run: Run) -> None:

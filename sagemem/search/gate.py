@@ -55,15 +55,26 @@ def evidence(cosine: float, background_level: float, lexical: float) -> float:
 def judge(results: Sequence[SearchResult], cosines: Mapping[str, float],
           lexical: Mapping[str, float], background_level: float) -> Relevance:
     """The verdict on a question whose ranked ``results`` have these best cosines and
-    lexical scores (by file; a side that did not find a file leaves it out)."""
-    top_cosine = max(cosines.values(), default=-1.0)
-    top_lexical = max(lexical.values(), default=0.0)
-    score = evidence(top_cosine, background_level, top_lexical)
-    passing = tuple(r.file for r in results if evidence(
-        cosines.get(r.file, -1.0), background_level, lexical.get(r.file, 0.0)) > THRESHOLD)
-    return Relevance(passes=score > THRESHOLD, score=round(score, 4),
-                     margin=round(top_cosine - background_level, 4),
-                     lexical=round(top_lexical, 4), files=passing)
+    lexical scores (by file; a side that did not find a file leaves it out): it passes
+    when one of them passes on its own evidence, and reports that best one's."""
+    scored = {r.file: evidence(cosines.get(r.file, -1.0), background_level,
+                               lexical.get(r.file, 0.0)) for r in results}
+    best = max(scored, key=lambda f: scored[f], default=None)
+    if best is None:
+        return Relevance(passes=False, score=-1.0, margin=-1.0, lexical=0.0)
+    return Relevance(passes=scored[best] > THRESHOLD, score=round(scored[best], 4),
+                     margin=round(cosines.get(best, -1.0) - background_level, 4),
+                     lexical=round(lexical.get(best, 0.0), 4),
+                     files=tuple(f for f in scored if scored[f] > THRESHOLD))
+
+
+def by_words(results: Sequence[SearchResult]) -> Relevance:
+    """The verdict while meaning cannot be judged (memories not embedded yet, the
+    embedder or the background not set up): the lexical thresholds, which every lexical
+    result passed, decide alone — as with semantic search off."""
+    return Relevance(passes=bool(results), score=0.0, margin=0.0,
+                     lexical=max((r.score for r in results), default=0.0),
+                     files=tuple(r.file for r in results), words_only=True)
 
 
 def injectable(response: SearchResponse) -> tuple[SearchResult, ...]:
@@ -74,6 +85,8 @@ def injectable(response: SearchResponse) -> tuple[SearchResult, ...]:
         return response.results
     if not relevance.passes or not response.results:
         return ()
+    if relevance.words_only:
+        return tuple(r for r in response.results if r.file in relevance.files)
     best = response.results[0].score
     return tuple(r for r in response.results
                  if r.score >= INJECT_SHARE * best and r.file in relevance.files)

@@ -27,11 +27,11 @@ from datetime import date
 from typing import TYPE_CHECKING, Literal
 
 from ..embed.embedder import Embedder
-from ..errors import VectorsUnavailable
+from ..errors import EmbedderUnavailable, VectorsUnavailable
 from ..files.fields import TYPES
 from .background import background_for
 from .degraded import cannot_write
-from .gate import judge
+from .gate import by_words, judge
 from .index import IndexedFile, SearchIndex
 from .results import (
     Coverage,
@@ -57,6 +57,11 @@ FUSION_MIN_WEIGHT = 0.3
 """basic-memory's weight of the weaker side, kept: measured, recall@5 is the same at 0.5
 on starter and workbench and 0.003 apart on LoCoMo; reciprocal-rank fusion (k = 60)
 lost LoCoMo's name and date questions (0.885 against lexical 0.904; this fusion 0.910)."""
+MIN_SPAN = 0.1
+"""The least spread of cosines a folder's scale is read on: a folder of one or two
+memories has none (its best and median cosines can be 0.0001 apart), and a lone memory
+scoring 1 whatever it is asked ranked an unrelated archived note second (real folders
+spread 0.25–0.45 between the median and the best)."""
 FIRST_ROWS = 256
 """Best-scoring rows looked at first: ten memories rarely need more (a memory holds ~5
 texts); a scope that filters most of them out widens the look fourfold each time."""
@@ -81,14 +86,15 @@ def search_mode(index: SearchIndex, vectors: VectorStore | None, embedder: Embed
         archive = SearchIndex(index.store, archived=True)
         old_vectors = VectorStore(vectors_path(archive.path), embedder.name, embedder.dim)
         try:
-            old, old_cov, old_notices, _ = _ranked(archive, old_vectors, embedder, query,
-                                                   mode, scope, day, deadline, budget)
+            old, old_cov, old_notices, old_relevance = _ranked(
+                archive, old_vectors, embedder, query, mode, scope, day, deadline, budget)
         finally:
             archive.close()
             old_vectors.close()
         ranked = sorted([*ranked, *old], key=lambda r: (-r.score, r.archived, r.file))
         coverage = _added(coverage, old_cov)
-        notices += old_notices
+        notices = tuple(dict.fromkeys((*notices, *old_notices)))
+        relevance = replace(relevance, files=relevance.files + old_relevance.files)
     page = ranked[offset:offset + max(limit, 1)]
     more = offset + len(page) < len(ranked)
     coverage = replace(coverage, next_cursor=page_cursor(offset + len(page), query, paged_as)
@@ -110,33 +116,40 @@ class SemanticPass:
         """The best cosine of each of ``files`` (found semantically or not); a file
         whose rows cannot be told (compacted meanwhile) keeps what the ranking saw."""
         known = {r.file: r.score for r in self.results}
-        wanted = [f for f in files if f not in known]
-        rows = vectors.rows_of(wanted) if wanted and self.scores is not None else None
-        if rows and self.scores is not None:
-            known.update({f: float(self.scores[r].max()) for f, r in rows.items()})
+        if self.scores is not None:
+            known.update(semantic_cosines(vectors, self.scores, files))
         return known
+
+
+def semantic_cosines(vectors: VectorStore, scores: NDArray[np.float32], files: list[str]
+                     ) -> dict[str, float]:
+    """Each of ``files``' best cosine among ``scores`` (the last scoring's rows);
+    nothing when the rows were renumbered since."""
+    rows = vectors.rows_of(list(dict.fromkeys(files))) if files else None
+    return {f: float(scores[r].max()) for f, r in (rows or {}).items()}
 
 
 def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query: str,
             mode: Mode, scope: str | None, today: date, deadline: float | None,
-            budget: float) -> tuple[list[SearchResult], Coverage, tuple[str, ...],
-                                    Relevance | None]:
+            budget: float) -> tuple[list[SearchResult], Coverage, tuple[str, ...], Relevance]:
     """One index's results in ``mode``, best first, with their coverage, notices and the
-    gate's verdict (None when there are no vectors to judge by)."""
+    gate's verdict (by words alone while meaning cannot be judged)."""
     lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
     semantic: SemanticPass | None = None
     behind: frozenset[str] = frozenset()
     ready = getattr(embedder, "ready", None)  # an embedder with a one-time setup says so
     if deadline is not None and ready is not None and not ready():
         vectors.notices.append(f"the embedder {embedder.name} is not set up yet; ranked "
-                               "lexically (sagemem index sets it up)")
+                               "by words (sagemem index sets it up)")
     else:
         try:
             semantic, behind = _semantic(index, vectors, embedder, query, scope, today,
                                          deadline, budget)
         except VectorsUnavailable as exc:  # the answer costs its semantic half, never more
-            vectors.notices.append(f"vectors unavailable: {exc.reason}; ranked lexically")
-    relevance = None
+            vectors.notices.append(f"vectors unavailable: {exc.reason}; ranked by words")
+        except EmbedderUnavailable as exc:
+            vectors.notices.append(f"embedder unavailable: {exc}; ranked by words")
+    relevance = by_words(lexical.results)  # until meaning can be judged too
     if semantic is None:
         ranked = list(lexical.results)
     else:
@@ -145,8 +158,8 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
         ranked = semantic.results if mode == "semantic" else \
             fuse(list(lexical.results), semantic, cosines)
         background = background_for(embedder, index.path.parent, vectors.notices)
-        if background is not None and not behind:  # half the folder embedded: judge
-            # lexically, or a memory not embedded yet could never pass the gate
+        if background is not None and not behind:  # half the folder embedded: judge by
+            # words alone, or a memory not embedded yet could never pass the gate
             relevance = judge(ranked, cosines, {r.file: r.score for r in lexical.results},
                               background.level(semantic.query_vector))
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
@@ -158,8 +171,8 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
     if told:
         told.clear()
     if behind:
-        notices += (f"{len(behind)} changed memories not embedded yet, ranked "
-                    "lexically; run sagemem index",)
+        notices += (f"{len(behind)} changed memories not embedded yet: ranked and judged "
+                    "by words until they are; run sagemem index",)
     return ranked, coverage, notices, relevance
 
 
@@ -211,9 +224,11 @@ def semantic_pass(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
     zero = float(np.median(np.asarray(scores)))
     results = _best_files(index, vectors, query_vector, scores, scope, today, behind,
                           known_files)
-    if not results:  # every memory in scope is waiting to be embedded: judge lexically
+    if not results:  # every memory in scope is waiting to be embedded: judge by words
         return None
-    return SemanticPass(results, results[0].score, zero, query_vector, np.asarray(scores))
+    top = max(semantic_cosines(vectors, np.asarray(scores), [r.file for r in results[:1]])
+              .values(), default=results[0].score)  # unrounded: the scale needs it
+    return SemanticPass(results, top, zero, query_vector, np.asarray(scores))
 
 
 def _best_files(index: SearchIndex, vectors: VectorStore, query_vector: NDArray[np.float32],
@@ -288,7 +303,7 @@ def fuse(lexical: list[SearchResult], semantic: SemanticPass,
     lexical paragraph. ``cosines`` (file → best cosine) gives the semantic side of a
     memory found lexically but not among the semantic results (else it has none)."""
     best_lexical = max((r.score for r in lexical), default=0.0)
-    span = semantic.top - semantic.zero
+    span = max(semantic.top - semantic.zero, MIN_SPAN)
     near = dict(cosines or {})
     near.update({r.file: r.score for r in semantic.results})
     chosen = {r.file: r for r in semantic.results}
@@ -297,7 +312,7 @@ def fuse(lexical: list[SearchResult], semantic: SemanticPass,
     score = {}
     for file in chosen:
         a = lexical_side.get(file, 0.0)
-        b = max(near.get(file, semantic.zero) - semantic.zero, 0.0) / span if span > 0 else 0.0
+        b = max(near.get(file, semantic.zero) - semantic.zero, 0.0) / span
         score[file] = max(a, b) + FUSION_MIN_WEIGHT * min(a, b)
     order = sorted(score, key=lambda f: (-score[f], f))
     return [replace(chosen[f], score=round(score[f], 4)) for f in order][:MAX_CANDIDATES]

@@ -63,6 +63,7 @@ class Relevance:
     margin: float
     lexical: float
     files: tuple[str, ...] = ()  # the results that pass on their own evidence
+    words_only: bool = False  # meaning could not be judged: the lexical thresholds decided
 
 
 @dataclass(frozen=True)

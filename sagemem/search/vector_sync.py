@@ -11,6 +11,7 @@ and ranks the rest lexically; ``sagemem index`` finishes everything.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,7 +139,10 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
     if pending or gone:
         embedded += _flush(vectors, embedder, texts, pending, gone, deadline, left)
     behind = frozenset([*todo[done:], *unread, *left])
-    compacted = _compact_if_worth(vectors) if done == len(todo) and (todo or gone) else 0
+    # Not while a memory is half embedded: its rows belong to no memory yet, and
+    # compacting them away would start it over at every query (a 600-paragraph memory
+    # was never finished by queries alone, and the memories after it starved).
+    compacted = _compact_if_worth(vectors) if not behind and (todo or gone) else 0
     vectors.in_step = (digest, wanted) if digest is not None and not behind else None
     return VectorReport(embedded, done, behind, compacted, wanted)
 
@@ -179,9 +183,18 @@ def _flush(vectors: VectorStore, embedder: Embedder, texts: dict[str, str],
     return sent
 
 
+_CONTROLS = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def clip(text: str) -> str:
-    """The part of a text the embedder sees (MAX_EMBED_CHARS)."""
-    return text[:MAX_EMBED_CHARS]
+    """The part of a text the embedder sees (MAX_EMBED_CHARS): terminal colour codes and
+    control characters out (pasted terminal output carries them, and they pulled "what
+    is my cat called" away from the cat), a lone surrogate or undecodable byte as U+FFFD
+    (the encoder takes UTF-8 only)."""
+    text = _CONTROLS.sub("", text[:MAX_EMBED_CHARS * 2])[:MAX_EMBED_CHARS]
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def usable(vector: NDArray[np.float32]) -> bool:

@@ -55,9 +55,9 @@ def _marks(result: SearchResult) -> str:
 def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     """Each hit as ``file.md:40-52``, its description, then its paragraph."""
     lines: list[str] = []
-    relevance = response.relevance
+    given = _injected_files(response)
     for result in response.results:
-        weak = "  (weak)" if relevance and result.file not in relevance.files else ""
+        weak = "  (weak)" if given is not None and result.file not in given else ""
         lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
                       f"  {result.score:.2f}{weak}{_marks(result)}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
@@ -73,21 +73,30 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     lines.append(f"scanned {counted(coverage.files_scanned, 'file')}, "
                  f"{counted(coverage.candidates, 'candidate')}, "
                  f"{counted(coverage.paragraphs_filtered, 'paragraph')} filtered")
-    if relevance is not None and response.results:
-        lines.append(_gate_line(response))
+    if given is not None and response.results:
+        lines.append(_gate_line(response, len(given)))
     return lines
 
 
-def _gate_line(response: SearchResponse) -> str:
-    """What inject would do with this question: the relevance gate's verdict."""
+def _injected_files(response: SearchResponse) -> set[str] | None:
+    """The results inject would give (None for a lexical search: it gives them all)."""
+    if response.relevance is None:
+        return None
     from ..search.gate import injectable
 
+    return {r.file for r in injectable(response)}
+
+
+def _gate_line(response: SearchResponse, given: int) -> str:
+    """What inject would do with this question: the relevance gate's verdict."""
     relevance = response.relevance
     assert relevance is not None
+    if relevance.words_only:
+        return (f"relevance judged by words alone (meaning not ready); inject would give "
+                f"{counted(given, 'memory', 'memories')}")
     if not relevance.passes:
         return (f"relevance {relevance.score:+.2f}: below the gate; these may have nothing "
                 "to do with the question, and inject would give none")
-    given = len(injectable(response))
     return (f"relevance {relevance.score:+.2f}: passes the gate; inject would give "
             f"{counted(given, 'memory', 'memories')}")
 

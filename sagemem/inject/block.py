@@ -73,7 +73,8 @@ class InjectedItem:
 @dataclass(frozen=True)
 class Suppressed:
     file: str
-    reason: str  # expired_source, not_yet_valid, conflict_pending, budget, text_cap, max_results
+    reason: str  # below_gate, expired_source, not_yet_valid, conflict_pending, budget, text_cap,
+    # max_results
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,8 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     candidates, notices, more = _candidates(store, question, settings, step, searched, deadline)
     plan = _Plan(Budget.of(settings.max_session_bytes), state,
                  _item_cap(settings, max_text_chars), max_text_chars)
+    plan.suppressed += [Suppressed(c.file, c.outcome) for c in candidates
+                        if c.outcome == "below_gate"]  # found, but not relevant enough
     _filter(store, settings, candidates, now.date(), plan)
     _place(candidates, plan, settings, now)
     handle = _task_handle(store, settings, session_id, state, step)
@@ -178,6 +181,8 @@ def _candidates(store: MemoryStore, question: str, settings: Settings, step: int
         chosen = injectable(response)
         more = max(response.coverage.candidates - len(response.results), 0) if chosen else 0
         found += [c for c in (_matched(store, r) for r in chosen) if c]
+        found += [replace(c, outcome="below_gate") for c in (
+            _matched(store, r) for r in response.results if r not in chosen) if c]
     if step == 1:
         if not search:  # else the search brought the index up to date
             index = store.search_index()
@@ -214,7 +219,7 @@ def _baselines(store: MemoryStore, settings: Settings) -> list[_Candidate]:
 
 def _dedupe(found: list[_Candidate]) -> list[_Candidate]:
     """A memory both baseline and matched is injected once, as a match (the soft cap)."""
-    matched = {c.file for c in found if c.reason == "match"}
+    matched = {c.file for c in found if c.reason == "match" and c.outcome == "candidate"}
     return [c for c in found if not (c.reason == "baseline" and c.file in matched)]
 
 

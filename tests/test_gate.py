@@ -172,3 +172,24 @@ def test_a_background_that_cannot_be_cached_still_judges_and_says_why(
     found = background.background_for(fake, tmp_path / "index", notices, embed=True)
     assert found is not None and found.vectors.shape[1] == 64
     assert "could not be cached" in notices[0] and "embedded again" in notices[0]
+
+
+def test_the_question_passes_only_when_one_memory_passes_on_its_own() -> None:
+    """One memory's meaning and another's words do not add up to a relevant question."""
+    results = [result("a.md", 1.0), result("b.md", 0.9)]
+    verdict = judge(results, {"a.md": 0.5, "b.md": 0.3}, {"b.md": 2.0}, background_level=0.7)
+    assert not verdict.passes and verdict.files == ()
+
+
+def test_what_the_embedder_sees_has_no_terminal_codes_and_no_lone_surrogates() -> None:
+    from sagemem.search.vector_sync import clip
+
+    assert clip("what is my \x1b[31mcat\x1b[0m called\x07") == "what is my cat called"
+    assert clip("a\ud800b 猫") == "a\ufffdb 猫"
+    clip("x\udcffy").encode("utf-8")  # an undecodable argv byte: encodable now
+
+
+def test_a_question_with_an_undecodable_byte_is_answered_not_a_crash(
+        sample: MemoryStore) -> None:
+    response = sample.search("what is my cat called \udcff", mode="hybrid")
+    assert response.results and response.relevance is not None

@@ -228,6 +228,45 @@ def test_a_memory_of_many_paragraphs_keeps_the_query_budget(tmp_path: Path) -> N
         vectors.close()
 
 
+def test_questions_alone_finish_a_memory_too_big_for_one_budget(tmp_path: Path) -> None:
+    """A half-embedded memory's rows belong to no memory yet: compacting them away at
+    each query started it over, and it was never finished without sagemem index."""
+    slow = PerTextEmbedder(0.001)
+    directory = tmp_path / "memory"
+    write_notes(directory)
+    (directory / "user_zz_long.md").write_text(  # last in name order: alone in its sync
+        "---\nname: Long\ndescription: many paragraphs\n---\n"
+        + "".join(f"paragraph number {i} about deploys\n\n" for i in range(600)),
+        encoding="utf-8")
+    with MemoryStore(directory, tmp_path / "state") as plain:
+        index = plain.search_index()
+        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+        for _ in range(60):
+            found = search_mode(index, vectors, slow, "kubectl rollout", "hybrid",
+                                budget=0.05)
+            if found.coverage.files_without_vectors == 0:
+                break
+        assert found.coverage.files_without_vectors == 0
+        assert found.relevance is not None  # and the gate is back, no longer words alone
+        vectors.close()
+
+
+def test_while_memories_wait_to_be_embedded_only_word_matches_are_injected(
+        tmp_path: Path) -> None:
+    from sagemem.search.gate import injectable
+
+    slow = PerTextEmbedder(0.005)
+    write_notes(tmp_path / "memory", count=40)
+    with MemoryStore(tmp_path / "memory", tmp_path / "state") as plain:
+        index = plain.search_index()
+        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+        first = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.02)
+        assert first.coverage.files_without_vectors > 0
+        assert first.relevance is not None and first.relevance.words_only
+        assert [r.file for r in injectable(first)] == ["project_deploys.md"]
+        vectors.close()
+
+
 class PoisonEmbedder(FakeEmbedder):
     """The fake, giving NaN for any text naming ``poison`` while ``poisoned``."""
 

@@ -213,15 +213,15 @@ def test_repeated_scoring_keeps_a_float32_copy_and_drops_it_when_rows_change(
     vectors = store.vector_store()
     query = fake.encode(["green tea"])[0]
     first = vectors.scores(query)
-    assert vectors._dense is None  # a one-query process never pays for the copy
+    assert vectors.matrix._dense is None  # a one-query process never pays for the copy
     second = vectors.scores(query)
-    assert vectors._dense is not None and np.allclose(first, second, atol=1e-5)
+    assert vectors.matrix._dense is not None and np.allclose(first, second, atol=1e-5)
     (store.directory / "user_coffee.md").write_text(
         "---\nname: Coffee\ndescription: drinks black coffee\n---\nBlack, no sugar.\n",
         encoding="utf-8")
     synced(store)
     grown = vectors.scores(query)
-    assert len(grown) > len(second) and vectors._dense is None  # rebuilt on the next query
+    assert len(grown) > len(second) and vectors.matrix._dense is None  # rebuilt on the next query
 
 
 # -- damage, first use and compaction under other processes ----------------------------

@@ -4,16 +4,14 @@
 search finds (each as ``### file.md:40-52``, its description, how old it is, and the
 matching paragraph), the baseline memories at a session's first step, a task checkpoint
 handle, and — only when something real was left out — a short status card saying what
-and how to look it up. Within budgets: a per-memory character cap, a per-session byte
-pool for bodies and a small reserve for status cards. Nothing is kept out silently:
-every candidate ends up injected or listed in ``suppressed`` with its reason.
+and how to look it up (``card.py``). Within budgets: a per-memory character cap, a
+per-session byte pool for bodies and a small reserve for status cards. Nothing is kept
+out silently: every candidate ends up injected or listed in ``suppressed`` with its reason.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from typing import Any
@@ -26,10 +24,11 @@ from ..search.gate import injectable
 from ..search.text import paragraphs
 from ..store import MemoryStore
 from ..writes.conflicts import disputed, unreadable_records
-from .session import Budget, SessionState, load_session, save_session
+from .card import MAX_CARD_BYTES, status_card
+from .card import asks_about_history as asks_about_history
+from .session import Budget, SessionState, load_session, save_session, signature
 
 TRUNCATED = "…(truncated)"
-MAX_CARD_BYTES = 512
 OPEN, CLOSE = "<sagemem-memory>", "</sagemem-memory>"
 DISCIPLINE = """\
 Notes from earlier sessions, found for this question. They can be stale:
@@ -45,17 +44,6 @@ _EXPLICIT = re.compile(
     r"what was the reason)|"
     r"(上次|之前|当时).{0,20}(吧|对不对)\s*[？?]?\s*$|不用.{0,12}了|不再用|改用|换成|"
     r"为什么当初|为什么没(选|用)|为啥没(选|用)",
-    re.IGNORECASE)
-_HISTORY = re.compile(
-    # Questions about the user's own past: they alone earn "nothing matched, it was not
-    # saved". A word every question can hold is no such sign: a bare 我的 ("my": 我的猫叫
-    # 什么名字) or "before"/之前 ahead of what it qualifies ("before deploying", 部署之前)
-    # once claimed that for ordinary questions. Possessives count with a history noun;
-    # before/之前 as "previously": at a clause's end, or opening one.
-    r"\b(last time|previously|did (i|we)|have (i|we)|what did (i|we)|remember|"
-    r"my .{0,20}(preference|history))\b|\b(before|earlier)\s*([,.;:!?]|$)|"
-    r"上次|(^|[\s，,。；;？?！!]|[我你他她]们?)(之前|以前)|我们.{0,6}(讨论|聊|说)过|记得|"
-    r"我的.{0,10}(偏好|喜好|习惯|历史)",
     re.IGNORECASE)
 _INERT = (("{{", "{\u200b{"), ("}}", "}\u200b}"), ("{%", "{\u200b%"), ("%}", "%\u200b}"),
           ("</", "<\u200b/"), ("<!--", "<\u200b!--"), ("<sagemem", "<\u200bsagemem"))
@@ -124,15 +112,6 @@ def is_explicit_request(question: str) -> bool:
     return bool(_EXPLICIT.search(question))
 
 
-def asks_about_history(question: str) -> bool:
-    return bool(_HISTORY.search(question))
-
-
-def signature(question: str) -> str:
-    folded = " ".join(unicodedata.normalize("NFKC", question).casefold().split())
-    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
-
-
 def inject(store: MemoryStore, question: str, session_id: str, settings: Settings, *,
            now: datetime | None = None, max_text_chars: int | None = None,
            persist: bool = True, deadline: float | None = None) -> Injection:
@@ -151,7 +130,11 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     _filter(store, settings, candidates, now.date(), plan)
     _place(candidates, plan, settings, now)
     handle = _task_handle(store, settings, session_id, state, step)
-    card = _status_card(question, candidates, plan, more, handle is not None, searched)
+    # Only a search that ran and found nothing may say "nothing matched": a repeat runs
+    # none, and once told the user so right after its memories had been injected.
+    unmatched = searched and not any(item.reason == "match" for item in plan.items)
+    card = status_card(question, candidates, plan.state, plan.budget.card_reserve, more=more,
+                       has_task=handle is not None, unmatched=unmatched)
     text = _render(plan, handle, card)
     new_state = _next_state(state, question, plan, card, handle, candidates, now, repeat)
     if persist:
@@ -326,68 +309,6 @@ def _task_handle(store: MemoryStore, settings: Settings, session_id: str,
     if checkpoint is None or (step > 1 and checkpoint.revision == state.task_revision):
         return None
     return handle(checkpoint), checkpoint.revision
-
-
-def _status_card(question: str, candidates: list[_Candidate], plan: _Plan, more: int,
-                 has_task: bool, searched: bool) -> str | None:
-    """A few lines when something real was left out; ``None`` when nothing was."""
-    # Only a search that ran and found nothing may say "nothing matched": a repeat runs
-    # none, and once told the user so right after its memories had been injected.
-    unmatched = searched and not any(item.reason == "match" for item in plan.items)
-    lines = _gap_lines(question, candidates, more, has_task, unmatched)
-    if not lines:
-        return None
-    card = _fit_bytes("[sagemem] " + " ".join(lines), MAX_CARD_BYTES)
-    state = plan.state
-    if signature(card) in state.card_signatures:
-        return None
-    if state.card_used + len(card.encode("utf-8")) > plan.budget.card_reserve:
-        return None
-    return card
-
-
-def _gap_lines(question: str, candidates: list[_Candidate], more: int, has_task: bool,
-               unmatched: bool) -> list[str]:
-    cut = [c for c in candidates if c.outcome in ("budget", "text_cap", "max_results")]
-    disputed = [c for c in candidates if c.outcome == "conflict_pending"]
-    expired = [c for c in candidates if c.outcome == "expired_source" and c.reason == "match"]
-    lines = []
-    if cut:
-        best = max(cut, key=lambda c: c.score)
-        lines.append(f"{len(cut)} matching memor{'y was' if len(cut) == 1 else 'ies were'} left "
-                     f"out (budget). Best clue: {best.file}:{best.start_line}-{best.end_line}. "
-                     f"Read it: sagemem read {best.file} --start-line {best.start_line}.")
-    if expired:
-        newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
-        lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
-                     "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
-    lines += _not_yet_valid_lines(candidates)
-    if disputed:
-        lines.append(f"{len(disputed)} contradiction{'s' if len(disputed) != 1 else ''} pending; "
-                     "related memories not injected. Resolve: sagemem conflicts list.")
-    if unmatched and not lines and (has_task or asks_about_history(question)):
-        lines.append("No saved memory matches this question; if it came up before, it was not "
-                     "saved. Try other words: sagemem search \"...\".")
-    return lines
-
-
-def _not_yet_valid_lines(candidates: list[_Candidate]) -> list[str]:
-    """Matches that take effect later: said once, with the earliest date, so the model
-    neither presents them as holding nor believes nothing was saved."""
-    dates = sorted(c.memory.valid_at for c in candidates
-                   if c.outcome == "not_yet_valid" and c.reason == "match" and c.memory.valid_at)
-    if not dates:
-        return []
-    if len(dates) == 1:
-        return [f"1 memory not injected: it takes effect on {dates[0]}."]
-    return [f"{len(dates)} memories not injected: the first takes effect on {dates[0]}."]
-
-
-def _fit_bytes(text: str, limit: int) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
 
 
 def _render(plan: _Plan, handle: tuple[str, str] | None, card: str | None) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,13 @@ class SessionState:
 
     def with_attempt(self, attempt: dict[str, Any]) -> SessionState:
         return replace(self, attempts=(*self.attempts, attempt)[-MAX_ATTEMPTS:])
+
+
+def signature(text: str) -> str:
+    """The key of a question or a card, blind to case, width and spacing: what a session
+    remembers to tell a repeat (``last_signature``, ``card_signatures``)."""
+    folded = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
 
 
 def session_file(state_dir: Path, session_id: str) -> Path:

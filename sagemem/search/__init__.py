@@ -5,6 +5,8 @@
   with the files, ``scoring`` holds its BM25 queries; ``watch``: ``DirectoryWatcher``.
 - ``retrieve``: ``search`` — two-stage retrieval; ``results``: ``SearchResponse``,
   ``SearchResult``, ``Coverage`` and the paging cursor.
+- ``vectors``: ``VectorStore`` — one embedding per distinct text, its SQLite item table
+  over ``matrix``'s int8 rows file; ``vector_sync`` keeps it in step; ``hybrid``: modes.
 - ``reading``: ``read`` — a page of a memory by line or byte, revision-checked.
 - ``evaluate``: ``evaluate`` — recall and spurious rates on an evaluation set.
 

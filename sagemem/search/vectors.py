@@ -2,11 +2,8 @@
 
 ``<state>/index/vectors-<12 hex of the folder>.sqlite3`` holds which texts each memory
 has (its summary and each body paragraph, with their lines) keyed by the sha256 of the
-exact text embedded, and for each distinct text its row in a matrix file
-``vectors-<…>.<generation>.i8``: rows of ``dim`` int8 components and the float32 scale
-that restores them (``x ≈ q * scale``). int8, not float32: at 10,000 memories (~50,000
-texts of 512 dimensions) float32 alone is 100 MB, int8 a quarter of it, and scoring
-converts it on the fly in chunks (18 ms for 50k × 512 on 2 cores, measured in the issue).
+exact text embedded, and for each distinct text its row in the matrix file
+``vectors-<…>.<generation>.i8`` (int8 rows and their scales: ``matrix.py``).
 
 The matrix is append-only: a batch writes its rows past the committed ones, fsyncs, then
 commits their count with the text rows in one SQLite transaction, so a build killed at
@@ -25,19 +22,21 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import VectorsUnavailable
 from .degraded import cannot_write, is_busy, open_read_only
 from .index import CORRUPT_CODES
+from .matrix import SCALE_BYTES as SCALE_BYTES
+from .matrix import SCORE_CHUNK_ROWS as SCORE_CHUNK_ROWS
+from .matrix import Matrix
+from .matrix import quantise as quantise
 
 if TYPE_CHECKING:
     import numpy as np
 
 VECTORS_VERSION = "1"
 """Bump when the schema or the matrix layout changes: another version is rebuilt."""
-SCALE_BYTES = 4  # the float32 scale closing each row
-SCORE_CHUNK_ROWS = 8192  # 8192 × 512 float32 is 16 MB of scratch per chunk, not 100 MB
 BUSY_TIMEOUT_SECONDS = 300  # as the lexical index: a batch of another process is short
 
 SCHEMA = """
@@ -94,9 +93,7 @@ class VectorStore:
         self.path = path
         self.embedder_name = embedder_name
         self.dim = dim
-        self.width = dim + SCALE_BYTES
-        self._scored_shape: tuple[int, int] | None = None
-        self._dense: tuple[tuple[int, int], np.ndarray] | None = None
+        self.matrix = Matrix(path, dim)
         self.in_step: tuple[str, dict[str, tuple[int, str]]] | None = None
         """(lexical digest, its memories) this process last brought the vectors in step
         with; another process's writes change the lexical digest, which ends it."""
@@ -117,7 +114,7 @@ class VectorStore:
     def close(self) -> None:
         self.in_step = None  # reopened, the files are checked again
         self.unsaved = None
-        self._dense = self._scored_shape = None
+        self.matrix.forget()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -211,7 +208,7 @@ class VectorStore:
             return (f"holds vectors of embedder {meta.get('embedder')}; re-embedding every "
                     f"memory with {self.embedder_name}")
         rows, generation = int(meta["rows"]), int(meta["generation"])
-        if _size(self._matrix_path(generation)) < rows * self.width:
+        if not self.matrix.holds(generation, rows):
             return "lost part of its matrix file; rebuilt it"
         return None
 
@@ -235,11 +232,7 @@ class VectorStore:
     def _remove_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             _unlink(Path(f"{self.path}{suffix}"))
-        for stray in self.path.parent.glob(f"{self.path.stem}.*.i8"):
-            _unlink(stray)
-
-    def _matrix_path(self, generation: int) -> Path:
-        return self.path.with_name(f"{self.path.stem}.{generation}.i8")
+        self.matrix.remove_all()
 
     def _meta_int(self, key: str) -> int:
         return int(self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0])
@@ -289,7 +282,7 @@ class VectorStore:
             new = sorted(self.missing(vectors))
             if new:
                 rows = self._meta_int("rows")
-                self._append(rows, [vectors[k] for k in new])
+                self.matrix.append(self._meta_int("generation"), rows, [vectors[k] for k in new])
                 conn.executemany("INSERT INTO texts VALUES (?, ?)",
                                  [(k, rows + i) for i, k in enumerate(new)])
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'rows'",
@@ -303,80 +296,33 @@ class VectorStore:
                     (name, seq, it.kind, it.start_line, it.end_line, it.key)
                     for seq, it in enumerate(items)])
 
-    def _append(self, rows: int, vectors: list[np.ndarray]) -> None:
-        """Write rows past the committed ones (overwriting a torn tail), durably."""
-        path = self._matrix_path(self._meta_int("generation"))
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            os.ftruncate(fd, rows * self.width)
-            os.lseek(fd, rows * self.width, os.SEEK_SET)
-            data = quantise(vectors, self.dim)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
     def compact(self) -> int:
         """Drop the rows no memory holds into a new generation's file; returns how many."""
-        import numpy as np
-
         with self._transaction() as conn:
             generation, rows = self._meta_int("generation"), self._meta_int("rows")
             live = [(k, r) for k, r in conn.execute(
                 "SELECT hash, row FROM texts WHERE hash IN (SELECT hash FROM items) ORDER BY row")]
-            old = self._matrix(generation, rows)
-            kept = np.asarray(old[[r for _, r in live]] if live else old[:0])
-            target = self._matrix_path(generation + 1)
-            with open(target, "wb") as out:
-                out.write(kept.tobytes())
-                out.flush()
-                os.fsync(out.fileno())
+            self.matrix.keep(generation, rows, [r for _, r in live])
             conn.execute("DELETE FROM texts")
             conn.executemany("INSERT INTO texts VALUES (?, ?)",
                              [(k, i) for i, (k, _) in enumerate(live)])
             conn.execute("UPDATE meta SET value = ? WHERE key = 'rows'", (str(len(live)),))
             conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'",
                          (str(generation + 1),))
-        del old
-        _unlink(self._matrix_path(generation))
+        self.matrix.remove(generation)
         return rows - len(live)
 
     # -- scoring ----------------------------------------------------------------------
 
-    def _matrix(self, generation: int, rows: int) -> np.ndarray:
-        import numpy as np
-
-        if rows == 0:
-            return np.zeros((0, self.width), dtype=np.int8)
-        return np.memmap(self._matrix_path(generation), dtype=np.int8, mode="r",
-                         shape=(rows, self.width))
+    @property
+    def width(self) -> int:
+        """Bytes per matrix row: ``dim`` int8 components and the float32 scale."""
+        return self.matrix.width
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """The cosine of ``query`` (a normalised float32 row) with every stored row. The
-        first query of a process reads the int8 rows chunk by chunk; from the second on
-        (a long-lived process) a float32 copy is kept — 2 KiB a row, ~100 MB at 10,000
-        memories — since converting int8 to float32 was two thirds of a 22 ms hybrid query
-        there (one product over the copy: ~4 ms)."""
-        import numpy as np
-
-        shape = (self._meta_int("generation"), self._meta_int("rows"))
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        if self._dense is not None and self._dense[0] == shape:
-            return np.asarray(self._dense[1] @ q)
-        matrix = self._matrix(*shape)
-        keep = self._scored_shape == shape
-        dense = np.empty((len(matrix), self.dim), dtype=np.float32) if keep else None
-        out = np.empty(len(matrix), dtype=np.float32)
-        for start in range(0, len(matrix), SCORE_CHUNK_ROWS):
-            block = matrix[start:start + SCORE_CHUNK_ROWS]
-            scale = np.ascontiguousarray(block[:, self.dim:]).view(np.float32).reshape(-1)
-            rows = block[:, :self.dim].astype(np.float32) * scale[:, None]
-            out[start:start + len(block)] = rows @ q
-            if dense is not None:
-                dense[start:start + len(block)] = rows
-        self._scored_shape = shape
-        self._dense = (shape, dense) if dense is not None else None
-        return out
+        """The cosine of ``query`` (a normalised float32 row) with every stored row; a
+        long-lived process keeps a float32 copy from its second query on (``Matrix``)."""
+        return self.matrix.scores((self._meta_int("generation"), self._meta_int("rows")), query)
 
     def hits(self, rows: list[int]) -> dict[int, list[Hit]] | None:
         """The items holding each of these rows' texts (none for a garbage row), as
@@ -386,8 +332,8 @@ class VectorStore:
         conn = self.conn
         conn.execute("BEGIN")  # one snapshot: the generation checked is the one read
         try:
-            if self._scored_shape is None or \
-                    self._meta_int("generation") != self._scored_shape[0]:
+            scored = self.matrix.scored_generation
+            if scored is None or self._meta_int("generation") != scored:
                 return None
             for i in range(0, len(rows), 500):
                 chunk = rows[i:i + 500]
@@ -409,8 +355,8 @@ class VectorStore:
         conn = self.conn
         conn.execute("BEGIN")
         try:
-            if self._scored_shape is None or \
-                    self._meta_int("generation") != self._scored_shape[0]:
+            scored = self.matrix.scored_generation
+            if scored is None or self._meta_int("generation") != scored:
                 return None
             for i in range(0, len(files), 500):
                 chunk = files[i:i + 500]
@@ -421,17 +367,6 @@ class VectorStore:
         finally:
             conn.execute("COMMIT")
         return found
-
-
-def quantise(vectors: list[Any], dim: int) -> bytes:
-    """Rows of int8 components, each followed by the float32 scale that restores it."""
-    import numpy as np
-
-    matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dim)
-    peak = np.abs(matrix).max(axis=1, keepdims=True)
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    q = np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8)
-    return np.hstack([q, scale.view(np.int8)]).tobytes()
 
 
 def _wal(conn: sqlite3.Connection) -> None:
@@ -451,13 +386,6 @@ def _wal(conn: sqlite3.Connection) -> None:
 def damaged(error: sqlite3.Error) -> bool:
     """SQLITE_CORRUPT or SQLITE_NOTADB: the file is damaged, not busy or read-only."""
     return getattr(error, "sqlite_errorcode", None) in CORRUPT_CODES
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _unlink(path: Path) -> None:

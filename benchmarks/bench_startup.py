@@ -27,6 +27,7 @@ checkout lacks (``--mode`` before the vector slice, numpy not installed) say so.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -81,13 +82,24 @@ class Row:
     target: str = ""
     env: dict[str, str] | None = None
     stdin: bytes | None = None
+    fresh_session: bool = False  # a new session each run: a repeated question is not searched
+
+
+_SESSIONS = itertools.count()
 
 
 def wall(row: Row) -> float:
     env = dict(os.environ if row.env is None else row.env)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    argv, stdin = row.argv, row.stdin
+    if row.fresh_session:
+        session = f"bench-{next(_SESSIONS)}"
+        if stdin is None:
+            argv = [*argv, "--session", session]
+        else:
+            stdin = stdin.replace(b'"session_id": "bench"', f'"session_id": "{session}"'.encode())
     start = time.perf_counter()
-    subprocess.run(row.argv, input=row.stdin, capture_output=True, check=True, env=env)
+    subprocess.run(argv, input=stdin, capture_output=True, check=True, env=env)
     return time.perf_counter() - start
 
 
@@ -157,9 +169,9 @@ def rows_for(root: Path, size: int, small: int) -> tuple[list[Row], list[str]]:
     env = {**os.environ, "SAGE_MEM_DIR": str(little), "SAGE_MEM_STATE_DIR": str(little_state)}
     rows += [
         Row(f"sagemem inject ({small:,})", [*sm, "inject", queries[3]], "python -c pass",
-            "<= 0.3 s", env=env),
+            "<= 0.3 s", env=env, fresh_session=True),
         Row(f"hook claude-code ({small:,})", [*sm, "hook", "claude-code"], "python -c pass",
-            "<= 0.3 s", env=env, stdin=_payload(queries[3])),
+            "<= 0.3 s", env=env, stdin=_payload(queries[3]), fresh_session=True),
     ]
     return rows, notes
 

@@ -36,7 +36,7 @@ from .base import (
     progress_bar,
 )
 from .batch import read_batch
-from .embedding import ModeOption, embed_all, mode_of, semantic_off
+from .embedding import EvalModeOption, ModeOption, embed_all, mode_of, semantic_off
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
@@ -161,7 +161,7 @@ def eval_(
     target: Annotated[Path, typer.Argument(
         help="A set folder (memory/ and queries.jsonl), or a queries.jsonl file written "
              "for the memory folder (--dir).")],
-    mode: ModeOption = None,
+    mode: EvalModeOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a retrieval evaluation and print its metrics and worst misses: with semantic

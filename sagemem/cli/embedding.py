@@ -24,6 +24,10 @@ MODE_NAMES = ("lexical", "semantic", "hybrid")  # search/hybrid.py's MODES (nump
 ModeOption = Annotated[str | None, typer.Option(
     "--mode", click_type=click.Choice(MODE_NAMES),
     help="lexical, semantic or hybrid (default: hybrid, lexical with SAGE_MEM_SEMANTIC=off).")]
+EvalModeOption = Annotated[str | None, typer.Option(
+    "--mode", click_type=click.Choice(MODE_NAMES),
+    help="One mode alone (default: hybrid, semantic and lexical side by side; lexical "
+         "alone with SAGE_MEM_SEMANTIC=off).")]
 PROGRESS_MIN_FILES = 50  # a small folder embeds before a bar would be read
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import VectorsUnavailable
 from .degraded import cannot_write, is_busy, open_read_only
@@ -329,44 +329,48 @@ class VectorStore:
         numbered by the last ``scores``; None when another process has compacted the rows
         since (their numbers changed: score again)."""
         found: dict[int, list[Hit]] = {}
-        conn = self.conn
-        conn.execute("BEGIN")  # one snapshot: the generation checked is the one read
-        try:
-            scored = self.matrix.scored_generation
-            if scored is None or self._meta_int("generation") != scored:
+        with self._as_scored() as conn:
+            if conn is None:
                 return None
-            for i in range(0, len(rows), 500):
-                chunk = rows[i:i + 500]
-                for row, file, kind, start, end in conn.execute(
-                        "SELECT t.row, i.file, i.kind, i.start_line, i.end_line FROM texts t "
-                        "JOIN items i ON i.hash = t.hash "
-                        f"WHERE t.row IN ({','.join('?' * len(chunk))}) "
-                        "ORDER BY i.file, i.seq", chunk):
-                    found.setdefault(row, []).append(Hit(0.0, file, kind, start, end))
-        finally:
-            conn.execute("COMMIT")
+            for row, file, kind, start, end in _chunked(
+                    conn, "SELECT t.row, i.file, i.kind, i.start_line, i.end_line FROM texts t "
+                    "JOIN items i ON i.hash = t.hash WHERE t.row IN ({}) "
+                    "ORDER BY i.file, i.seq", rows):
+                found.setdefault(row, []).append(Hit(0.0, file, kind, start, end))
         return found
-
 
     def rows_of(self, files: list[str]) -> dict[str, list[int]] | None:
         """Each file's rows as numbered by the last ``scores`` (None when another
         process has compacted the rows since: score again)."""
         found: dict[str, list[int]] = {}
+        with self._as_scored() as conn:
+            if conn is None:
+                return None
+            for file, row in _chunked(
+                    conn, "SELECT i.file, t.row FROM items i JOIN texts t ON t.hash = i.hash "
+                    "WHERE i.file IN ({})", files):
+                found.setdefault(file, []).append(row)
+        return found
+
+    @contextmanager
+    def _as_scored(self) -> Iterator[sqlite3.Connection | None]:
+        """One read snapshot in which the rows are numbered as the last ``scores`` saw
+        them: the connection, or None when another process has compacted since."""
         conn = self.conn
-        conn.execute("BEGIN")
+        conn.execute("BEGIN")  # one snapshot: the generation checked is the one read
         try:
             scored = self.matrix.scored_generation
-            if scored is None or self._meta_int("generation") != scored:
-                return None
-            for i in range(0, len(files), 500):
-                chunk = files[i:i + 500]
-                for file, row in conn.execute(
-                        "SELECT i.file, t.row FROM items i JOIN texts t ON t.hash = i.hash "
-                        f"WHERE i.file IN ({','.join('?' * len(chunk))})", chunk):
-                    found.setdefault(file, []).append(row)
+            yield conn if scored is not None and self._meta_int("generation") == scored \
+                else None
         finally:
             conn.execute("COMMIT")
-        return found
+
+
+def _chunked(conn: sqlite3.Connection, sql: str, values: list[Any]) -> Iterator[Any]:
+    """The rows of ``sql`` (its ``IN ({})`` filled) for ``values``, 500 bound at a time."""
+    for i in range(0, len(values), 500):
+        chunk = values[i:i + 500]
+        yield from conn.execute(sql.format(",".join("?" * len(chunk))), chunk)
 
 
 def _wal(conn: sqlite3.Connection) -> None:

@@ -7,6 +7,7 @@ import json
 import shlex
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,9 @@ from cli_run import Run, store_runner
 from fake_embedder import FakeEmbedder, SlowEmbedder
 
 from sagemem.embed.embedder import register_embedder
+from sagemem.search import background
 from sagemem.search.hybrid import FUSION_MIN_WEIGHT, SemanticPass, fuse, search_mode
+from sagemem.search.index import SearchIndex
 from sagemem.search.results import SearchResult
 from sagemem.search.retrieve import search
 from sagemem.search.vector_sync import MAX_EMBED_CHARS, sync_vectors
@@ -100,15 +103,31 @@ def test_semantic_off_is_exactly_lexical(tmp_path: Path) -> None:
     assert not list((tmp_path / "state" / "index").glob("vectors-*"))
 
 
+def write_long(directory: Path, file: str, paragraphs: int) -> None:
+    (directory / file).write_text(
+        "---\nname: Long\ndescription: many paragraphs\n---\n"
+        + "".join(f"paragraph number {i} about deploys\n\n" for i in range(paragraphs)),
+        encoding="utf-8")
+
+
+@contextmanager
+def unembedded(directory: Path, state: Path, embedder: FakeEmbedder
+               ) -> Iterator[tuple[SearchIndex, VectorStore]]:
+    """A store on ``directory`` whose vectors for ``embedder`` are still to be made."""
+    with MemoryStore(directory, state) as plain:
+        index = plain.search_index()
+        vectors = VectorStore(vectors_path(index.path), embedder.name, embedder.dim)
+        try:
+            yield index, vectors
+        finally:
+            vectors.close()
+
+
 def test_the_query_budget_ranks_the_rest_lexically_until_a_later_sync(
         tmp_path: Path) -> None:
     slow = SlowEmbedder(0.02)
     write_notes(tmp_path / "memory", count=30)
-    with MemoryStore(tmp_path / "memory", tmp_path / "state") as plain:
-        index = plain.search_index()
-        from sagemem.search.vectors import VectorStore, vectors_path
-
-        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+    with unembedded(tmp_path / "memory", tmp_path / "state", slow) as (index, vectors):
         first = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.05)
         assert 0 < first.coverage.files_without_vectors < 33
         assert [r.file for r in first.results][:1] == ["project_deploys.md"]  # lexical still
@@ -116,7 +135,6 @@ def test_the_query_budget_ranks_the_rest_lexically_until_a_later_sync(
         sync_vectors(vectors, index, slow)  # what sagemem index does
         later = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.05)
         assert later.coverage.files_without_vectors == 0
-        vectors.close()
 
 
 def test_sagemem_index_embeds_everything(run: Run, store: MemoryStore,
@@ -130,7 +148,6 @@ def test_sagemem_index_embeds_everything(run: Run, store: MemoryStore,
 
 def test_the_gate_waits_for_sagemem_index_to_embed_its_background(
         run: Run, store: MemoryStore) -> None:
-    from sagemem.search import background
 
     background._MEMO.clear()  # this process has not seen the fake embedder's background
     before = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
@@ -210,13 +227,8 @@ def test_a_memory_of_many_paragraphs_keeps_the_query_budget(tmp_path: Path) -> N
     slow = PerTextEmbedder(0.005)
     directory = tmp_path / "memory"
     write_notes(directory)
-    (directory / "project_long.md").write_text(
-        "---\nname: Long\ndescription: many paragraphs\n---\n"
-        + "".join(f"paragraph number {i} about deploys\n\n" for i in range(150)),
-        encoding="utf-8")
-    with MemoryStore(directory, tmp_path / "state") as plain:
-        index = plain.search_index()
-        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+    write_long(directory, "project_long.md", 150)
+    with unembedded(directory, tmp_path / "state", slow) as (index, vectors):
         started = time.monotonic()
         first = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.05)
         assert time.monotonic() - started < 0.4  # 150 texts at 5 ms: 0.75 s unbounded
@@ -225,7 +237,6 @@ def test_a_memory_of_many_paragraphs_keeps_the_query_budget(tmp_path: Path) -> N
         sync_vectors(vectors, index, slow)
         later = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.05)
         assert later.coverage.files_without_vectors == 0
-        vectors.close()
 
 
 def test_questions_alone_finish_a_memory_too_big_for_one_budget(tmp_path: Path) -> None:
@@ -234,21 +245,16 @@ def test_questions_alone_finish_a_memory_too_big_for_one_budget(tmp_path: Path) 
     slow = PerTextEmbedder(0.001)
     directory = tmp_path / "memory"
     write_notes(directory)
-    (directory / "user_zz_long.md").write_text(  # last in name order: alone in its sync
-        "---\nname: Long\ndescription: many paragraphs\n---\n"
-        + "".join(f"paragraph number {i} about deploys\n\n" for i in range(600)),
-        encoding="utf-8")
-    with MemoryStore(directory, tmp_path / "state") as plain:
-        index = plain.search_index()
-        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+    write_long(directory, "user_zz_long.md", 600)  # last in name order: alone in its sync
+    with unembedded(directory, tmp_path / "state", slow) as (index, vectors):
+        background.background_for(slow, index.path.parent, [], embed=True)  # sagemem index
         for _ in range(60):
             found = search_mode(index, vectors, slow, "kubectl rollout", "hybrid",
                                 budget=0.05)
             if found.coverage.files_without_vectors == 0:
                 break
         assert found.coverage.files_without_vectors == 0
-        assert found.relevance is not None  # and the gate is back, no longer words alone
-        vectors.close()
+        assert found.relevance is not None and not found.relevance.words_only  # gate back
 
 
 def test_while_memories_wait_to_be_embedded_only_word_matches_are_injected(
@@ -257,14 +263,11 @@ def test_while_memories_wait_to_be_embedded_only_word_matches_are_injected(
 
     slow = PerTextEmbedder(0.005)
     write_notes(tmp_path / "memory", count=40)
-    with MemoryStore(tmp_path / "memory", tmp_path / "state") as plain:
-        index = plain.search_index()
-        vectors = VectorStore(vectors_path(index.path), slow.name, slow.dim)
+    with unembedded(tmp_path / "memory", tmp_path / "state", slow) as (index, vectors):
         first = search_mode(index, vectors, slow, "kubectl rollout", "hybrid", budget=0.02)
         assert first.coverage.files_without_vectors > 0
         assert first.relevance is not None and first.relevance.words_only
         assert [r.file for r in injectable(first)] == ["project_deploys.md"]
-        vectors.close()
 
 
 class PoisonEmbedder(FakeEmbedder):

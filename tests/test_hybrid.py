@@ -148,7 +148,6 @@ def test_sagemem_index_embeds_everything(run: Run, store: MemoryStore,
 
 def test_the_gate_waits_for_sagemem_index_to_embed_its_background(
         run: Run, store: MemoryStore) -> None:
-
     background._MEMO.clear()  # this process has not seen the fake embedder's background
     before = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
     assert before["relevance"]["words_only"]  # nothing to judge meaning by yet

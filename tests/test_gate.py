@@ -193,3 +193,12 @@ def test_a_question_with_an_undecodable_byte_is_answered_not_a_crash(
         sample: MemoryStore) -> None:
     response = sample.search("what is my cat called \udcff", mode="hybrid")
     assert response.results and response.relevance is not None
+
+
+def test_what_the_gate_keeps_out_is_listed_never_silently_dropped(sample: MemoryStore) -> None:
+    settings = load_settings({}, sample.directory, sample.state_dir)
+    given = inject(sample, "what is my cat called", "listed", settings, now=NOW, persist=False)
+    kept_out = {s.file for s in given.suppressed if s.reason == "below_gate"}
+    assert kept_out and "user_pets.md" not in kept_out
+    (attempt,) = given.explain
+    assert {c["file"] for c in attempt["candidates"] if c["outcome"] == "below_gate"} == kept_out

@@ -21,6 +21,7 @@ from ..errors import SagememError, WriteFailed
 from ..files.controls import visible
 from ..files.memory import Memory, file_lines
 from ..search.gate import injectable
+from ..search.results import SearchResult
 from ..search.text import paragraphs
 from ..store import MemoryStore
 from ..writes.conflicts import disputed, unreadable_records
@@ -29,6 +30,7 @@ from .card import asks_about_history as asks_about_history
 from .session import Budget, SessionState, load_session, save_session, signature
 
 TRUNCATED = "…(truncated)"
+BELOW_GATE = "below_gate"  # found by search, kept out by the relevance gate
 OPEN, CLOSE = "<sagemem-memory>", "</sagemem-memory>"
 DISCIPLINE = """\
 Notes from earlier sessions, found for this question. They can be stale:
@@ -122,11 +124,11 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     step = state.steps + 1
     repeat = state.last_signature == signature(question) and not is_explicit_request(question)
     searched = not repeat and bool(question.strip())
-    candidates, notices, more = _candidates(store, question, settings, step, searched, deadline)
+    candidates, below, notices, more = _candidates(store, question, settings, step, searched,
+                                                   deadline)
     plan = _Plan(Budget.of(settings.max_session_bytes), state,
                  _item_cap(settings, max_text_chars), max_text_chars)
-    plan.suppressed += [Suppressed(c.file, c.outcome) for c in candidates
-                        if c.outcome == "below_gate"]  # found, but not relevant enough
+    plan.suppressed += [Suppressed(r.file, BELOW_GATE) for r in below]
     _filter(store, settings, candidates, now.date(), plan)
     _place(candidates, plan, settings, now)
     handle = _task_handle(store, settings, session_id, state, step)
@@ -136,7 +138,8 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     card = status_card(question, candidates, plan.state, plan.budget.card_reserve, more=more,
                        has_task=handle is not None, unmatched=unmatched)
     text = _render(plan, handle, card)
-    new_state = _next_state(state, question, plan, card, handle, candidates, now, repeat)
+    new_state = _next_state(state, question, plan, card, handle, candidates, below, now,
+                            repeat)
     if persist:
         notices += _save_session(store, new_state) + _record_injected(store, plan, now)
     return Injection(text, tuple(plan.items), tuple(plan.suppressed), card,
@@ -152,10 +155,13 @@ def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
 
 
 def _candidates(store: MemoryStore, question: str, settings: Settings, step: int,
-                search: bool, deadline: float | None) -> tuple[list[_Candidate], list[str], int]:
+                search: bool, deadline: float | None
+                ) -> tuple[list[_Candidate], list[SearchResult], list[str], int]:
     """What search finds (when it runs: not for a repeat or an empty question) and, at a
-    session's first step, the baselines; with the notices and how many more there were."""
+    session's first step, the baselines; the results the relevance gate keeps out (never
+    read: they are only listed), the notices and how many more there were."""
     found: list[_Candidate] = []
+    below: list[SearchResult] = []
     notices: list[str] = []
     more = 0
     if search:  # hybrid when semantic is on: then only what passes the gate goes in
@@ -164,15 +170,15 @@ def _candidates(store: MemoryStore, question: str, settings: Settings, step: int
         chosen = injectable(response)
         more = max(response.coverage.candidates - len(response.results), 0) if chosen else 0
         found += [c for c in (_matched(store, r) for r in chosen) if c]
-        found += [replace(c, outcome="below_gate") for c in (
-            _matched(store, r) for r in response.results if r not in chosen) if c]
+        given = {r.file for r in chosen}
+        below = [r for r in response.results if r.file not in given]
     if step == 1:
         if not search:  # else the search brought the index up to date
             index = store.search_index()
             index.sync(deadline=deadline)
             notices, index.notices[:] = notices + index.notices, []
         found = _baselines(store, settings) + found
-    return _dedupe(found), notices, more
+    return _dedupe(found), below, notices, more
 
 
 def _matched(store: MemoryStore, result: Any) -> _Candidate | None:
@@ -324,12 +330,15 @@ def _render(plan: _Plan, handle: tuple[str, str] | None, card: str | None) -> st
 
 def _next_state(state: SessionState, question: str, plan: _Plan, card: str | None,
                 handle: tuple[str, str] | None, candidates: list[_Candidate],
-                now: datetime, repeat: bool) -> SessionState:
+                below: list[SearchResult], now: datetime, repeat: bool) -> SessionState:
+    listed = [(c.file, c.reason, c.score, c.start_line, c.end_line, c.outcome)
+              for c in candidates]
+    listed += [(r.file, "match", r.score, r.start_line, r.end_line, BELOW_GATE) for r in below]
     attempt = {"at": now.isoformat(timespec="seconds"), "question": question[:200],
                "step": state.steps + 1, "repeat": repeat,
-               "candidates": [{"file": c.file, "reason": c.reason, "score": round(c.score, 4),
-                               "lines": f"{c.start_line}-{c.end_line}", "outcome": c.outcome}
-                              for c in candidates]}
+               "candidates": [{"file": file, "reason": reason, "score": round(score, 4),
+                               "lines": f"{start}-{end}", "outcome": outcome}
+                              for file, reason, score, start, end, outcome in listed]}
     return replace(
         state.with_attempt(attempt), steps=state.steps + 1,
         body_used=state.body_used + plan.body_bytes,

@@ -88,8 +88,14 @@ def background_for(embedder: Embedder, cache_dir: Path, notices: list[str], *,
 
 
 def _digest(embedder: Embedder) -> str:
+    return _digest_of(embedder.name, embedder.dim)
+
+
+@lru_cache(maxsize=8)
+def _digest_of(name: str, dim: int) -> str:
+    """Names the embedder and the text: hashed once a process, not once a question."""
     text = "\n".join(questions())
-    return hashlib.sha256(f"{embedder.name}\0{embedder.dim}\0{text}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{name}\0{dim}\0{text}".encode()).hexdigest()[:16]
 
 
 def shipped_path(embedder: Embedder) -> Path:

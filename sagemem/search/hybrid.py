@@ -220,22 +220,23 @@ def semantic_pass(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
     if vectors.rows() == 0 or not query.strip():
         return None
     query_vector = embedder.encode([clip(query)])[0]
-    scores = vectors.scores(query_vector)
-    zero = float(np.median(np.asarray(scores)))
-    results = _best_files(index, vectors, query_vector, scores, scope, today, behind,
-                          known_files)
+    results, top, scores = _best_files(index, vectors, query_vector,
+                                       vectors.scores(query_vector), scope, today, behind,
+                                       known_files)
     if not results:  # every memory in scope is waiting to be embedded: judge by words
         return None
-    top = max(semantic_cosines(vectors, np.asarray(scores), [r.file for r in results[:1]])
-              .values(), default=results[0].score)  # unrounded: the scale needs it
-    return SemanticPass(results, top, zero, query_vector, np.asarray(scores))
+    return SemanticPass(results, top, float(np.median(scores)), query_vector, scores)
 
 
 def _best_files(index: SearchIndex, vectors: VectorStore, query_vector: NDArray[np.float32],
                 scores: NDArray[np.float32], scope: str | None, today: date,
                 behind: frozenset[str], known_files: dict[str, tuple[int, str]] | None
-                ) -> list[SearchResult]:
-    """Up to MAX_CANDIDATES memories in ``scope`` by their best row, best first."""
+                ) -> tuple[list[SearchResult], float, NDArray[np.float32]]:
+    """Up to MAX_CANDIDATES memories in ``scope`` by their best row, best first; the best
+    cosine unrounded (the scale is read on it); and the scores the rows were read by
+    (scored again if another process compacted them meanwhile)."""
+    import numpy as np
+
     known = known_files if known_files is not None else indexed_revisions(index)
     current = {n: ids for n, ids in known.items() if n not in behind} if behind else known
     look = FIRST_ROWS
@@ -245,8 +246,8 @@ def _best_files(index: SearchIndex, vectors: VectorStore, query_vector: NDArray[
         if best is None:  # another process compacted the rows since they were scored
             if rescored:
                 index.notices.append("the vectors were compacted while they were searched; "
-                                     "ranked lexically")
-                return []
+                                     "ranked by words")
+                return [], 0.0, np.asarray(scores)
             scores, rescored = vectors.scores(query_vector), True
             continue
         files = index.files([current[name][0] for name in best])
@@ -260,12 +261,11 @@ def _best_files(index: SearchIndex, vectors: VectorStore, query_vector: NDArray[
     for indexed, hit in kept[:MAX_CANDIDATES]:
         lines = (hit.start_line, hit.end_line) if hit.kind != "summary" else None
         try:
-            results.append(result_at(index, indexed, hit.score, lines,
-                                     today))
+            results.append(result_at(index, indexed, hit.score, lines, today))
         except Moved:  # edited since the sync: the next query embeds it again
             index.notices.append(f"{indexed.name} changed while it was searched; left out "
                                  "of the semantic results")
-    return results
+    return results, kept[0][1].score if kept else 0.0, np.asarray(scores)
 
 
 def _best_per_file(vectors: VectorStore, scores: object, look: int,

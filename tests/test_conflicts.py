@@ -22,8 +22,8 @@ from sagemem import (
     init_directory,
 )
 from sagemem.files import atomic as atomic_mod
-from sagemem.writes import conflicts
-from sagemem.writes.conflicts import open_contradictions
+from sagemem.writes import conflicts, contradictions
+from sagemem.writes.contradictions import open_contradictions
 from sagemem.writes.guard import merge_marker_line
 from sagemem.writes.resolve import resolve_invalidate, resolve_keep
 
@@ -238,29 +238,29 @@ def test_a_contradiction_whose_other_side_was_archived_is_moot_and_stays_open(
 ) -> None:
     from sagemem.history.archive import archive_memory, restore_memory
 
-    assert conflicts.disputed(store) == {"user_alice.md", "user_bob.md"}
+    assert contradictions.disputed(store) == {"user_alice.md", "user_bob.md"}
     archive_memory(store, "user_bob", "Bob moved away")
     [record] = records(store)
     assert record.status == "open" and record.data == contradiction.data  # the record stays
-    assert conflicts.moot_sides(store, record) == ("user_bob.md",)
-    assert conflicts.disputed(store) == set()
+    assert contradictions.moot_sides(store, record) == ("user_bob.md",)
+    assert contradictions.disputed(store) == set()
     restore_memory(store, "user_bob")  # back from the archive, it disputes again
-    assert conflicts.disputed(store) == {"user_alice.md", "user_bob.md"}
+    assert contradictions.disputed(store) == {"user_alice.md", "user_bob.md"}
 
 
 def test_a_contradiction_naming_a_deleted_memory_disputes_nothing(
     store: MemoryStore, contradiction: conflicts.Conflict,
 ) -> None:
     (store.directory / "user_bob.md").unlink()
-    assert conflicts.moot_sides(store, records(store)[0]) == ("user_bob.md",)
-    assert conflicts.disputed(store) == set()
+    assert contradictions.moot_sides(store, records(store)[0]) == ("user_bob.md",)
+    assert contradictions.disputed(store) == set()
 
 
 def test_without_the_memory_folder_no_contradiction_is_called_moot(
     store: MemoryStore, contradiction: conflicts.Conflict, tmp_path: Path,
 ) -> None:
     store.directory.rename(tmp_path / "moved")
-    assert conflicts.moot_sides(store, contradiction) == ()
+    assert contradictions.moot_sides(store, contradiction) == ()
 
 
 def test_invalidate_adds_only_the_fields(store: MemoryStore,

@@ -17,6 +17,7 @@ import typer
 from ..config import JSON_VERSION
 from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
+from ..writes.contradictions import moot_sides
 from . import base as cli
 from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
 from .output import conflict_json, conflict_text, conflicts_text
@@ -43,7 +44,7 @@ def conflicts_list(
     store = ctx.obj.store()
     state_dir = store.state_dir
     records = conflicts.list_conflicts(state_dir, status)
-    gone = {c.id: conflicts.moot_sides(store, c) for c in records}
+    gone = {c.id: moot_sides(store, c) for c in records}
     if as_json:
         echo_json({"version": JSON_VERSION, "conflicts": [
             conflict_json(c, full=False) | {"moot": bool(gone[c.id])} for c in records]})

@@ -24,7 +24,8 @@ from ..search.gate import injectable
 from ..search.results import SearchResult
 from ..search.text import paragraphs
 from ..store import MemoryStore
-from ..writes.conflicts import disputed, unreadable_records
+from ..writes.conflicts import unreadable_records
+from ..writes.contradictions import disputed
 from .card import MAX_CARD_BYTES, status_card
 from .card import asks_about_history as asks_about_history
 from .session import Budget, SessionState, load_session, save_session, signature

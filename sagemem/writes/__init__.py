@@ -5,6 +5,8 @@
 - ``conflicts``: the records of refused writes and contradictions in
   ``<state>/conflicts/`` (``record_write_conflict``, ``contradict``, ``load``,
   ``list_conflicts``).
+- ``contradictions``: what an open contradiction keeps out of injection (``disputed``)
+  and which records are moot, one side no longer a live memory (``moot_sides``).
 - ``resolve``: settling a recorded conflict (``resolve_keep``, ``resolve_invalidate``,
   and undoing a resolution).
 """

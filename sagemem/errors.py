@@ -25,6 +25,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
+ ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
      ├── EvalSetError             an evaluation set not in README's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
@@ -425,6 +426,15 @@ class NoCheckpoint(SagememError):
         self.task_id, self.path = task_id, path
         super().__init__(f"no checkpoint for task {path.parent.name}: {path} does not exist; "
                          "create it with `sagemem task path --create`")
+
+
+class InvalidArgument(SagememError):
+    """An argument an agent gave a tool (MCP, the memory tool) that cannot be acted on:
+    the message names it and says what would work, for the model to try again."""
+
+    def __init__(self, argument: str, problem: str) -> None:
+        self.argument, self.problem = argument, problem
+        super().__init__(f"{argument}: {problem}")
 
 
 __all__ = sorted(name for name, value in list(globals().items())  # every class above

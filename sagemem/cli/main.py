@@ -38,6 +38,7 @@ COMMANDS = {
     **dict.fromkeys(("session", "task", "hook"), "agent"),
     "conflicts": "conflicts",
     "snapshot": "snapshot",
+    "mcp": "serve",
 }
 
 

@@ -24,7 +24,7 @@ import typer
 
 from ..errors import EditorFailed, MemoryNotFound, SagememError, WriteFailed
 from ..files import indexfile
-from ..files.fields import TYPES, set_warnings
+from ..files.fields import field_problem, set_warnings
 from ..files.keep import keep_text
 from ..files.memory import Memory
 from ..files.paths import with_suffix
@@ -224,27 +224,10 @@ def _assignment(text: str) -> tuple[str, object]:
     if not sep or not key.strip():
         raise typer.BadParameter(f"{text!r} is not key=value", param_hint="KEY=VALUE")
     key, value = key.strip(), parse_value(raw.strip())
-    problem = _field_problem(key, value)
+    problem = field_problem(key, value)
     if problem:
         raise typer.BadParameter(f"{key}: {problem}", param_hint="KEY=VALUE")
     return key, value
-
-
-DATE_FIELDS = ("updated", "valid_at", "invalid_at")
-
-
-def _field_problem(key: str, value: object) -> str | None:
-    """Known fields must hold what the reader accepts, or the edit would be silently
-    ignored (an ``invalid_at`` that is no date leaves the memory valid)."""
-    if value is None:
-        return None
-    if key in DATE_FIELDS and not isinstance(value, date):
-        return "must be a date, YYYY-MM-DD"
-    if key in ("type", "metadata.type") and value not in TYPES:
-        return f"must be one of {', '.join(TYPES)}"
-    if key in ("tags", "aliases") and not isinstance(value, list):
-        return "must be a list, [a, b]"
-    return None
 
 
 def parse_value(raw: str) -> object:

@@ -167,6 +167,24 @@ def _kind(value: object) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
+DATE_FIELDS = ("updated", "valid_at", "invalid_at")
+
+
+def field_problem(key: str, value: object) -> str | None:
+    """Why ``value`` cannot be set as ``key`` (None when it can): a known field must
+    hold what the reader accepts, or the edit would be silently ignored (an
+    ``invalid_at`` that is no date leaves the memory valid)."""
+    if value is None:
+        return None
+    if key in DATE_FIELDS and not isinstance(value, date):
+        return "must be a date, YYYY-MM-DD"
+    if key in ("type", "metadata.type") and value not in TYPES:
+        return f"must be one of {', '.join(TYPES)}"
+    if key in ("tags", "aliases") and not isinstance(value, list):
+        return "must be a list, [a, b]"
+    return None
+
+
 def set_warnings(file: str, fields: Mapping[str, object]) -> list[str]:
     """What ``set`` should warn about before writing ``fields`` into ``file``: keys no
     reader knows (with the key meant, when one is close) and a type that disagrees with

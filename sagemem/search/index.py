@@ -229,7 +229,12 @@ class SearchIndex:
     # -- keeping it fresh -----------------------------------------------------------
 
     def watch(self) -> None:
-        """Follow the directory with watchfiles so queries need no stat pass (long-lived use)."""
+        """Follow the directory with watchfiles so queries need no stat pass (long-lived use).
+        Called again after the watcher stopped (the folder was removed and came back), it
+        starts a new one; until then, queries stat every file as without a watcher."""
+        if self._watcher is not None and not self._watcher.is_alive():
+            self._watcher = None
+            self._listing = None
         if self._watcher is None:
             self._watcher = DirectoryWatcher(self.directory)
             self._watcher.start()

@@ -1,0 +1,34 @@
+"""``sagemem mcp``: the memories served to an agent over the Model Context Protocol."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+from typing import Annotated
+
+import typer
+
+from .base import app, echo
+
+INSTALL_HINT = "the MCP server needs the mcp extra: pip install 'sagemem[mcp]'"
+
+
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    http: Annotated[str | None, typer.Option(
+        "--http", metavar="127.0.0.1:PORT",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of "
+             "stdio.")] = None,
+) -> None:
+    """Serve the memories over MCP (stdio by default): search, read, guarded writes."""
+    if find_spec("mcp") is None:
+        echo(f"error: {INSTALL_HINT}", err=True)
+        raise typer.Exit(1)
+    from ..mcp_server.address import loopback_address
+    from ..mcp_server.server import serve
+
+    address = loopback_address(http) if http is not None else None
+    store = ctx.obj.store()
+    if address is not None:
+        echo(f"serving MCP at http://{address[0]}:{address[1]}/mcp (Ctrl-C stops)", err=True)
+    serve(store, http=address)

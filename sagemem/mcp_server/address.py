@@ -1,0 +1,39 @@
+"""Where ``sagemem mcp --http`` may listen: loopback only.
+
+The server has no authentication: anyone who can reach its port can read and write the
+memories. So it listens on this machine's loopback interface and nowhere else; a proxy
+with authentication in front of it is the user's explicit choice, not a flag.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ..errors import InvalidArgument
+
+LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+def loopback_address(text: str) -> tuple[str, int]:
+    """``127.0.0.1:8765``, ``[::1]:8765``, ``localhost:8765`` or a bare port (on 127.0.0.1)."""
+    host, sep, port_text = text.strip().rpartition(":")
+    if not sep:
+        host, port_text = "127.0.0.1", text.strip()
+    host = host.strip("[]") or "127.0.0.1"
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise InvalidArgument("--http", f"{text!r} has no port from 1 to 65535; "
+                                        "give 127.0.0.1:PORT")
+    if not _is_loopback(host):
+        raise InvalidArgument("--http", f"{host} is not a loopback address; the server has "
+                                        "no authentication, so it listens on 127.0.0.1, "
+                                        "::1 or localhost only")
+    return host, int(port_text)
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,193 @@
+"""What the tools return: typed results (clients get them as ``structuredContent``, with
+a JSON schema in ``tools/list``) and the short text the model reads beside them.
+
+Search and read return the library's own ``SearchResponse`` and ``ReadResult``; the
+shapes here are the ones the library has no single object for (a write that was refused
+is a result, not an error, so it needs fields for the conflict and both revisions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ..files.controls import visible
+
+if TYPE_CHECKING:
+    from ..search.reading import ReadResult
+    from ..search.results import SearchResponse
+
+WriteStatus = Literal["written", "created", "unchanged", "refused"]
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """A guarded write, as done or refused. ``refused``: nothing was written; re-read
+    ``file`` (now at ``current_revision``), merge, and write again with that revision.
+    ``conflict_id`` names the record keeping both sides (``list_conflicts``)."""
+
+    status: WriteStatus
+    file: str
+    revision: str | None = None
+    previous_revision: str | None = None
+    conflict_id: str | None = None
+    expected_revision: str | None = None
+    current_revision: str | None = None
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One memory as listed: enough to choose what to read."""
+
+    file: str
+    name: str | None
+    description: str
+    type: str | None
+    tags: tuple[str, ...]
+    revision: str
+    archived: bool = False
+    baseline: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryList:
+    memories: tuple[MemoryEntry, ...]
+    unreadable: tuple[str, ...] = ()  # "file: why" for each file that could not be read
+
+
+@dataclass(frozen=True)
+class ArchiveOutcome:
+    file: str
+    reason: str
+    index_changed: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class ConflictEntry:
+    id: str
+    kind: str
+    status: str
+    created: str
+    file: str | None
+    writer: str | None
+    reason: str | None
+    memories: tuple[str, ...] = ()
+    disk_revision: str | None = None
+    based_on: str | None = None
+
+
+@dataclass(frozen=True)
+class ConflictList:
+    conflicts: tuple[ConflictEntry, ...]
+
+
+@dataclass(frozen=True)
+class UseOutcome:
+    file: str
+    recorded: bool
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AuditFinding:
+    category: str
+    severity: str
+    file: str
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class AuditOutcome:
+    memories: int
+    problems: int
+    hints: int
+    findings: tuple[AuditFinding, ...]
+
+
+# -- the text the model reads ---------------------------------------------------------------
+
+def search_text(response: SearchResponse) -> str:
+    """Each hit as ``file:lines  [type] score``, its description and paragraph; then what
+    was looked at, the gate's verdict, and how to get more."""
+    lines: list[str] = []
+    for r in response.results:
+        marks = " (archived)" if r.archived else ""
+        marks += f" (invalid since {r.invalid_at})" if r.invalid else ""
+        marks += f" (valid from {r.valid_at})" if r.not_yet_valid else ""
+        lines += [f"{r.file}:{r.start_line}-{r.end_line}  [{r.type}]  {r.score:.2f}{marks}"
+                  f"  revision {r.revision[:12]}", f"  {visible(r.description)}",
+                  *(f"    {line}" for line in visible(r.paragraph).splitlines()), ""]
+    if not response.results:
+        lines.append("No memory matches.")
+    coverage = response.coverage
+    lines.append(f"Scanned {coverage.files_scanned} files, {coverage.candidates} candidates.")
+    relevance = response.relevance
+    if relevance is not None and response.results and not relevance.passes:
+        lines.append("Relevance is low: these may have nothing to do with the question.")
+    if coverage.next_cursor:
+        lines.append(f"More: call search_memory again with cursor={coverage.next_cursor!r}.")
+    lines += [f"Notice: {visible(n)}" for n in response.notices]
+    return "\n".join(lines)
+
+
+def read_text(result: ReadResult) -> str:
+    if result.status == "revision_changed":
+        return (f"revision_changed: {result.file} is now at revision {result.revision[:12]}; "
+                "nothing was returned. Search or read it again without a revision.")
+    more = ""
+    if result.next_start_line:
+        more = f"\n[more: read_memory start_line={result.next_start_line}]"
+    elif result.next_start_byte is not None:
+        more = f"\n[more: read_memory start_byte={result.next_start_byte}]"
+    where = (f"lines {result.start_line}-{result.end_line} of {result.total_lines}"
+             if result.start_line is not None else
+             f"bytes {result.start_byte}-{result.end_byte} of {result.total_bytes}")
+    return (f"{result.file} ({where}, revision {result.revision[:12]})\n"
+            f"{visible(result.content or '')}{more}")
+
+
+def write_text(outcome: WriteOutcome) -> str:
+    if outcome.status == "refused":
+        return (f"refused: {visible(outcome.message)} Nothing was written. Expected revision "
+                f"{(outcome.expected_revision or 'none')[:12]}, current "
+                f"{(outcome.current_revision or 'deleted')[:12]}"
+                + (f"; conflict {outcome.conflict_id}" if outcome.conflict_id else "") + ".")
+    if outcome.status == "unchanged":
+        text = f"{outcome.file} already says that; nothing changed (revision " \
+               f"{(outcome.revision or '')[:12]})."
+    else:
+        text = f"{outcome.status} {outcome.file}, now at revision {(outcome.revision or '')[:12]}."
+    return "\n".join([text, *(f"warning: {visible(w)}" for w in outcome.warnings)])
+
+
+def list_text(listing: MemoryList) -> str:
+    lines = [f"{m.file}  [{m.type or '?'}]{'  (archived)' if m.archived else ''}  "
+             f"{visible(m.description)}" for m in listing.memories]
+    lines += [f"unreadable: {visible(u)}" for u in listing.unreadable]
+    return "\n".join(lines) or "No memories."
+
+
+def archive_text(outcome: ArchiveOutcome) -> str:
+    return outcome.message
+
+
+def conflicts_text(listing: ConflictList) -> str:
+    lines = [f"{c.id}  {c.kind}  {c.status}  {c.file or ', '.join(c.memories)}"
+             f"{'  — ' + visible(c.reason) if c.reason else ''}" for c in listing.conflicts]
+    return "\n".join(lines) or "No open conflicts."
+
+
+def use_text(outcome: UseOutcome) -> str:
+    return "\n".join([f"recorded a use of {outcome.file}",
+                      *(f"warning: {visible(w)}" for w in outcome.warnings)])
+
+
+def audit_text(outcome: AuditOutcome) -> str:
+    lines = [f"{outcome.memories} memories: {outcome.problems} problems, {outcome.hints} hints"]
+    lines += [f"{f.severity}  {f.file}{':' + str(f.line) if f.line else ''}  {f.category}  "
+              f"{visible(f.message)}" for f in outcome.findings]
+    return "\n".join(lines)

@@ -1,0 +1,203 @@
+"""The MCP server over one memory folder: tools, resources, and a long-lived store.
+
+Built on the official SDK's ``MCPServer``. Every call into the store runs on one
+thread (``StoreThread``): the index and vectors are SQLite connections, which stay on
+the thread that opened them, and one writer at a time is what the store expects anyway.
+The process stays up, so the index is followed by a watcher (a query with nothing
+changed skips the stat pass) and the embedder stays loaded; both are released when the
+server stops. A folder that disappears makes each tool return an error result naming
+it; when the folder comes back, the watcher is started again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
+
+from .. import __version__
+from ..errors import SagememError
+from ..files.controls import visible
+from ..store import MemoryStore
+from . import outputs
+from .aliases import ArgumentAliases
+from .tools import MemoryTools
+
+T = TypeVar("T")
+INDEX_URI = "sagemem://MEMORY.md"
+MEMORY_URI = "sagemem://memories/{name}"
+INSTRUCTIONS = (
+    "Long-term memory kept as Markdown files. Call search_memory before answering from "
+    "memory or asking the user something they may have told you; read_memory for a whole "
+    "memory. Save what should outlast this conversation with create_memory (search first: "
+    "update an existing memory with set_memory_fields or write_memory instead of adding a "
+    "second one). A write refused because the file changed is a normal result: re-read, "
+    "merge, write again with the new revision.")
+
+RENDER: Mapping[str, Callable[[Any], str]] = {
+    "search_memory": outputs.search_text, "read_memory": outputs.read_text,
+    "write_memory": outputs.write_text, "set_memory_fields": outputs.write_text,
+    "create_memory": outputs.write_text, "archive_memory": outputs.archive_text,
+    "list_memories": outputs.list_text, "list_conflicts": outputs.conflicts_text,
+    "record_use": outputs.use_text, "audit": outputs.audit_text,
+}
+
+
+class StoreThread:
+    """One worker thread for everything that touches the store."""
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagemem-store")
+
+    async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True)
+
+
+class SagememMCP(MCPServer[None]):
+    """``MCPServer`` whose resource list also names each memory as it is now."""
+
+    def __init__(self, store: MemoryStore, *, watch: bool = True) -> None:
+        self.store, self.watch = store, watch
+        self.thread = StoreThread()
+        self.memory_tools = MemoryTools(store)
+        tools = self.memory_tools.tools()
+        super().__init__(
+            "sagemem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+            lifespan=_lifespan,
+            middleware=[ArgumentAliases({t.__name__: _parameters(t) for t in tools})])
+        for tool in tools:
+            self.add_tool(self._tool(tool), annotations=_annotations(tool))
+        self._add_resources()
+
+    def _tool(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        """The method as the SDK calls it: on the store thread, its result as structured
+        content plus the text the model reads, a library error as an error result."""
+        render = RENDER[method.__name__]
+
+        @functools.wraps(method)  # the SDK reads the parameters and the return type here
+        async def call(**kwargs: Any) -> CallToolResult:
+            try:
+                result = await self.thread.run(self._fresh, method, kwargs)
+            except SagememError as exc:
+                return CallToolResult(content=[_text(f"error: {visible(str(exc))}")],
+                                      is_error=True)
+            return CallToolResult(content=[_text(render(result))],
+                                  structured_content=dataclasses.asdict(result))
+        return call
+
+    def _fresh(self, method: Callable[..., T], kwargs: Mapping[str, Any]) -> T:
+        """Call ``method`` on the store thread, first restarting a watcher that stopped
+        (its folder went away and is back)."""
+        if self.watch and self.store.directory.is_dir():
+            self.store.search_index().watch()
+        return method(**kwargs)
+
+    def _add_resources(self) -> None:
+        @self.resource(INDEX_URI, name="MEMORY.md", mime_type="text/markdown",
+                       description="The index of the memories: one line per memory.")
+        async def index() -> str:
+            return await self._read_resource(lambda: self.store.read_index()[0])
+
+        @self.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
+                       description="One memory's whole file, frontmatter included.")
+        async def memory(name: str) -> str:
+            return await self._read_resource(lambda: self.store.get(name).text)
+
+    async def _read_resource(self, read: Callable[[], str]) -> str:
+        try:
+            return await self.thread.run(read)
+        except SagememError as exc:
+            raise ResourceError(visible(str(exc))) from None
+
+    async def list_resources(self) -> list[Resource]:
+        listed = await super().list_resources()
+        try:
+            listing = await self.thread.run(self.store.list, include_archived=False)
+        except SagememError:
+            return listed  # no folder: the index resource still says so when read
+        return [*listed, *(Resource(uri=MEMORY_URI.format(name=m.file), name=m.file,
+                                    title=m.title, description=visible(m.description),
+                                    mime_type="text/markdown", size=m.size)
+                           for m in listing.memories)]
+
+    # -- start and stop ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """On the store thread: follow the folder (the index opens on first use)."""
+        if self.watch and self.store.directory.is_dir():
+            self.store.search_index().watch()
+
+    async def catch_up(self) -> None:
+        """Index and embed what changed while the server was down, a slice at a time
+        between tool calls; the embedder is loaded on the way and stays loaded."""
+        try:
+            while self.store.directory.is_dir() and not await self.thread.run(
+                    self.memory_tools.catch_up):
+                await asyncio.sleep(0)
+        except SagememError:
+            pass  # a tool call meets the same problem and says what it is
+
+    def stop(self) -> None:
+        self.store.close()
+
+
+@asynccontextmanager
+async def _lifespan(server: MCPServer[None]) -> AsyncIterator[None]:
+    assert isinstance(server, SagememMCP)
+    await server.thread.run(server.start)
+    catching_up = asyncio.create_task(server.catch_up())
+    try:
+        yield None
+    finally:
+        catching_up.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await catching_up
+        await server.thread.run(server.stop)
+
+
+def _parameters(tool: Callable[..., Any]) -> frozenset[str]:
+    return frozenset(inspect.signature(tool).parameters)
+
+
+def _annotations(tool: Callable[..., Any]) -> ToolAnnotations:
+    hints = tool.__func__.__dict__["mcp_hints"]  # type: ignore[attr-defined]
+    return ToolAnnotations(read_only_hint=hints.read_only, destructive_hint=hints.destructive,
+                           idempotent_hint=hints.idempotent, open_world_hint=False)
+
+
+def _text(text: str) -> TextContent:
+    return TextContent(type="text", text=text)
+
+
+def build_server(store: MemoryStore, *, watch: bool = True) -> SagememMCP:
+    """The MCP server over ``store`` (not started: ``run`` it, or connect a client)."""
+    return SagememMCP(store, watch=watch)
+
+
+def serve(store: MemoryStore, *, http: tuple[str, int] | None = None) -> None:
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP);
+    ``http`` is a loopback host and port (``address.py`` checks it)."""
+    server = build_server(store)
+    try:
+        if http is None:
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=http[0], port=http[1])
+    except KeyboardInterrupt:
+        pass  # Ctrl-C on an HTTP server: the lifespan has closed the store
+    finally:
+        server.thread.shutdown()

@@ -1,0 +1,349 @@
+"""The tools a model calls, each a thin call into the library.
+
+The names and parameters are sage-mem's (``aliases.py`` also takes its camelCase
+spellings and the names models guess). Each method's docstring and parameter
+descriptions are what the model reads in ``tools/list``: they say when to call the tool
+and what to do with what it returns. A method raises ``SagememError`` for a mistake the
+model can fix (``server.py`` turns it into an error result); a guarded write that is
+refused is a normal ``WriteOutcome`` with the conflict and both revisions.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, timezone
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import Field
+
+from ..errors import InvalidArgument, SagememError, StaleRevision, WriteRefused
+from ..files.fields import DATE_FIELDS, field_problem, set_warnings
+from ..files.memory import Memory, checked_revision
+from ..history.archive import archive_memory
+from ..history.ledger import record_if_possible
+from ..search.reading import ReadResult
+from ..search.results import SearchResponse
+from ..store import MemoryStore
+from ..writes.conflicts import list_conflicts
+from .outputs import (
+    ArchiveOutcome,
+    AuditFinding,
+    AuditOutcome,
+    ConflictEntry,
+    ConflictList,
+    MemoryEntry,
+    MemoryList,
+    UseOutcome,
+    WriteOutcome,
+)
+
+WRITER = "mcp"
+SEARCH_BUDGET_S = 5.0
+"""How long a search may spend bringing the index up to date before it answers from what
+is indexed (with a notice): the server catches up in the background meanwhile."""
+CATCH_UP_SLICE_S = 0.25
+"""One slice of the background catch-up; tool calls queue behind at most this long."""
+SESSION_ENV = "SAGE_MEM_SESSION"
+Mode = Literal["lexical", "semantic", "hybrid"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Hints:
+    """MCP tool annotations: ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``."""
+
+    def __init__(self, *, read_only: bool, destructive: bool = False,
+                 idempotent: bool = False) -> None:
+        self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
+
+
+def hints(**kwargs: bool) -> Callable[[F], F]:
+    """Mark a method as a tool, with its annotations."""
+    def mark(fn: F) -> F:
+        fn.__dict__["mcp_hints"] = Hints(**kwargs)
+        return fn
+    return mark
+
+
+Name = Annotated[str, Field(description="The memory's file name, e.g. user_pets.md "
+                                        "(.md may be left off).")]
+Reason = Annotated[str | None, Field(description="Why you make this change, in a few words; "
+                                                 "kept with a refused write's conflict.")]
+
+
+class MemoryTools:
+    """The tools over one store. One instance per server; its methods run one at a time
+    on one thread (``server.py``), as the store's SQLite connections require."""
+
+    def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
+        self.store = store
+        self.session_id = session_id or os.environ.get(SESSION_ENV) or None
+
+    def catch_up(self) -> bool:
+        """One slice of bringing the index (and the vectors) in step with the folder;
+        True once nothing is left. A long-lived server runs slices between tool calls, so
+        a fresh folder of thousands of memories never makes one call wait for all."""
+        index = self.store.search_index()
+        if index.sync(deadline=time.monotonic() + CATCH_UP_SLICE_S).pending:
+            return False
+        if not self.store.semantic:
+            return True
+        from ..search.vector_sync import sync_vectors
+
+        report = sync_vectors(self.store.vector_store(), index, self.store.embedder(),
+                              deadline=time.monotonic() + CATCH_UP_SLICE_S)
+        return not report.behind
+
+    @hints(read_only=True, idempotent=True)
+    def search_memory(
+        self,
+        query: Annotated[str, Field(description="The question or topic, in any language.")],
+        scope: Annotated[str | None, Field(
+            description="Only memories of this type (user, feedback, project, reference) "
+                        "or with this tag.")] = None,
+        limit: Annotated[int, Field(ge=1, le=10, description="Results per page.")] = 5,
+        cursor: Annotated[str | None, Field(
+            description="coverage.next_cursor of the previous page, for the next one.")] = None,
+        mode: Annotated[Mode | None, Field(
+            description="lexical (words), semantic (meaning) or hybrid (both; the "
+                        "default when semantic search is on).")] = None,
+    ) -> SearchResponse:
+        """Search the long-term memories (notes about the user, their feedback, projects
+        and references) before you answer from memory or ask the user something they may
+        have told you before. Returns the best memories, each with the paragraph that
+        answers and its line range, and coverage (what was scanned; next_cursor for more).
+        relevance.passes false means the hits are probably unrelated to the question.
+        Read a whole memory with read_memory, passing its revision."""
+        if not query.strip():
+            raise InvalidArgument("query", "it is empty; ask a question or name a topic")
+        if mode in ("semantic", "hybrid") and not self.store.semantic:
+            raise InvalidArgument("mode", "semantic search is off (setting semantic: false or "
+                                    "SAGE_MEM_SEMANTIC=off); use mode lexical")
+        return self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
+                                 deadline=time.monotonic() + SEARCH_BUDGET_S)
+
+    @hints(read_only=True, idempotent=True)
+    def read_memory(
+        self,
+        name: Name,
+        start_line: Annotated[int | None, Field(
+            ge=1, description="First line to read, the file's own numbering (a search "
+                              "result's start_line).")] = None,
+        start_byte: Annotated[int | None, Field(
+            ge=0, description="First byte to read, instead of a line.")] = None,
+        max_bytes: Annotated[int | None, Field(
+            ge=1, description="Page size in bytes (default 16384).")] = None,
+        revision: Annotated[str | None, Field(
+            description="The revision you saw (from search_memory or an earlier read): if "
+                        "the file changed since, status is revision_changed and no content "
+                        "is returned.")] = None,
+    ) -> ReadResult:
+        """Read a memory's text, a page at a time; the result's revision is what
+        write_memory needs as expected_revision. next_start_line/next_start_byte say
+        where the next page starts."""
+        if revision is not None:
+            revision = checked_revision(revision)
+        result = self.store.read(name, start_line=start_line, start_byte=start_byte,
+                                 max_bytes=max_bytes, revision=revision)
+        if result.status == "ok":
+            record_if_possible(self.store.state_dir, "read", [result.file], _now())
+        return result
+
+    @hints(read_only=False, destructive=True)
+    def write_memory(
+        self,
+        name: Name,
+        content: Annotated[str, Field(description="The whole new file text, frontmatter "
+                                                  "included.")],
+        expected_revision: Annotated[str | None, Field(
+            description="The revision you read the file at (read_memory or search_memory), "
+                        "in full or its first 8+ characters; null to create a new file.")],
+        reason: Reason = None,
+    ) -> WriteOutcome:
+        """Replace a memory's whole text, only if nobody changed it since you read it. If
+        it changed, nothing is written: status is refused, with the conflict id and both
+        revisions; read it again, merge your change into the new text, and write again
+        with the new revision. To change one field, use set_memory_fields instead."""
+        expected = None if expected_revision in (None, "new") else \
+            checked_revision(expected_revision)
+        try:
+            memory = self.store.write(name, content, expected, reason=reason, writer=WRITER)
+        except WriteRefused as exc:
+            return refused(name, exc, expected)
+        return _written("written" if expected else "created", memory, expected)
+
+    @hints(read_only=False, destructive=True)
+    def set_memory_fields(
+        self,
+        name: Name,
+        fields: Annotated[dict[str, Any], Field(
+            description="Frontmatter fields to set, e.g. {\"description\": \"…\", "
+                        "\"tags\": [\"a\"], \"invalid_at\": \"2026-12-31\"}; null removes "
+                        "a field. Other fields and the body stay as they are.")],
+        reason: Reason = None,
+    ) -> WriteOutcome:
+        """Set some frontmatter fields of a memory (description, tags, aliases, type,
+        baseline, valid_at, invalid_at, superseded_by…) without rewriting it. No revision
+        is needed: only a field someone else changed meanwhile is refused."""
+        from ..files.edit import field_value
+
+        values = field_values(fields)
+        memory = self.store.get(name)
+        seen = {key: field_value(memory.text, key, memory.file) for key in values}
+        try:
+            saved = self.store.write(memory.file, fields=values, expected_fields=seen,
+                                     reason=reason, writer=WRITER)
+        except WriteRefused as exc:
+            return refused(memory.file, exc, memory.revision)
+        return _written("written", saved, memory.revision, set_warnings(saved.file, values))
+
+    @hints(read_only=False)
+    def create_memory(
+        self,
+        type: Annotated[Literal["user", "feedback", "project", "reference"], Field(
+            description="user: who the user is and their preferences; feedback: a "
+                        "correction or confirmed approach; project: work, decisions, "
+                        "deadlines; reference: where something lives outside the project.")],
+        name: Annotated[str, Field(description="A short title, e.g. 'Integration tests "
+                                               "hit a real Postgres'.")],
+        description: Annotated[str, Field(description="One line: what this memory says "
+                                                      "(search and the index show it).")],
+        body: Annotated[str, Field(description="The memory itself, in Markdown. For "
+                                               "feedback: the rule, then Why: and How to "
+                                               "apply: lines.")],
+        tags: Annotated[list[str] | None, Field(description="A few topic tags.")] = None,
+        aliases: Annotated[list[str] | None, Field(
+            description="Other wordings that should find it (any language).")] = None,
+    ) -> WriteOutcome:
+        """Save a new memory as <type>_<slug>.md and list it in MEMORY.md. Search first: if
+        a memory on the same thing exists, update that one instead. Never store secrets
+        (passwords, tokens, keys) — store where they are kept."""
+        try:
+            memory = self.store.new(type=type, name=name, description=description,
+                                    body=body, tags=tags or (), aliases=aliases or ())
+        except WriteRefused as exc:
+            return refused(name, exc, None)
+        return _written("created", memory, None)
+
+    @hints(read_only=False, destructive=True, idempotent=True)
+    def archive_memory(
+        self,
+        name: Name,
+        reason: Annotated[str, Field(description="Why it no longer belongs (required; kept "
+                                                 "in the archive log).")],
+    ) -> ArchiveOutcome:
+        """Move a memory that is wrong or obsolete into archive/ (nothing is deleted; the
+        user can restore it). Locked memories are refused."""
+        if not reason.strip():
+            raise InvalidArgument("reason", "archiving needs a reason: why it no longer belongs")
+        result = archive_memory(self.store, name, reason, by=WRITER)
+        return ArchiveOutcome(result.file, reason.strip(), result.index_changed,
+                              f"archived {result.file} (restore: sagemem restore "
+                              f"{result.file})")
+
+    @hints(read_only=True, idempotent=True)
+    def list_memories(
+        self,
+        type: Annotated[Literal["user", "feedback", "project", "reference"] | None,
+                        Field(description="Only this type.")] = None,
+        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
+    ) -> MemoryList:
+        """List the memories (not archived): file, type, description. To find what
+        answers a question, search_memory is better."""
+        listing = self.store.list(include_archived=False, type=type, tag=tag)
+        return MemoryList(tuple(_entry(m) for m in listing.memories),
+                          tuple(f"{e.file}: {e.error}" for e in listing.errors))
+
+    @hints(read_only=True, idempotent=True)
+    def list_conflicts(self) -> ConflictList:
+        """The open conflicts: writes that were refused (with both sides kept) and
+        contradictions between memories. Resolve one by reading both memories and
+        writing the merged text."""
+        return ConflictList(tuple(_conflict(c) for c in
+                                  list_conflicts(self.store.state_dir, status="open")))
+
+    @hints(read_only=False)
+    def record_use(self, name: Name) -> UseOutcome:
+        """Say that you relied on a memory in your answer (it counts in the access
+        ledger the user sees; it never changes ranking)."""
+        memory = self.store.get(name)
+        warnings = record_if_possible(self.store.state_dir, "use", [memory.file], _now())
+        return UseOutcome(memory.file, True, tuple(warnings))
+
+    @hints(read_only=True, idempotent=True)
+    def audit(self) -> AuditOutcome:
+        """Check the memory folder for problems: broken frontmatter, MEMORY.md lines that
+        point nowhere or are missing, dead links, near-duplicates, open conflicts."""
+        from ..audit.report import audit
+
+        report = audit(self.store)
+        return AuditOutcome(report.memories, len(report.problems), len(report.hints),
+                            tuple(AuditFinding(f.category, f.severity, f.file, f.line,
+                                               f.message) for f in report.findings))
+
+    def tools(self) -> list[Callable[..., Any]]:
+        """The tool methods, in the order ``tools/list`` shows them."""
+        return [getattr(self, name) for name in TOOL_NAMES]
+
+
+TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
+              "create_memory", "archive_memory", "list_memories", "list_conflicts",
+              "record_use", "audit")
+
+
+def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
+    """The fields as the library takes them: JSON has no dates, so a date field's
+    ``YYYY-MM-DD`` text becomes a date; a value the reader would not accept is refused."""
+    values: dict[str, object] = {}
+    for key, value in fields.items():
+        if key in DATE_FIELDS and isinstance(value, str):
+            try:
+                value = date.fromisoformat(value)
+            except ValueError:
+                raise InvalidArgument(key, "must be a date, YYYY-MM-DD") from None
+        problem = field_problem(key, value)
+        if problem:
+            raise InvalidArgument(key, problem)
+        values[key] = value
+    if not values:
+        raise InvalidArgument("fields", "give at least one field to set")
+    return values
+
+
+def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:
+    """A refusal as a result the model can act on (never a protocol error)."""
+    current = exc.actual if isinstance(exc, StaleRevision) else None
+    return WriteOutcome("refused", getattr(exc, "name", name), conflict_id=exc.conflict_id,
+                        expected_revision=getattr(exc, "expected", expected),
+                        current_revision=current, message=str(exc))
+
+
+def _written(status: Literal["written", "created"], memory: Memory, previous: str | None,
+             warnings: list[str] | None = None) -> WriteOutcome:
+    problems = [f"{p.field}: {p.message}" for p in memory.problems]
+    return WriteOutcome(status, memory.file, memory.revision, previous,
+                        warnings=tuple([*(warnings or []), *problems]))
+
+
+def _entry(memory: Memory) -> MemoryEntry:
+    return MemoryEntry(memory.file, memory.name, memory.description, memory.type,
+                       memory.tags, memory.revision, memory.archived, memory.baseline)
+
+
+def _conflict(record: Any) -> ConflictEntry:
+    disk, mine = record.side("disk"), record.side("mine")
+    return ConflictEntry(record.id, record.kind, record.status, record.created, record.file,
+                         record.writer, record.reason, record.memories,
+                         _str(disk.get("revision")), _str(mine.get("based_on")))
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+__all__ = ["TOOL_NAMES", "MemoryTools", "SagememError"]

@@ -1,0 +1,377 @@
+"""The MCP server, driven by the SDK's own client: in memory for the tool logic, and once
+as a real ``sagemem mcp`` subprocess over stdio (and once over loopback HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP server needs the mcp extra: pip install '.[mcp]'")
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from sagemem.history.ledger import load as load_ledger
+from sagemem.history.locks import lock_memory
+from sagemem.mcp_server.address import loopback_address
+from sagemem.mcp_server.aliases import renamed
+from sagemem.mcp_server.server import build_server
+from sagemem.mcp_server.tools import TOOL_NAMES
+from sagemem.store import MemoryStore
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+SAGEMEM = [sys.executable, "-m", "sagemem"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    folder = tmp_path / "memory"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    return MemoryStore(folder, tmp_path / "state")
+
+
+def with_client(store: MemoryStore, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with Client(build_server(store)) as client:
+            return await body(client)
+    return asyncio.run(main())
+
+
+def call(store: MemoryStore, tool: str, arguments: dict[str, Any]) -> Any:
+    return with_client(store, lambda c: c.call_tool(tool, arguments))
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+# -- the tools as a client sees them -------------------------------------------------------
+
+def test_every_tool_is_listed_with_annotations_a_schema_and_a_description(
+        store: MemoryStore) -> None:
+    tools = with_client(store, lambda c: c.list_tools()).tools
+    assert [t.name for t in tools] == list(TOOL_NAMES)
+    for tool in tools:
+        assert tool.annotations.read_only_hint is not None, tool.name
+        assert tool.annotations.destructive_hint is not None, tool.name
+        assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        assert len(tool.description or "") > 60, tool.name
+    by_name = {t.name: t for t in tools}
+    assert by_name["search_memory"].annotations.read_only_hint is True
+    assert by_name["write_memory"].annotations.destructive_hint is True
+    assert by_name["create_memory"].annotations.destructive_hint is False
+    assert by_name["archive_memory"].input_schema["required"] == ["name", "reason"]
+
+
+def test_search_returns_structured_results_with_coverage_and_readable_text(
+        store: MemoryStore) -> None:
+    result = call(store, "search_memory", {"query": "cat"})
+    assert not result.is_error
+    found = result.structured_content
+    assert found["results"][0]["file"] == "user_pets.md"
+    assert found["results"][0]["revision"]
+    assert found["coverage"]["files_scanned"] > 10
+    assert "user_pets.md:" in text_of(result)
+
+
+def test_search_takes_the_names_models_guess_and_sage_mems_spellings(
+        store: MemoryStore) -> None:
+    result = call(store, "search_memory", {"q": "cat", "top_k": 1})
+    assert [r["file"] for r in result.structured_content["results"]] == ["user_pets.md"]
+    memory = store.get("user_pets.md")
+    read = call(store, "read_memory", {"path": "/memories/user_pets.md", "startLine": 11})
+    assert read.structured_content["start_line"] == 11
+    assert read.structured_content["revision"] == memory.revision
+
+
+def test_guessed_names_never_override_the_parameter_itself() -> None:
+    assert renamed({"query": "a", "q": "b"}, frozenset({"query"})) == {"query": "a", "q": "b"}
+    assert renamed({"expectedRevision": "r"}, frozenset({"expected_revision"})) == {
+        "expected_revision": "r"}
+    assert renamed({"type": "user"}, frozenset({"type", "tag"})) == {"type": "user"}
+
+
+def test_read_with_a_stale_revision_returns_no_content(store: MemoryStore) -> None:
+    stale = store.get("user_pets.md").revision
+    path = store.directory / "user_pets.md"
+    path.write_text(path.read_text() + "\nA third cat now.\n")
+    result = call(store, "read_memory", {"name": "user_pets", "revision": stale})
+    assert not result.is_error
+    assert result.structured_content["status"] == "revision_changed"
+    assert result.structured_content["content"] is None
+    assert "revision_changed" in text_of(result)
+
+
+def test_a_read_is_counted_in_the_ledger(store: MemoryStore) -> None:
+    call(store, "read_memory", {"name": "user_pets.md"})
+    entries, _ = load_ledger(store.state_dir)
+    assert entries["user_pets.md"].read.count == 1
+
+
+def test_a_write_at_the_revision_read_lands(store: MemoryStore) -> None:
+    memory = store.get("user_pets.md")
+    new_text = memory.text + "\nThe cats like the balcony.\n"
+
+    async def body(client: Client) -> Any:
+        read = await client.call_tool("read_memory", {"name": "user_pets.md"})
+        revision = read.structured_content["revision"]
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "content": new_text, "expected_revision": revision,
+            "reason": "a new fact"})
+
+    result = with_client(store, body)
+    assert result.structured_content["status"] == "written"
+    assert result.structured_content["previous_revision"] == memory.revision
+    assert (store.directory / "user_pets.md").read_text() == new_text
+    assert result.structured_content["revision"] == store.get("user_pets.md").revision
+
+
+def test_a_stale_write_is_refused_as_a_result_with_the_conflict_and_both_revisions(
+        store: MemoryStore) -> None:
+    memory = store.get("user_pets.md")
+    path = store.directory / "user_pets.md"
+    path.write_text(memory.text + "\nAn edit in the editor.\n")
+    on_disk = path.read_bytes()
+    result = call(store, "write_memory", {"name": "user_pets.md", "content": "mine\n",
+                                          "expectedRevision": memory.revision})
+    assert not result.is_error
+    refused = result.structured_content
+    assert refused["status"] == "refused"
+    assert refused["conflict_id"]
+    assert refused["expected_revision"] == memory.revision
+    assert refused["current_revision"] == store.get("user_pets.md").revision
+    assert path.read_bytes() == on_disk
+    conflicts = call(store, "list_conflicts", {}).structured_content["conflicts"]
+    assert [c["id"] for c in conflicts] == [refused["conflict_id"]]
+
+
+def test_set_memory_fields_changes_only_those_fields(store: MemoryStore) -> None:
+    before = store.get("user_pets.md")
+    result = call(store, "set_memory_fields", {"name": "user_pets.md", "fields": {
+        "tags": ["cats", "home"], "invalid_at": "2030-01-01"}})
+    assert result.structured_content["status"] == "written"
+    after = store.get("user_pets.md")
+    assert after.tags == ("cats", "home")
+    assert str(after.invalid_at) == "2030-01-01"
+    assert after.body == before.body
+
+
+def test_a_field_the_reader_would_ignore_is_an_error_and_changes_nothing(
+        store: MemoryStore) -> None:
+    before = (store.directory / "user_pets.md").read_bytes()
+    result = call(store, "set_memory_fields", {"name": "user_pets.md",
+                                               "fields": {"invalid_at": "next week"}})
+    assert result.is_error
+    assert "invalid_at: must be a date" in text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_create_memory_adds_the_file_and_its_index_line_and_never_overwrites(
+        store: MemoryStore) -> None:
+    arguments = {"type": "project", "name": "Quarterly report due",
+                 "description": "The Q4 report is due on 2026-12-18.",
+                 "body": "Send it to finance.", "tags": ["report"]}
+    created = call(store, "create_memory", arguments).structured_content
+    assert created["status"] == "created"
+    assert created["file"] == "project_quarterly_report_due.md"
+    assert "project_quarterly_report_due.md" in store.read_index()[0]
+    again = call(store, "create_memory", arguments).structured_content
+    assert again["status"] == "refused"
+    assert "already exists" in again["message"]
+
+
+def test_archive_needs_a_reason_and_respects_locks(store: MemoryStore) -> None:
+    missing = call(store, "archive_memory", {"name": "user_pets.md"})
+    assert missing.is_error
+    blank = call(store, "archive_memory", {"name": "user_pets.md", "reason": "  "})
+    assert blank.is_error and "needs a reason" in text_of(blank)
+    lock_memory(store, "user_pets.md")
+    locked = call(store, "archive_memory", {"name": "user_pets.md", "reason": "obsolete"})
+    assert locked.is_error and "locked" in text_of(locked)
+    assert (store.directory / "user_pets.md").exists()
+    done = call(store, "archive_memory", {"name": "user_timezone_schedule.md",
+                                          "reason": "moved abroad"})
+    assert done.structured_content["file"] == "user_timezone_schedule.md"
+    assert (store.directory / "archive" / "user_timezone_schedule.md").exists()
+
+
+def test_list_memories_by_type_and_record_use(store: MemoryStore) -> None:
+    listed = call(store, "list_memories", {"type": "user"}).structured_content["memories"]
+    assert {m["type"] for m in listed} == {"user"}
+    assert "user_pets.md" in {m["file"] for m in listed}
+    used = call(store, "record_use", {"name": "user_pets"}).structured_content
+    assert used == {"file": "user_pets.md", "recorded": True, "warnings": []}
+    assert load_ledger(store.state_dir)[0]["user_pets.md"].use.count == 1
+
+
+def test_audit_reports_a_broken_memory(store: MemoryStore) -> None:
+    (store.directory / "user_pets.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    outcome = call(store, "audit", {}).structured_content
+    assert outcome["memories"] >= 20
+    assert any(f["file"] == "user_pets.md" for f in outcome["findings"])
+
+
+def test_an_unknown_memory_is_an_error_result_naming_it(store: MemoryStore) -> None:
+    result = call(store, "read_memory", {"name": "user_nobody.md"})
+    assert result.is_error
+    assert "user_nobody.md" in text_of(result)
+
+
+# -- a long-lived process ------------------------------------------------------------------
+
+def test_an_edit_on_disk_is_seen_by_the_next_search(store: MemoryStore) -> None:
+    async def body(client: Client) -> Any:
+        first = await client.call_tool("search_memory", {"query": "zanzibar ferry"})
+        (store.directory / "project_zanzibar.md").write_text(
+            "---\nname: Zanzibar trip\ndescription: The ferry to Zanzibar leaves at 7.\n"
+            "metadata:\n  type: project\n---\nBook the zanzibar ferry early.\n")
+        for _ in range(50):  # the watcher reports within milliseconds
+            second = await client.call_tool("search_memory", {"query": "zanzibar ferry"})
+            if second.structured_content["results"]:
+                return first, second
+            await asyncio.sleep(0.1)
+        return first, second
+
+    first, second = with_client(store, body)
+    assert first.structured_content["results"] == []
+    assert second.structured_content["results"][0]["file"] == "project_zanzibar.md"
+
+
+def test_a_folder_that_disappears_makes_tools_answer_with_an_error_then_recover(
+        store: MemoryStore, tmp_path: Path) -> None:
+    aside = tmp_path / "aside"
+
+    async def body(client: Client) -> Any:
+        await client.call_tool("search_memory", {"query": "cat"})
+        store.directory.rename(aside)
+        gone = await client.call_tool("search_memory", {"query": "cat"})
+        listed = await client.call_tool("list_memories", {})
+        aside.rename(store.directory)
+        back = await client.call_tool("search_memory", {"query": "cat"})
+        return gone, listed, back
+
+    gone, listed, back = with_client(store, body)
+    assert gone.is_error and "does not exist" in text_of(gone)
+    assert listed.is_error
+    assert back.structured_content["results"][0]["file"] == "user_pets.md"
+
+
+def test_memory_md_and_each_memory_are_resources(store: MemoryStore) -> None:
+    async def body(client: Client) -> Any:
+        listed = await client.list_resources()
+        index = await client.read_resource("sagemem://MEMORY.md")
+        pets = await client.read_resource("sagemem://memories/user_pets.md")
+        return listed, index, pets
+
+    listed, index, pets = with_client(store, body)
+    uris = {str(r.uri) for r in listed.resources}
+    assert "sagemem://MEMORY.md" in uris
+    assert "sagemem://memories/user_pets.md" in uris
+    assert index.contents[0].text == (store.directory / "MEMORY.md").read_text()
+    assert pets.contents[0].text == (store.directory / "user_pets.md").read_text()
+
+
+# -- the command ---------------------------------------------------------------------------
+
+def test_the_http_address_is_loopback_only() -> None:
+    assert loopback_address("127.0.0.1:8765") == ("127.0.0.1", 8765)
+    assert loopback_address("8765") == ("127.0.0.1", 8765)
+    assert loopback_address("[::1]:9000") == ("::1", 9000)
+    assert loopback_address("localhost:9000") == ("localhost", 9000)
+    for address in ("0.0.0.0:8765", "192.168.1.4:80", "example.com:80", "127.0.0.1:0",
+                    "127.0.0.1:http"):
+        with pytest.raises(Exception, match="--http"):
+            loopback_address(address)
+
+
+def test_without_the_extra_sagemem_mcp_says_how_to_install_it(tmp_path: Path) -> None:
+    code = ("import importlib.util, sys; real = importlib.util.find_spec;"
+            "importlib.util.find_spec = lambda n, *a: None if n == 'mcp' else real(n, *a);"
+            "from sagemem.cli import run; sys.argv = ['sagemem', '--dir', sys.argv[1], 'mcp'];"
+            "run()")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("error: the MCP server needs the mcp extra: "
+                                   "pip install 'sagemem[mcp]'")
+
+
+def test_import_sagemem_never_imports_the_sdk() -> None:
+    code = "import sys, sagemem, sagemem.store; print('mcp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "False"
+
+
+def server_env(store: MemoryStore) -> dict[str, str]:
+    return {**os.environ, "SAGE_MEM_DIR": str(store.directory),
+            "SAGE_MEM_STATE_DIR": str(store.state_dir)}
+
+
+def test_a_real_stdio_server_answers_the_sdk_client(store: MemoryStore) -> None:
+    params = StdioServerParameters(command=SAGEMEM[0], args=[*SAGEMEM[1:], "mcp"],
+                                   env=server_env(store))
+    memory = store.get("user_pets.md")
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            search = await client.call_tool("search_memory", {"query": "cat"})
+            stale = await client.call_tool("read_memory", {
+                "name": "user_pets.md", "revision": "0" * 64})
+            refused = await client.call_tool("write_memory", {
+                "name": "user_pets.md", "content": "x\n", "expected_revision": "0" * 64})
+            written = await client.call_tool("write_memory", {
+                "name": "user_pets.md", "content": memory.text + "\nMore.\n",
+                "expected_revision": memory.revision})
+            return tools, search, stale, refused, written
+
+    tools, search, stale, refused, written = asyncio.run(main())
+    assert len(tools.tools) == len(TOOL_NAMES)
+    assert search.structured_content["results"][0]["file"] == "user_pets.md"
+    assert stale.structured_content["status"] == "revision_changed"
+    assert refused.structured_content["status"] == "refused"
+    assert refused.structured_content["conflict_id"]
+    assert written.structured_content["status"] == "written"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_real_http_server_answers_on_loopback(store: MemoryStore) -> None:
+    port = _free_port()
+    server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"127.0.0.1:{port}"],
+                              env=server_env(store), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+        async def main() -> Any:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                return await client.call_tool("search_memory", {"query": "cat"})
+
+        result = asyncio.run(main())
+        assert result.structured_content["results"][0]["file"] == "user_pets.md"
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=10)
+    assert "Traceback" not in err

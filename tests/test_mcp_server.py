@@ -375,3 +375,30 @@ def test_a_real_http_server_answers_on_loopback(store: MemoryStore) -> None:
         server.terminate()
         _, err = server.communicate(timeout=10)
     assert "Traceback" not in err
+
+
+def test_the_server_embeds_a_fresh_folder_in_the_background_then_searches_by_meaning(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    store = MemoryStore(folder, tmp_path / "state", semantic=True)
+
+    async def body(client: Client) -> Any:
+        for _ in range(600):  # the catch-up embeds between calls; a search waits for none
+            cat = await client.call_tool("search_memory", {"query": "我的猫叫什么名字"})
+            if cat.structured_content["coverage"]["files_without_vectors"] == 0:
+                break
+            await asyncio.sleep(0.1)
+        lexical = await client.call_tool("search_memory", {"query": "cat", "mode": "lexical"})
+        return cat, lexical
+
+    cat, lexical = with_client(store, body)
+    assert cat.structured_content["results"][0]["file"] == "user_pets.md"
+    assert cat.structured_content["relevance"]["passes"] is True
+    assert lexical.structured_content["relevance"] is None
+
+
+def test_a_meaning_mode_on_a_lexical_store_is_an_error_saying_so(store: MemoryStore) -> None:
+    result = call(store, "search_memory", {"query": "cat", "mode": "hybrid"})
+    assert result.is_error
+    assert "semantic search is off" in text_of(result)

@@ -227,6 +227,29 @@ def test_an_unknown_memory_is_an_error_result_naming_it(store: MemoryStore) -> N
     assert "user_nobody.md" in text_of(result)
 
 
+def test_a_name_outside_the_folder_or_a_symlink_is_refused_and_nothing_is_read(
+        store: MemoryStore, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\ndescription: outside\n---\nthe secret\n")
+    (store.directory / "user_link.md").symlink_to(secret)
+    for name in ("../secret.md", "user_link.md"):
+        result = call(store, "read_memory", {"name": name})
+        assert result.is_error, name
+        assert "the secret" not in text_of(result)
+    written = call(store, "write_memory", {"name": "../escape.md", "content": "x\n",
+                                           "expected_revision": None})
+    assert written.is_error
+    assert not (tmp_path / "escape.md").exists()
+
+
+def test_a_text_over_the_size_limit_is_refused_and_the_file_kept(store: MemoryStore) -> None:
+    memory = store.get("user_pets.md")
+    result = call(store, "write_memory", {"name": "user_pets.md", "content": "x" * 2_000_000,
+                                          "expected_revision": memory.revision})
+    assert result.is_error
+    assert store.get("user_pets.md").text == memory.text
+
+
 # -- a long-lived process ------------------------------------------------------------------
 
 def test_an_edit_on_disk_is_seen_by_the_next_search(store: MemoryStore) -> None:

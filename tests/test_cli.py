@@ -26,7 +26,7 @@ from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
             "index", "inject", "ledger", "use", "config", "rollback", "recover",
-            "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch"]
+            "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch", "mcp"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
                "snapshot diff"]

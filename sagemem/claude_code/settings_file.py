@@ -103,12 +103,10 @@ def _comment_line(text: str) -> int | None:
 def value_at(data: Any, path: tuple[Key, ...]) -> Any:
     """The parsed value at ``path``, or None when any step is missing."""
     for step in path:
-        if isinstance(step, int) and isinstance(data, list) and step < len(data):
-            data = data[step]
-        elif isinstance(step, str) and isinstance(data, dict) and step in data:
-            data = data[step]
-        else:
+        in_list = isinstance(step, int) and isinstance(data, list) and step < len(data)
+        if not (in_list or (isinstance(step, str) and isinstance(data, dict) and step in data)):
             return None
+        data = data[step]
     return data
 
 

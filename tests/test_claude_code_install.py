@@ -180,14 +180,14 @@ def test_read_only_settings_are_a_clear_error(home: Path, capsys: pytest.Capture
     assert not (path.parent / "settings.json.sagemem-backup").exists()
 
 
-def test_read_only_refusal_leaves_no_backup(home: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_read_only_refusal_leaves_no_backup(home: Path, capsys: pytest.CaptureFixture[str]
+                                            ) -> None:
     """The same as root, where chmod does not stop a write: the check reads the mode."""
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(UNRELATED)
     path.chmod(0o444)
-    code, out, err = run(capsys, "--yes")
+    code, _, err = run(capsys, "--yes")
     path.chmod(0o644)
     assert code == 1 and "read-only" in err and path.read_text() == UNRELATED
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644

@@ -117,4 +117,4 @@ def test_doctor_command_prints_a_fix_under_each_problem(
     assert main(["doctor"]) == 1
     lines = capsys.readouterr().out.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("problem"))
-    assert lines[first + 1].split() [:2] == ["fix:", "sagemem"]
+    assert lines[first + 1].split()[:2] == ["fix:", "sagemem"]

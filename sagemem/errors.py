@@ -43,8 +43,11 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── UnfinishedOperation      a multi-file operation refused: a killed one is not recovered
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      ├── EditorFailed             ``edit``'s editor could not be run or exited non-zero
-     └── WriteFailed              the operating system refused a write (disk full, read-only)
-          └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
+     ├── WriteFailed              the operating system refused a write (disk full, read-only)
+     │    └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
+     └── HostConfigError          an agent host's config file (Claude Code's settings.json,
+                                  .mcp.json) that sagemem will not edit: not plain JSON,
+                                  an unexpected shape, changed while being edited
 """
 
 from __future__ import annotations
@@ -439,3 +442,13 @@ class InvalidArgument(SagememError):
 
 __all__ = sorted(name for name, value in list(globals().items())  # every class above
                  if isinstance(value, type) and issubclass(value, SagememError))
+
+
+class HostConfigError(SagememError):
+    """A file of an agent host (Claude Code's ``settings.json``, ``.mcp.json``,
+    ``~/.claude.json``) that ``install`` refuses to edit: it belongs to the user and the
+    host, so it is never repaired or rewritten on a guess — nothing is changed."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path, self.problem = path, problem
+        super().__init__(f"{path} {problem}; nothing was changed")

@@ -26,10 +26,11 @@ from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
             "index", "inject", "ledger", "use", "config", "rollback", "recover",
-            "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch", "mcp"]
+            "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
+            "doctor", "mcp"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
-               "snapshot diff"]
+               "snapshot diff", "install claude-code"]
 SUMMARY_KEYS = {
     "file", "name", "type", "description", "tags", "aliases", "baseline", "baselinePriority",
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",
@@ -221,7 +222,8 @@ def test_dash_h_is_help_on_every_command(run: Run, command: str) -> None:
     assert "-h, --help" in result.out
 
 
-@pytest.mark.parametrize("group", ["snapshot", "conflicts", "session", "task", "hook"])
+@pytest.mark.parametrize("group", ["snapshot", "conflicts", "session", "task", "hook",
+                                   "install"])
 def test_a_group_without_a_subcommand_prints_its_help_and_exits_2(run: Run, group: str) -> None:
     result = run(group)
     assert result.code == 2 and result.err == ""

@@ -36,6 +36,7 @@ COMMANDS = {
     **dict.fromkeys(("rollback", "recover"), "snapshot"),
     **dict.fromkeys(("write", "edit", "set"), "write"),
     **dict.fromkeys(("session", "task", "hook"), "agent"),
+    **dict.fromkeys(("install", "doctor"), "hosts"),
     "conflicts": "conflicts",
     "snapshot": "snapshot",
     "mcp": "serve",

@@ -1,0 +1,122 @@
+"""``sagemem install claude-code`` and ``sagemem doctor``: wiring sagemem into Claude Code
+and checking the wiring (the work is in ``sagemem.claude_code``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import click
+import typer
+
+from . import base as cli
+from .base import Globals, JsonOption, YesOption, app, echo, echo_json
+
+if TYPE_CHECKING:
+    from ..claude_code.install import Wiring
+
+install_app = typer.Typer(help="Wire sagemem into an agent host.", no_args_is_help=True)
+app.add_typer(install_app, name="install")
+
+
+@install_app.command("claude-code")
+def install_claude_code(
+    ctx: typer.Context,
+    project: Annotated[bool, typer.Option(
+        "--project", help="This project: ./.claude/settings.json, ./.mcp.json.")] = False,
+    user: Annotated[bool, typer.Option(
+        "--user", help="You, in every project (the default): ~/.claude/settings.json, "
+                       "~/.claude.json.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the changes as a diff; write nothing.")] = False,
+    yes: YesOption = False,
+    undo: Annotated[bool, typer.Option(
+        "--undo", help="Take the install out again (backups back byte for byte).")] = False,
+    no_skill: Annotated[bool, typer.Option(
+        "--no-skill", help="Leave the skill (SKILL.md) out.")] = False,
+) -> None:
+    """Add sagemem's hooks, MCP server (with the mcp extra) and skill to Claude Code.
+
+    The user scope is the default. Every other byte of the files is kept; the first
+    change keeps a <file>.sagemem-backup beside each file. Running it twice changes
+    nothing. Off a terminal a change needs --yes.
+    """
+    from ..claude_code.changes import apply_install, apply_undo
+    from ..claude_code.install import plan_install, plan_undo, targets
+
+    if project and user:
+        raise click.UsageError("--project and --user exclude each other; give one")
+    where = targets("project" if project else "user", home=Path.home(), project=Path.cwd())
+    plan = plan_undo(where) if undo else plan_install(
+        where, _wiring(ctx.obj), mcp=importlib.util.find_spec("mcp") is not None,
+        skill=not no_skill)
+    for notice in plan.notices:
+        echo(f"note: {notice}", err=True)
+    if not plan.changes:
+        if undo:
+            apply_undo((), plan.forget)
+        echo(f"nothing to {'undo' if undo else 'change'} ({where.scope} scope: "
+             f"{where.settings})", err=True)
+        return
+    diffs = [change.diff() for change in plan.changes]
+    if dry_run:
+        echo("".join(diffs), nl=False)
+        echo("dry run: nothing was written", err=True)
+        return
+    cli.confirm("write these changes?", yes=yes, required="to change Claude Code's files",
+                preview=lambda: ["".join(diffs).rstrip("\n")])
+    if undo:
+        apply_undo(plan.changes, plan.forget)
+    else:
+        apply_install(plan.changes)
+    for change in plan.changes:
+        verb = "removed" if change.after is None else "wrote"
+        echo(f"{verb} {change.path} ({change.what})")
+    if not undo:
+        echo(f"{where.scope} scope; undo with: sagemem install claude-code --undo "
+             f"--{where.scope}", err=True)
+
+
+def _wiring(g: Globals) -> Wiring:
+    """What the entries run and the folders they name: the memory folder always, the
+    state directory only when one was given (else it follows the folder)."""
+    from ..claude_code.install import Wiring, sagemem_command
+
+    settings = g.settings()
+    env = {"SAGE_MEM_DIR": str(settings.memory_dir)}
+    if settings.source("state_dir") != "default":
+        env["SAGE_MEM_STATE_DIR"] = str(settings.state_dir)
+    if not settings.memory_dir.is_dir():
+        echo(f"warning: memory directory {settings.memory_dir} does not exist yet; "
+             f"create it: {g.command('init')}", err=True)
+    return Wiring(sagemem_command(), env)
+
+
+@app.command()
+def doctor(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """Say what is wired into Claude Code where, whether it works, and what to fix.
+
+    Runs the hook command it finds with a sample prompt, timed against its timeout.
+    Exit 0 when all is well, 1 when something is wrong.
+    """
+    from ..claude_code.doctor import diagnose, healthy
+
+    g: Globals = ctx.obj
+    env = dict(os.environ)
+    for key, path in (("SAGE_MEM_DIR", g.memory_dir), ("SAGE_MEM_STATE_DIR", g.state_dir)):
+        if path is not None:
+            env[key] = os.path.abspath(path)
+    findings = diagnose(home=Path.home(), project=Path.cwd(), env=env)
+    if json_output:
+        echo_json({"version": 1, "ok": healthy(findings), "findings": [
+            {"level": f.level, "topic": f.topic, "message": f.message, "fix": f.fix}
+            for f in findings]})
+    else:
+        for f in findings:
+            echo(f"{f.level:<8} {f.topic}: {f.message}")
+            if f.fix:
+                echo(f"{'':<8} fix: {f.fix}")
+    if not healthy(findings):
+        raise typer.Exit(1)

@@ -1,0 +1,120 @@
+"""``sagemem doctor``: passes on a wired setup, names what is broken and how to fix it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from sagemem.claude_code.changes import apply_install
+from sagemem.claude_code.doctor import Finding, diagnose, healthy
+from sagemem.claude_code.install import Wiring, plan_install, targets
+from sagemem.cli import main
+
+# The hook as this test's Python runs it: the real `sagemem hook claude-code` command.
+SAGEMEM = (sys.executable, "-m", "sagemem")
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    folder = tmp_path / "memory"
+    assert main(["init", str(folder)]) == 0
+    return folder
+
+
+def wire(home: Path, memory: Path, command: tuple[str, ...] = SAGEMEM) -> None:
+    where = targets("user", home=home, project=home)
+    plan = plan_install(where, Wiring(command, {"SAGE_MEM_DIR": str(memory)}),
+                        mcp=True, skill=True)
+    apply_install(plan.changes)
+
+
+def problems(findings: list[Finding]) -> list[str]:
+    return [f"{f.topic}: {f.message}" for f in findings if f.level == "problem"]
+
+
+def test_doctor_passes_on_a_wired_setup(tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    findings = diagnose(home=home, project=home, env=dict(os.environ))
+    assert healthy(findings), problems(findings)
+    topics = {f.topic for f in findings if f.level == "ok"}
+    assert {"hooks", "hook", "skill", "memory", "index"} <= topics
+
+
+def test_doctor_reports_a_hook_pointing_at_a_missing_executable(
+        tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, memory, command=(str(tmp_path / "gone" / "sagemem"),))
+    findings = diagnose(home=home, project=home, env=dict(os.environ))
+    [hook] = [f for f in findings if f.topic == "hook"]
+    assert hook.level == "problem" and "exits 127" in hook.message
+    assert "sagemem install claude-code" in hook.fix
+
+
+def test_doctor_reports_a_missing_memory_directory(tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, tmp_path / "nowhere")
+    findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
+    [found] = [f for f in findings if f.topic == "memory"]
+    assert found.level == "problem" and "does not exist" in found.message
+    assert found.fix.startswith("sagemem init")
+
+
+def test_doctor_reports_nothing_wired(tmp_path: Path) -> None:
+    findings = diagnose(home=tmp_path, project=tmp_path, env={})
+    assert not healthy(findings)
+    assert any("install claude-code" in f.fix for f in findings if f.topic == "hooks")
+
+
+def test_doctor_reports_an_unindexed_folder(tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, memory)
+    findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
+    [index] = [f for f in findings if f.topic == "index"]
+    assert index.level == "problem" and index.fix == "sagemem index"
+
+
+def test_doctor_reports_malformed_settings(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{oops")
+    findings = diagnose(home=tmp_path, project=tmp_path, env={})
+    assert any("not valid JSON" in p for p in problems(findings))
+    assert settings.read_text() == "{oops"
+
+
+def test_doctor_reports_hooks_wired_twice(tmp_path: Path, memory: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    wire(home, memory)
+    where = targets("project", home=home, project=project)
+    apply_install(plan_install(where, Wiring(SAGEMEM, {"SAGE_MEM_DIR": str(memory)}),
+                               mcp=False, skill=False).changes)
+    findings = diagnose(home=home, project=project, env=dict(os.environ), run_hook=False)
+    assert any("runs the hook twice" in p for p in problems(findings))
+
+
+def test_doctor_command_exits_1_with_json_when_broken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["doctor", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["version"] == 1 and data["ok"] is False
+    assert {"level", "topic", "message", "fix"} <= set(data["findings"][0])
+
+
+def test_doctor_command_prints_a_fix_under_each_problem(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["doctor"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("problem"))
+    assert lines[first + 1].split()[:2] == ["fix:", "sagemem"]

@@ -18,7 +18,9 @@ from ..files.memory import file_lines, split
 BOM = "\ufeff"
 MAX_DESCRIPTION_CHARS = 150
 """About an index line's hook; longer first lines are cut at a word."""
-_MARKUP = re.compile(r"^[\s#>*+\-]+")
+# Heading hashes, quote marks and list bullets (a bullet only before a space: ``**bold**``
+# is text).
+_MARKUP = re.compile(r"^(?:\s*(?:#+|>|[-*+](?=\s)))*\s*")
 
 
 def line_count(text: str) -> int:

@@ -56,7 +56,7 @@ def index(store: MemoryStore) -> str:
 
 # -- each command as documented -------------------------------------------------------
 
-DOCUMENTED = [
+DOCUMENTED: list[tuple[dict[str, Any], str]] = [
     ({"command": "view", "path": "/memories/notes.md", "view_range": [8, 9]},
      f"{HEADER}\n     8\t- timeline\n     9\t- next steps"),
     ({"command": "view", "path": "/memories/notes.md", "view_range": [10, -1]},

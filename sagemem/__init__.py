@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         load_snapshot,
         verify_snapshot,
     )
+    from .memory_tool.handler import MemoryToolHandler
     from .store import ListError, Listing, MemoryStore
 
 __version__ = "0.1.0"
@@ -92,6 +93,7 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "LockChange": "history.locks",
     "Memory": "files.memory",
     "MemoryStore": "store",
+    "MemoryToolHandler": "memory_tool.handler",
     "Problem": "files.fields",
     "RollbackPlan": "history.rollback",
     "RollbackReport": "history.rollback",
@@ -165,6 +167,7 @@ __all__ = [
     "MemoryLocked",
     "MemoryNotFound",
     "MemoryStore",
+    "MemoryToolHandler",
     "MoveIncomplete",
     "NameCollision",
     "NotArchived",

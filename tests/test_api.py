@@ -16,6 +16,7 @@ def test_public_names_are_exactly_these() -> None:
         "FileChangedDuringRead", "FileTooLarge", "Finding", "FixReport", "InitReport",
         "InvalidName", "ListError", "Listing", "LiveAudit", "Lock", "LockChange",
         "Memory", "MemoryExists", "MemoryLocked", "MemoryNotFound", "MemoryStore",
+        "MemoryToolHandler",
         "MoveIncomplete", "NameCollision", "NotArchived", "Problem", "ReservedName",
         "ResolutionRefused", "RollbackPlan", "RollbackReport", "SagememError",
         "Settings", "SettingsError", "Snapshot", "SnapshotDamaged", "SnapshotNotFound",

@@ -66,9 +66,14 @@ def format_entry(title: str, file: str, hook: str) -> str:
     """An index line; brackets in the title are escaped, title and hook kept to one line."""
     safe_title = re.sub(r"([\[\]\\])", r"\\\1", one_line(title))
     safe_hook = one_line(hook)
-    target = f"<{file}>" if re.search(r"[\s()<>]", file) else file  # CommonMark link form
-    line = f"- [{safe_title}]({target})"
+    line = f"- [{safe_title}]({_link_target(file)})"
     return f"{line} — {safe_hook}" if safe_hook else line
+
+
+def _link_target(file: str) -> str:
+    """``file`` as a link target: in angle brackets when it holds a space, a parenthesis
+    or an angle bracket (the CommonMark form that keeps such a name one target)."""
+    return f"<{file}>" if re.search(r"[\s()<>]", file) else file
 
 
 def add_entry(text: str, line: str) -> str:
@@ -121,5 +126,21 @@ def set_hook(text: str, file: str, hook: str) -> str:
             else:
                 body = f"{body.rstrip()} — {safe_hook}" if safe_hook else body
             line = body + end
+        out.append(line)
+    return "".join(out)
+
+
+def retarget_entries(text: str, file: str, new_file: str) -> str:
+    """Every line pointing at ``file`` pointed at ``new_file`` instead (a rename); the
+    title, the hook, the line's place and every other byte stay."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        match = _ENTRY.match(line)
+        if match and points_at(match.group("angled") or match.group("target"), file):
+            group = "angled" if match.group("angled") else "target"
+            start, end = match.span(group)
+            if group == "angled":  # the brackets go too: the new name may not need them
+                start, end = start - 1, end + 1
+            line = line[:start] + _link_target(new_file) + line[end:]
         out.append(line)
     return "".join(out)

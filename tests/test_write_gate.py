@@ -426,3 +426,17 @@ def test_real_hook_process_denies_a_stale_write(memory_dir: Path, state_dir: Pat
     denied = run_hook(payload("PreToolUse", "Edit", role, project), memory_dir, state_dir)
     assert denied.returncode == 0
     assert "user_role.md changed since you last read it" in denial(denied.stdout.decode())
+
+
+def test_inject_never_imports_the_room_above_it() -> None:
+    """``claude_code`` uses ``inject``; an import back would be a cycle of rooms."""
+    import ast
+
+    import sagemem.inject
+
+    for source in Path(sagemem.inject.__file__).parent.glob("*.py"):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        names = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        names += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                  for alias in node.names]
+        assert not [n for n in names if "claude_code" in n], source

@@ -369,11 +369,15 @@ def test_a_fifo_in_the_folder_is_allowed_and_logged(host: Host, memory_dir: Path
     pytest.param({"file_path": 42}, id="not-a-string"),
     pytest.param({"file_path": "memory/\u0000x.md"}, id="nul"),
     pytest.param("memory/user_role.md", id="input-not-an-object"),
+    pytest.param({"file_path": "x.md", "cwd": "/" + "b/" * 400_000}, id="huge-cwd"),
 ])
 def test_hostile_tool_input_is_allowed_quickly(memory_dir: Path, state_dir: Path,
                                                project: Path, tool_input_value: Any) -> None:
     data = json.loads(payload("PreToolUse", "Write", "x", project))
     data["tool_input"] = tool_input_value
+    if isinstance(tool_input_value, dict) and "cwd" in tool_input_value:
+        data["tool_input"] = {"file_path": tool_input_value["file_path"]}
+        data["cwd"] = tool_input_value["cwd"]
     started = time.monotonic()
     assert claude_code(json.dumps(data).encode(), env_for(memory_dir, state_dir)) == ""
     assert time.monotonic() - started < 2

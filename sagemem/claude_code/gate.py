@@ -74,7 +74,8 @@ def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target |
     bind-mounted spelling of it is still it."""
     if len(file_path) > MAX_PATH_CHARS or "\x00" in file_path:
         return None
-    base = Path(cwd) if cwd and os.path.isabs(cwd) and "\x00" not in cwd else Path.cwd()
+    usable = cwd and len(cwd) <= MAX_PATH_CHARS and "\x00" not in cwd and os.path.isabs(cwd)
+    base = Path(cwd) if usable and cwd else Path.cwd()  # Claude Code runs hooks in its cwd
     real = Path(os.path.realpath(base / file_path))
     try:
         root = os.stat(memory_dir)

@@ -22,6 +22,7 @@ import typer
 from ..config import JSON_VERSION, Settings
 from ..errors import IndexUnavailable, NoCheckpoint
 from ..files.plural import counted
+from ..inject.session import DEFAULT_SESSION
 from ..store import MemoryStore
 from .base import (
     Globals,
@@ -216,7 +217,6 @@ def index(
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)
 app.add_typer(session_app, name="session")
-DEFAULT_SESSION = "default"
 
 
 @app.command()
@@ -415,7 +415,6 @@ def _record_seen(globals_: Globals, store: MemoryStore,
     model saw them, though it read them through a shell that knows no session id."""
     from ..files.folder import ARCHIVE_DIR
     from ..inject.seen import record_seen
-    from ..inject.session import DEFAULT_SESSION
 
     revisions = seen if isinstance(seen, Mapping) else {
         f"{ARCHIVE_DIR}/{r.file}" if r.archived else r.file: r.revision

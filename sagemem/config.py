@@ -77,7 +77,9 @@ GUARDED_DEFAULTS = {spec.key: spec.default for spec in INT_SETTINGS if spec.guar
 # semantic: vectors beside the lexical index, on unless 0/false/off (off = lexical only)
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG",
             "semantic": "SAGE_MEM_SEMANTIC"}
-TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID", "embedder": "SAGE_MEM_EMBEDDER"}
+# session: the host session ``read``/``search`` record what the model saw into
+TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID", "embedder": "SAGE_MEM_EMBEDDER",
+            "session": "SAGE_MEM_SESSION"}
 DEFAULT_EMBEDDER = "use-m3"  # embed/embedder.py's default (config may not import search)
 FALSE_WORDS = frozenset({"0", "false", "off"})
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
@@ -102,6 +104,7 @@ class Settings:
     semantic: bool = True
     task_id: str | None = None
     embedder: str = DEFAULT_EMBEDDER
+    session: str | None = None
     sources: Mapping[str, Source] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     # The settings that guard (snapshot_keep, idle_days_*): the legal values given, and

@@ -89,3 +89,45 @@ def test_an_updated_index_hook_is_no_longer_reported(spelt_store: MemoryStore) -
     spelt_store.write("project_f.md", fields={"description": "f, said anew"})
     assert spelt_store.set_index_hook("project_f.md", "f, said anew")
     assert audit(spelt_store).findings == ()
+
+
+# -- what Claude Code loads of MEMORY.md: 200 lines or 25,000 bytes ------------------------
+
+def index_store(tmp_path: Path, text: str) -> MemoryStore:
+    directory = tmp_path / "memory"
+    directory.mkdir()
+    (directory / "MEMORY.md").write_text(text, encoding="utf-8")
+    return MemoryStore(directory, tmp_path / "state")
+
+
+def size_findings(store: MemoryStore) -> list[tuple[str, str, int | None]]:
+    return [(f.category, f.severity, f.line) for f in audit(store).findings
+            if f.category == "index_over_claude_code_limit"]
+
+
+def test_an_index_of_200_lines_is_within_claude_codes_limit(tmp_path: Path) -> None:
+    text = "".join(f"- note {n}\n" for n in range(200)) + "\n\n"  # trailing blank lines trim
+    assert size_findings(index_store(tmp_path, text)) == []
+
+
+def test_an_index_of_201_lines_is_a_hint_naming_the_first_line_lost(tmp_path: Path) -> None:
+    store = index_store(tmp_path, "".join(f"- note {n}\n" for n in range(201)))
+    assert size_findings(store) == [("index_over_claude_code_limit", "hint", 201)]
+    [finding] = [f for f in audit(store).findings if f.line == 201]
+    assert "move detail into topic files" in finding.message
+    assert finding.data["lines"] == 201
+
+
+def test_an_index_of_25000_bytes_is_within_claude_codes_limit(tmp_path: Path) -> None:
+    line = "- " + "x" * 247 + "\n"  # 250 bytes: 100 lines make 25,000 bytes with the last \n
+    text = line * 100
+    assert len(text.strip().encode()) == 24_999
+    assert size_findings(index_store(tmp_path, text.rstrip("\n") + "x\n")) == []
+
+
+def test_an_index_over_25000_bytes_is_a_hint_at_the_line_past_the_limit(
+        tmp_path: Path) -> None:
+    text = ("- " + "é" * 200 + "\n") * 70  # 403 bytes a line, well under 200 lines
+    store = index_store(tmp_path, text)
+    assert size_findings(store) == [("index_over_claude_code_limit", "hint", 63)]
+    assert audit(store).findings[0].data["bytes"] == len(text.strip().encode())

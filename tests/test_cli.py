@@ -42,7 +42,7 @@ SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
                 "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
                 "validity",
-                "debug", "semantic", "task_id", "embedder"]
+                "debug", "semantic", "task_id", "embedder", "session"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\

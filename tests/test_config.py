@@ -362,6 +362,13 @@ def test_debug_is_turned_on_only_by_1_true_on_yes(
     assert settings.source("debug") == "env"
 
 
+def test_session_is_taken_from_env_and_unset_by_default(memory_dir: Path,
+                                                        state_dir: Path) -> None:
+    assert load({}, memory_dir, state_dir).session is None
+    settings = load({"SAGE_MEM_SESSION": " 8e0c4f1a "}, memory_dir, state_dir)
+    assert (settings.session, settings.source("session")) == ("8e0c4f1a", "env")
+
+
 def test_task_id_is_taken_from_env_without_surrounding_spaces(
     memory_dir: Path, state_dir: Path
 ) -> None:

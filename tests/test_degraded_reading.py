@@ -168,14 +168,17 @@ def test_cli_reads_with_a_read_only_state_dir_and_one_notice_per_degradation(
         capsys: pytest.CaptureFixture[str], store: MemoryStore, read_only_state: Path) -> None:
     searched = run(capsys, store, "search", QUESTION)
     assert searched.code == 0 and "project_database.md" in searched.out
-    assert searched.err.count("\n") == 1 and "cannot be written" in searched.err
+    assert searched.err.count("\n") == 2 and "cannot be written" in searched.err  # index,
+    assert "what the model has seen was not recorded" in searched.err  # and the seen record
     injected = run(capsys, store, "inject", QUESTION, "--json")
     assert injected.code == 0
     notices = json.loads(injected.out)["notices"]
     assert len(notices) == 3 and injected.err.count("\n") == 3  # index, session, ledger
     read = run(capsys, store, "read", "project_database.md", "--json")
     assert read.code == 0 and "Postgres 16" in json.loads(read.out)["content"]
-    assert len(json.loads(read.out)["notices"]) == 1 and read.err.count("\n") == 1
+    read_notices = json.loads(read.out)["notices"]  # the ledger, the seen record
+    assert len(read_notices) == 2 and read.err.count("\n") == 2
+    assert "what the model has seen was not recorded" in read_notices[1]
     searched_json = run(capsys, store, "search", QUESTION, "--json")
     assert len(json.loads(searched_json.out)["notices"]) == 1
 

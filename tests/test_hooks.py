@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import MEMORY_TEXT, write_memory
 
-from sagemem.inject.hooks import MAX_STDIN_BYTES, claude_code
+from sagemem.claude_code.hook import MAX_STDIN_BYTES, claude_code
 
 CONTEXT_LIMIT = 10_000  # Claude Code's own limit, written out rather than imported
 SESSION = "5c1d0e52-3b8f-4a7e-9d61-0f2b7c9a4e13"
@@ -246,7 +246,7 @@ def test_oversized_payload_prints_nothing_and_logs(memory_dir: Path, state_dir: 
 
 
 def test_import_does_not_import_typer() -> None:
-    code = "import sys, sagemem.inject.hooks; print('typer' in sys.modules)"
+    code = "import sys, sagemem.claude_code.hook; print('typer' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
     assert result.stdout.strip() == b"False"
 

@@ -113,22 +113,25 @@ def check_index(s: Scan) -> Iterable[Finding]:
 
 def check_index_hooks(s: Scan) -> Iterable[Finding]:
     """Index lines whose hook no longer says what the memory's description says: the
-    description was changed (``set``, ``edit``) and its MEMORY.md line was left behind."""
+    description was changed (``set``, ``edit``) and its MEMORY.md line was left behind.
+    Only in an index where some line repeats its description, as sagemem writes them:
+    Claude Code's auto memory writes every hook in its own short words, by design."""
     if s.index is None:
         return []
     described = {name_key(m.file): m for m in s.memories}
-    found = []
+    pairs = []
     for entry in s.index.entries:
         target = _index_target(s, entry.target)
         memory = described.get(name_key(target)) if target is not None else None
-        if memory is None or not entry.hook or not memory.description:
-            continue
-        if not indexfile.hook_matches(entry.hook, memory.description):
-            found.append(hint("index_stale_hook", INDEX_FILE, entry.line,
-                              f"the line of {memory.file} no longer matches its description "
-                              f"(sagemem set {memory.file} description=… --update-index, "
-                              "or edit the line)", target=memory.file))
-    return found
+        if memory is not None and entry.hook and memory.description:
+            pairs.append((entry, memory, indexfile.hook_matches(entry.hook, memory.description)))
+    if not any(matches for _, _, matches in pairs):
+        return []  # hooks in their own words (Claude Code's auto memory): nothing drifted
+    return [hint("index_stale_hook", INDEX_FILE, entry.line,
+                 f"the line of {memory.file} no longer matches its description "
+                 f"(sagemem set {memory.file} description=… --update-index, "
+                 "or edit the line)", target=memory.file)
+            for entry, memory, matches in pairs if not matches]
 
 
 def index_spellings(target: str) -> list[str]:
@@ -266,10 +269,46 @@ def check_conflicts(s: Scan) -> Iterable[Finding]:
     return found
 
 
+# Claude Code puts only this much of MEMORY.md into the model's context at session start
+# (src/memdir/memdir.ts: MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_BYTES; its memory docs say
+# "the first 200 lines or the first 25KB, whichever comes first"); the rest is cut.
+CLAUDE_CODE_INDEX_LINES = 200
+CLAUDE_CODE_INDEX_BYTES = 25_000
+
+
+def check_index_size(s: Scan) -> Iterable[Finding]:
+    """A MEMORY.md longer than Claude Code loads: the lines past its limit are never
+    seen by a model that starts a session on this folder (sage-mem's own index has no
+    such limit, so it is a hint, never a problem)."""
+    if s.index is None or s.index.revision is None:
+        return []
+    text = s.index.text.strip()  # Claude Code trims the file before it counts
+    lines, size = text.split("\n"), len(text.encode("utf-8"))
+    if len(lines) <= CLAUDE_CODE_INDEX_LINES and size <= CLAUDE_CODE_INDEX_BYTES:
+        return []
+    first_lost = min(CLAUDE_CODE_INDEX_LINES + 1, _first_line_past(lines))
+    return [hint("index_over_claude_code_limit", INDEX_FILE, first_lost,
+                 f"{len(lines)} lines, {size:,} bytes: Claude Code loads only the first "
+                 f"{CLAUDE_CODE_INDEX_LINES} lines or {CLAUDE_CODE_INDEX_BYTES:,} bytes at "
+                 f"session start, so from line {first_lost} on the model never sees it; "
+                 "keep one short line per memory and move detail into topic files",
+                 lines=len(lines), bytes=size, first_lost_line=first_lost)]
+
+
+def _first_line_past(lines: list[str]) -> int:
+    """The first line that ends past the byte limit (Claude Code cuts at line ends)."""
+    total = 0
+    for number, line in enumerate(lines, start=1):
+        total += len(line.encode("utf-8")) + (1 if number > 1 else 0)
+        if total > CLAUDE_CODE_INDEX_BYTES:
+            return number
+    return len(lines) + 1
+
+
 CHECKS: tuple[Check, ...] = (
-    check_unreadable, check_index, check_index_hooks, check_frontmatter, check_type_prefix,
-    check_comment_swallowed, check_text, check_temporary, check_links, check_bodies,
-    check_tags, check_duplicates, check_conflicts,
+    check_unreadable, check_index, check_index_hooks, check_index_size, check_frontmatter,
+    check_type_prefix, check_comment_swallowed, check_text, check_temporary, check_links,
+    check_bodies, check_tags, check_duplicates, check_conflicts,
 )
 
 

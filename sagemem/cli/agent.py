@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +22,7 @@ import typer
 from ..config import JSON_VERSION, Settings
 from ..errors import IndexUnavailable, NoCheckpoint
 from ..files.plural import counted
+from ..inject.session import DEFAULT_SESSION
 from ..store import MemoryStore
 from .base import (
     Globals,
@@ -40,6 +41,7 @@ from .embedding import EvalModeOption, ModeOption, embed_all, mode_of, semantic_
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
+    from ..search.results import SearchResponse
 
 
 @app.command()
@@ -68,12 +70,15 @@ def search(
     with ctx.obj.store() as store:
         semantic_off(store, mode)
         if batch is not None:
-            raise typer.Exit(_search_batch(store, batch, scope, limit, include_archived, mode))
+            raise typer.Exit(_search_batch(ctx.obj, store, batch, scope, limit,
+                                           include_archived, mode))
         if query is None or not query.strip():
             raise missing("QUERY", "Give a question, or --batch FILE.", "argument")
         response = store.search(query, scope=scope, limit=limit, cursor=cursor,
                                 include_archived=include_archived, mode=mode_of(mode))
+        seen_warnings = _record_seen(ctx.obj, store, response)
     _notices(response.notices)
+    _warnings(seen_warnings)
     if as_json:
         echo_json(search_json(response))
     else:
@@ -88,14 +93,15 @@ def search(
                  f"--cursor {response.coverage.next_cursor}", err=True)
 
 
-def _search_batch(store: MemoryStore, path: Path, scope: str | None, limit: int,
-                  include_archived: bool, mode: str | None) -> int:
+def _search_batch(globals_: Globals, store: MemoryStore, path: Path, scope: str | None,
+                  limit: int, include_archived: bool, mode: str | None) -> int:
     from .output_agent import search_json
 
     def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
         response = store.search(item["query"], scope=scope, limit=limit,
                                 include_archived=include_archived, mode=mode_of(mode))
         _notices(response.notices)
+        _warnings(_record_seen(globals_, store, response))
         return search_json(response)
 
     return _batch(path, answer)
@@ -138,8 +144,10 @@ def read(
     store = ctx.obj.store()
     result = store.read(name, start_line=start_line, start_byte=start_byte,
                         max_bytes=max_bytes, revision=revision)
-    warnings = record_if_possible(store.state_dir, "read", [result.file],
-                                  datetime.now(timezone.utc)) if result.status == "ok" else []
+    warnings = [*record_if_possible(store.state_dir, "read", [result.file],
+                                    datetime.now(timezone.utc)),
+                *_record_seen(ctx.obj, store, {result.file: result.revision})
+                ] if result.status == "ok" else []
     _warnings(warnings)
     if as_json:
         echo_json(read_json(result, warnings))
@@ -209,7 +217,6 @@ def index(
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)
 app.add_typer(session_app, name="session")
-DEFAULT_SESSION = "default"
 
 
 @app.command()
@@ -388,15 +395,32 @@ app.add_typer(hook_app, name="hook")
 
 @hook_app.command("claude-code")
 def hook_claude_code(ctx: typer.Context) -> None:
-    """Claude Code hook (UserPromptSubmit, SessionStart): the hook's JSON on stdin.
+    """Claude Code hook (UserPromptSubmit, SessionStart, and PreToolUse/PostToolUse of
+    Read, Write, Edit, MultiEdit): the hook's JSON on stdin.
 
-    Prints the memory block as additionalContext, or nothing; always exits 0, since
-    exit 2 would block the user's prompt. Errors go to <state>/logs/hook.log.
+    Prints the memory block as additionalContext, a denial of a write over a memory
+    changed since it was read, or nothing; always exits 0, since exit 2 would block the
+    user's prompt. Errors go to <state>/logs/hook.log.
     """
-    from ..inject.hooks import run_claude_code_hook
+    from ..claude_code.hook import run_claude_code_hook
 
     g: Globals = ctx.obj
     raise typer.Exit(run_claude_code_hook(g.memory_dir, g.state_dir))
+
+
+def _record_seen(globals_: Globals, store: MemoryStore,
+                 seen: SearchResponse | Mapping[str, str]) -> list[str]:
+    """Record the revisions a read or search handed the model (``inject.seen``), into
+    SAGE_MEM_SESSION's session or the shared default one: a write gate then knows the
+    model saw them, though it read them through a shell that knows no session id."""
+    from ..files.folder import ARCHIVE_DIR
+    from ..inject.seen import record_seen
+
+    revisions = seen if isinstance(seen, Mapping) else {
+        f"{ARCHIVE_DIR}/{r.file}" if r.archived else r.file: r.revision
+        for r in seen.results if r.revision}
+    session = globals_.settings().session or DEFAULT_SESSION
+    return record_seen(store.state_dir, session, revisions)
 
 
 def _warnings(warnings: Iterable[str]) -> None:

@@ -4,5 +4,8 @@
 - ``card``: ``status_card`` — the few lines saying what was left out and how to find it.
 - ``session``: per-session state and budgets (``load_session``, ``Budget``).
 - ``tasks``: task checkpoints (``ensure_checkpoint``, ``load_checkpoint``).
-- ``hooks``: ``run_claude_code_hook`` — the Claude Code prompt hook over ``inject``.
+- ``seen``: ``record_seen``, ``seen_revision`` — per session, the revision of each file
+  the model last saw (the write gates of ``claude_code`` and the MCP server read it).
+
+The Claude Code hook over ``inject`` is in ``claude_code/``, the room above this one.
 """

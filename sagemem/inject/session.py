@@ -21,6 +21,9 @@ from ..files.atomic import atomic_write
 from ..files.paths import read_regular
 
 SESSIONS_DIR = "sessions"
+DEFAULT_SESSION = "default"
+"""The shared session of callers that know no host session id (a shell, a hook payload
+without one)."""
 MAX_ATTEMPTS = 5
 CARD_RESERVE_SHARE = 0.05
 CARD_RESERVE_MIN, CARD_RESERVE_MAX = 1024, 4096

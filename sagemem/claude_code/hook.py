@@ -1,10 +1,12 @@
-"""The Claude Code hook: the model gets its memories before it answers, and the prompt
-never breaks.
+"""The Claude Code hook: the model gets its memories before it answers, its file tools
+do not write over what changed since it read it, and the user's work never breaks.
 
 Claude Code runs ``sagemem hook claude-code`` with the hook's JSON on stdin. On
 ``UserPromptSubmit`` we answer with the injected block as ``additionalContext``; on
 ``SessionStart`` after ``compact`` or ``clear`` the model has lost what it was given, so
-the session is reset and the same memories may be injected again. A hook that fails
+the session is reset and the same memories may be injected again. On ``PreToolUse`` and
+``PostToolUse`` of its Read/Write/Edit/MultiEdit tools the write gate answers
+(``gate.py``; it reads no settings, only where the folders are). A hook that fails
 shows errors to the user, and exit 2 blocks the prompt outright, so every failure is
 one line in ``<state>/logs/hook.log`` while the hook prints nothing and exits 0.
 
@@ -28,15 +30,15 @@ from typing import Any
 
 from ..config import Settings, load_settings, resolve_dirs
 from ..history.journal import pending_notice
+from ..inject.block import inject
+from ..inject.session import DEFAULT_SESSION, reset_session
 from ..store import MemoryStore
-from .block import inject
-from .session import reset_session
+from .gate import TOOL_EVENTS, gate
 
 MAX_STDIN_BYTES = 1024 * 1024
 CONTEXT_LIMIT = 10_000  # Claude Code swaps longer additionalContext for a preview
 MAX_CONTEXT_CHARS = 9_500  # inject fits the block under this by design, never by cutting
 RESETTING_SOURCES = frozenset({"compact", "clear"})
-DEFAULT_SESSION = "default"
 LOG_FILE = Path("logs") / "hook.log"
 MAX_LOG_BYTES = 1024 * 1024  # then hook.log becomes hook.log.1: a log must not fill a disk
 MAX_LOG_LINE = 2000
@@ -54,9 +56,12 @@ class HookEvent:
     prompt: str | None = None
     source: str | None = None
     cwd: str | None = None
+    tool: str | None = None
+    file_path: str | None = None
 
     def where(self) -> str:
-        return f"{self.name or '?'} session={self.session_id} cwd={self.cwd or '?'}"
+        tool = f" tool={self.tool}" if self.tool else ""
+        return f"{self.name or '?'}{tool} session={self.session_id} cwd={self.cwd or '?'}"
 
 
 def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
@@ -72,6 +77,8 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
             _log(log, f"{where}: {event}")
             return ""
         where = event.where()
+        if event.name in TOOL_EVENTS:
+            return _gate(event, env, memory_dir, state_dir, log)
         settings = load_settings(env, memory_dir, state_dir)
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
@@ -97,7 +104,9 @@ def parse_event(payload_bytes: bytes) -> HookEvent | str:
     event = HookEvent(name=_text(data, "hook_event_name", "hookEventName") or "",
                       session_id=_session_id(data),
                       prompt=_text(data, "prompt", "user_prompt"),
-                      source=_text(data, "source"), cwd=_text(data, "cwd"))
+                      source=_text(data, "source"), cwd=_text(data, "cwd"),
+                      tool=_text(data, "tool_name", "toolName"),
+                      file_path=_tool_file(data))
     if event.name == "UserPromptSubmit" and event.prompt is None:
         return f"{event.where()}: no string prompt"
     return event
@@ -106,6 +115,24 @@ def parse_event(payload_bytes: bytes) -> HookEvent | str:
 def _text(data: dict[str, Any], *keys: str) -> str | None:
     """The first of ``keys`` holding a string: field names changed between versions."""
     return next((data[k] for k in keys if isinstance(data.get(k), str)), None)
+
+
+def _tool_file(data: dict[str, Any]) -> str | None:
+    """``tool_input.file_path``: the file Read, Write, Edit and MultiEdit act on."""
+    tool_input = data.get("tool_input", data.get("toolInput"))
+    return _text(tool_input, "file_path", "filePath") if isinstance(tool_input, dict) else None
+
+
+def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
+          state_dir: Path | None, log: Path | None) -> str:
+    """The write gate's answer to a tool event; only the folders are resolved, never
+    settings.json, since it runs on every file tool call of the session."""
+    memory, state, _ = resolve_dirs(env, memory_dir, state_dir)
+    answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
+                  memory, state)
+    for line in answer.log:
+        _log(log, f"{event.where()}: {line}")
+    return answer.output
 
 
 def _session_id(data: dict[str, Any]) -> str:

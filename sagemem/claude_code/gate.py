@@ -1,0 +1,145 @@
+"""The write gate on Claude Code's own Write/Edit/MultiEdit tools, for the memory folder.
+
+Claude Code's tools write memory files directly, past sagemem's guarded writes, so a
+model that read ``user_role.md`` an hour ago (or before ``/compact``) could write over a
+change made since by a person, another session or ``sagemem`` itself. The gate closes
+that: every Read (and every Write or Edit, whose result the model knows) of a file in
+the folder records the revision the model saw (``inject.seen``); a Write or Edit of a
+file whose revision is no longer the one seen is denied, and the model is told to
+read it again.
+
+Rules, in order: a path outside the folder is never touched; a file that does not exist
+yet, or that the model never read, is allowed (creating notes must work); the gate
+that cannot decide allows, and says why in the hook's log. Allowing prints nothing:
+an explicit "allow" would skip the user's own permission prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import MemoryNotFound, SagememError
+from ..files.memory import revision_of
+from ..files.paths import MAX_INDEX_BYTES, read_regular
+from ..inject.seen import latest_seen, record_seen
+
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+SEEN_TOOLS = WRITE_TOOLS | {"Read"}
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer file_path names no file, at any cost
+MAX_GATED_BYTES = MAX_INDEX_BYTES
+"""The biggest file the gate hashes (MEMORY.md's own limit): bigger ones are allowed."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file inside the memory folder: its resolved path and its folder-relative name."""
+
+    path: Path
+    file: str
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    """What the hook prints ("" allows) and the lines it logs."""
+
+    output: str = ""
+    log: tuple[str, ...] = ()
+
+
+def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
+         session_id: str, memory_dir: Path, state_dir: Path) -> GateAnswer:
+    """Answer one PreToolUse or PostToolUse call of Claude Code's file tools."""
+    if event not in TOOL_EVENTS or tool not in SEEN_TOOLS or not file_path:
+        return GateAnswer()
+    target = memory_target(file_path, cwd, memory_dir)
+    if target is None:
+        return GateAnswer()
+    if event == "PostToolUse":
+        return _after(target, session_id, state_dir)
+    if tool in WRITE_TOOLS:
+        return _before_write(tool, target, session_id, state_dir)
+    return GateAnswer()
+
+
+def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target | None:
+    """The file ``file_path`` (relative to ``cwd``) really is, if it lies in the folder.
+
+    Both sides are resolved (``..``, symlinks), so a path through a link into the folder
+    is gated and a link inside the folder that points out of it is not the folder's. The
+    folder is recognised by its inode, not its spelling, so a differently cased or
+    bind-mounted spelling of it is still it."""
+    if len(file_path) > MAX_PATH_CHARS or "\x00" in file_path:
+        return None
+    usable = cwd and len(cwd) <= MAX_PATH_CHARS and "\x00" not in cwd and os.path.isabs(cwd)
+    base = Path(cwd) if usable and cwd else Path.cwd()  # Claude Code runs hooks in its cwd
+    real = Path(os.path.realpath(base / file_path))
+    try:
+        root = os.stat(memory_dir)
+    except (OSError, ValueError):
+        return None  # no memory folder: nothing in it to guard
+    for parent in real.parents:
+        try:
+            if os.path.samestat(os.stat(parent), root):
+                return Target(real, real.relative_to(parent).as_posix())
+        except OSError:
+            continue
+    return None
+
+
+def _current(target: Target) -> str | None:
+    """The file's revision now, through the safe read path; None if it does not exist."""
+    try:
+        return revision_of(read_regular(target.path, MAX_GATED_BYTES).data)
+    except MemoryNotFound:
+        return None
+
+
+def _after(target: Target, session_id: str, state_dir: Path) -> GateAnswer:
+    """The model read or wrote the file: what it holds now is what the model has seen."""
+    try:
+        revision = _current(target)
+    except SagememError as exc:
+        return GateAnswer(log=(f"not recorded as seen: {target.file}: {exc}",))
+    if revision is None:
+        return GateAnswer()
+    warnings = record_seen(state_dir, session_id, {target.file: revision})
+    return GateAnswer(log=tuple(warnings))
+
+
+def _before_write(tool: str, target: Target, session_id: str,
+                  state_dir: Path) -> GateAnswer:
+    """Deny a write over a file that changed since the model last saw it."""
+    try:
+        current = _current(target)
+    except SagememError as exc:
+        return GateAnswer(log=(f"allowed {tool} {target.file}: cannot tell ({exc})",))
+    if current is None:
+        return GateAnswer()  # a new file: nothing to overwrite
+    seen = latest_seen(state_dir, session_id, target.file)
+    log = tuple(f"{tool} {target.file}: {problem}" for problem in seen.problems)
+    if seen.revision is None or seen.revision == current:
+        return GateAnswer(log=log)
+    at = seen.at.isoformat(timespec="seconds") if seen.at else "?"
+    return GateAnswer(deny(stale_reason(target.file, seen.revision, current)),
+                      (*log, f"denied {tool} {target.file}: changed since read (seen "
+                             f"{seen.revision[:12]} at {at} in session {seen.session}, "
+                             f"now {current[:12]})"))
+
+
+def stale_reason(file: str, seen: str, current: str) -> str:
+    """What the model is told: what happened, and the one thing to do about it."""
+    return (f"sagemem: {file} changed since you last read it (you saw revision "
+            f"{seen[:12]}, it is now {current[:12]}). Read it again, then make your "
+            "change to what it says now.")
+
+
+def deny(reason: str) -> str:
+    """Claude Code's PreToolUse answer that refuses the call and tells the model why."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                              "permissionDecision": "deny",
+                                              "permissionDecisionReason": reason}},
+                      ensure_ascii=False)

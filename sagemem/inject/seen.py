@@ -1,0 +1,166 @@
+"""What the model has seen: per session, each file and the revision it last saw, and when.
+
+A write gate (the Claude Code hook's, the MCP server's) refuses to let the model write
+over a file that changed since it last read it, so every way the model reads a file —
+the host's own Read tool, ``sagemem read`` and ``search`` — records the revision it
+returned here. The records of a session live in ``<state>/sessions/seen/<id>.json``,
+beside the session files and under the same safe ids (``session.session_file``);
+they are written atomically and hold at most ``MAX_SEEN_FILES`` files (the oldest go
+first). An unreadable record file starts afresh: the gate then knows nothing, so it
+allows, which is the side a gate must fail on.
+
+Files are keyed by ``name_key`` of their folder-relative path (``user_role.md``,
+``archive/old.md``, ``MEMORY.md``), as sagemem compares names everywhere.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import MemoryNotFound, SagememError
+from ..files.atomic import atomic_write
+from ..files.paths import name_key, read_regular
+from .session import DEFAULT_SESSION, session_file
+
+SEEN_DIR = "seen"
+MAX_SEEN_FILES = 2000
+"""Files one session remembers; past it the oldest records go. A session that read more
+than this many memory files forgets the first ones, and a write to those is allowed."""
+MAX_SEEN_BYTES = 1024 * 1024  # 2,000 records take ~300 kB; a bigger file is not ours
+LOCK_WAIT_SECONDS = 1.0
+_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The newest record of one file among the sessions asked, and what got in the way."""
+
+    revision: str | None = None
+    at: datetime | None = None
+    session: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def seen_file(state_dir: Path, session_id: str) -> Path:
+    """Where a session's records live: ``sessions/seen/``, named as its session file."""
+    session = session_file(state_dir, session_id)
+    return session.parent / SEEN_DIR / session.name
+
+
+def seen_key(file: str) -> str:
+    """The key of a folder-relative file name: the form sagemem compares names in."""
+    return name_key(file.removeprefix("./"))
+
+
+def record_seen(state_dir: Path, session_id: str, revisions: Mapping[str, str], *,
+                now: datetime | None = None) -> list[str]:
+    """Record that the model of ``session_id`` saw each file at its revision. Returns
+    warnings; never raises for a state directory that is read-only, full or broken."""
+    if not revisions:
+        return []
+    stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="microseconds")
+    path = seen_file(state_dir, session_id)
+    try:
+        with _locked(path):
+            records, problem = _load(path)
+            for file, revision in revisions.items():
+                records[seen_key(file)] = {"revision": revision, "at": stamp}
+            _save(path, _newest(records))
+    except (OSError, SagememError) as exc:
+        return [f"what the model has seen was not recorded ({path}): {exc}"]
+    return [problem] if problem else []
+
+
+def seen_revision(state_dir: Path, session_id: str, file: str) -> str | None:
+    """The revision of ``file`` the model last saw: the newest record of the session and
+    of the shared default session (``sagemem read`` in a shell does not know the id)."""
+    return latest_seen(state_dir, session_id, file).revision
+
+
+def latest_seen(state_dir: Path, session_id: str, file: str) -> Seen:
+    """``seen_revision`` with the record's time and session, and the record files that
+    could not be read (the gate logs them)."""
+    key, best, problems = seen_key(file), Seen(), []
+    for session in dict.fromkeys((session_id, DEFAULT_SESSION)):
+        records, problem = _load(seen_file(state_dir, session))
+        if problem:
+            problems.append(problem)
+        record = records.get(key)
+        if record is None:
+            continue
+        at = _time_of(record)
+        if best.revision is None or (best.at or _OLDEST) < at:
+            best = Seen(str(record["revision"]), at, session)
+    return Seen(best.revision, best.at, best.session, tuple(problems))
+
+
+def _load(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """The records in ``path`` (none if it is missing), and why it was unreadable."""
+    try:
+        data = json.loads(read_regular(path, MAX_SEEN_BYTES).data.decode("utf-8"))
+    except MemoryNotFound:
+        return {}, None
+    except (SagememError, ValueError, RecursionError) as exc:
+        return {}, f"{path} unreadable, started afresh ({type(exc).__name__}: {exc})"
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}, f"{path} is not a record of seen files, started afresh"
+    return {k: v for k, v in files.items() if isinstance(k, str) and _valid(v)}, None
+
+
+def _valid(record: object) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("revision"), str)
+
+
+def _time_of(record: Mapping[str, Any]) -> datetime:
+    """When a record was made; a missing or garbled time counts as the oldest."""
+    try:
+        at = datetime.fromisoformat(str(record.get("at")))
+    except ValueError:
+        return _OLDEST
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+
+
+def _newest(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """At most MAX_SEEN_FILES records, the newest kept: the file stays bounded."""
+    if len(records) <= MAX_SEEN_FILES:
+        return records
+    kept = sorted(records.items(), key=lambda item: _time_of(item[1]))[-MAX_SEEN_FILES:]
+    return dict(kept)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold ``<id>.json.lock`` while a record is read, changed and written: Claude Code
+    runs parallel Reads, and their hooks would otherwise drop each other's records.
+    Waits at most LOCK_WAIT_SECONDS, then goes on unlocked (a hook has a time limit)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.with_name(path.name + ".lock"),
+                 os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _save(path: Path, records: dict[str, dict[str, Any]]) -> None:
+    text = json.dumps({"version": 1, "files": records}, ensure_ascii=False, indent=1)
+    atomic_write(path, text.encode("utf-8"), create=False)

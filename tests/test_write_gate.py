@@ -1,0 +1,446 @@
+"""The write gate: Claude Code's Write/Edit/MultiEdit of a memory changed since the model
+read it is denied; everything else goes through untouched.
+
+The payloads carry every field Claude Code sends (``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name``, ``tool_name``, ``tool_input``, ``tool_response`` after the
+tool); most tests call ``claude_code`` in-process, one runs the real command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write_memory
+
+from sagemem.claude_code.hook import claude_code
+from sagemem.cli import main
+from sagemem.inject import seen
+from sagemem.inject.seen import record_seen, seen_file, seen_revision
+from sagemem.inject.session import DEFAULT_SESSION
+
+SESSION = "8e0c4f1a-2b7d-4c9e-a1f3-5d6b7c8e9f01"
+ROLE = """---
+name: User role
+description: The user is a data scientist who works in notebooks.
+type: user
+---
+The user is a data scientist; prefers notebooks and pandas.
+"""
+INDEX = "# Memory index\n\n- [User role](user_role.md) — data scientist, notebooks\n"
+
+
+@pytest.fixture
+def memory_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "memory"
+    (directory / "archive").mkdir(parents=True)
+    write_memory(directory, "user_role.md", ROLE)
+    write_memory(directory, "MEMORY.md", INDEX)
+    write_memory(directory / "archive", "project_old.md", ROLE.replace("User role", "Old"))
+    return directory
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The directory Claude Code runs in: the payload's ``cwd``."""
+    directory = tmp_path / "project"
+    directory.mkdir()
+    return directory
+
+
+def tool_input(tool: str, file_path: str) -> dict[str, Any]:
+    """``tool_input`` as each tool sends it."""
+    if tool == "Write":
+        return {"file_path": file_path, "content": ROLE + "Also uses polars.\n"}
+    if tool == "Edit":
+        return {"file_path": file_path, "old_string": "pandas", "new_string": "polars",
+                "replace_all": False}
+    if tool == "MultiEdit":
+        return {"file_path": file_path, "edits": [
+            {"old_string": "pandas", "new_string": "polars", "replace_all": False}]}
+    return {"file_path": file_path}
+
+
+def payload(event: str, tool: str, file_path: str | Path, cwd: Path,
+            session: str = SESSION) -> bytes:
+    data: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": f"/home/u/.claude/projects/-home-u-src-x/{session}.jsonl",
+        "cwd": str(cwd), "permission_mode": "default", "hook_event_name": event,
+        "tool_name": tool, "tool_input": tool_input(tool, str(file_path)),
+        "tool_use_id": "toolu_01ABCDEFG"}
+    if event == "PostToolUse":
+        data["tool_response"] = ({"type": "text", "file": {"filePath": str(file_path)}}
+                                 if tool == "Read" else
+                                 {"filePath": str(file_path), "success": True})
+    return json.dumps(data).encode("utf-8")
+
+
+def env_for(memory_dir: Path, state_dir: Path) -> dict[str, str]:
+    return {"SAGE_MEM_DIR": str(memory_dir), "SAGE_MEM_STATE_DIR": str(state_dir)}
+
+
+class Host:
+    """Claude Code, as far as the gate sees it: tool calls on files, each wrapped in its
+    PreToolUse and PostToolUse hook calls."""
+
+    def __init__(self, memory_dir: Path, state_dir: Path, cwd: Path) -> None:
+        self.env = env_for(memory_dir, state_dir)
+        self.cwd = cwd
+
+    def hook(self, event: str, tool: str, path: str | Path, session: str = SESSION) -> str:
+        return claude_code(payload(event, tool, path, self.cwd, session), self.env)
+
+    def read(self, path: str | Path, session: str = SESSION) -> str:
+        return self.hook("PostToolUse", "Read", path, session)
+
+    def before(self, tool: str, path: str | Path, session: str = SESSION) -> str:
+        return self.hook("PreToolUse", tool, path, session)
+
+    def write(self, path: Path, text: str, session: str = SESSION) -> str:
+        """A Write the gate let through: the file changes, then PostToolUse."""
+        answer = self.before("Write", path, session)
+        assert answer == ""
+        path.write_text(text, encoding="utf-8")
+        return self.hook("PostToolUse", "Write", path, session)
+
+
+@pytest.fixture
+def host(memory_dir: Path, state_dir: Path, project: Path) -> Host:
+    return Host(memory_dir, state_dir, project)
+
+
+def denial(output: str) -> str:
+    """The reason of a PreToolUse denial, checking it has exactly Claude Code's shape."""
+    data = json.loads(output)
+    assert list(data) == ["hookSpecificOutput"]
+    specific = data["hookSpecificOutput"]
+    assert set(specific) == {"hookEventName", "permissionDecision", "permissionDecisionReason"}
+    assert specific["hookEventName"] == "PreToolUse"
+    assert specific["permissionDecision"] == "deny"
+    reason = specific["permissionDecisionReason"]
+    assert isinstance(reason, str)
+    return reason
+
+
+def log_text(state_dir: Path) -> str:
+    log = state_dir / "logs" / "hook.log"
+    return log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def change(path: Path) -> None:
+    """Another process (a person's editor, another session) edits the file."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("Moved to the platform team in May.\n")
+
+
+# -- denied: the file changed since the model read it -------------------------------------
+
+def test_stale_write_is_denied_with_the_reason(host: Host, memory_dir: Path,
+                                               state_dir: Path) -> None:
+    role = memory_dir / "user_role.md"
+    assert host.read(role) == ""
+    change(role)
+    reason = denial(host.before("Write", role))
+    assert "user_role.md changed since you last read it" in reason
+    assert "Read it again" in reason
+    assert "denied Write user_role.md: changed since read" in log_text(state_dir)
+
+
+@pytest.mark.parametrize("tool", ["Edit", "MultiEdit"])
+def test_edit_after_another_process_changed_the_file_is_denied(
+        host: Host, memory_dir: Path, tool: str) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    assert "user_role.md" in denial(host.before(tool, role))
+
+
+def test_reading_again_after_the_denial_lets_the_edit_through(host: Host,
+                                                              memory_dir: Path) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    denial(host.before("Edit", role))
+    host.read(role)
+    assert host.before("Edit", role) == ""
+
+
+@pytest.mark.parametrize("name", ["MEMORY.md", "archive/project_old.md"])
+def test_index_and_archived_files_are_gated_too(host: Host, memory_dir: Path,
+                                               name: str) -> None:
+    path = memory_dir / name
+    host.read(path)
+    change(path)
+    assert name in denial(host.before("Edit", path))
+
+
+# -- allowed ------------------------------------------------------------------------------
+
+def test_read_then_write_is_allowed(host: Host, memory_dir: Path, state_dir: Path) -> None:
+    host.read(memory_dir / "user_role.md")
+    assert host.before("Write", memory_dir / "user_role.md") == ""
+    assert log_text(state_dir) == ""
+
+
+def test_own_write_then_edit_is_allowed(host: Host, memory_dir: Path) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    host.write(role, ROLE + "Also uses polars.\n")
+    assert host.before("Edit", role) == ""  # without PostToolUse's record: denied
+
+
+def test_file_never_read_is_allowed(host: Host, memory_dir: Path, state_dir: Path) -> None:
+    assert host.before("Edit", memory_dir / "user_role.md") == ""
+    assert log_text(state_dir) == ""
+
+
+def test_new_file_is_allowed_and_recorded_once_written(host: Host, memory_dir: Path,
+                                                       state_dir: Path) -> None:
+    new = memory_dir / "feedback_testing.md"
+    assert host.write(new, "---\nname: Testing\ndescription: d\ntype: feedback\n---\nx\n") == ""
+    change(new)
+    assert "feedback_testing.md" in denial(host.before("Edit", new))
+
+
+def test_path_outside_the_folder_is_untouched(host: Host, project: Path,
+                                             state_dir: Path) -> None:
+    source = project / "main.py"
+    source.write_text("print('hi')\n", encoding="utf-8")
+    assert host.read(source) == ""
+    change(source)
+    assert host.before("Write", source) == ""
+    assert not state_dir.exists()  # no record, no log: the gate never looked
+
+
+def test_other_tools_and_events_are_untouched(host: Host, memory_dir: Path,
+                                              state_dir: Path) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    assert host.before("NotebookEdit", role) == ""
+    assert host.before("Read", role) == ""
+    assert host.hook("PostToolUseFailure", "Edit", role) == ""
+
+
+# -- what counts as seen: sagemem's own read and search -----------------------------------
+
+def cli(memory_dir: Path, state_dir: Path, *args: str) -> int:
+    return main(["--dir", str(memory_dir), "--state-dir", str(state_dir), *args])
+
+
+@pytest.mark.parametrize("session", [SESSION, None], ids=["SAGE_MEM_SESSION", "default"])
+def test_sagemem_read_counts_as_seen(host: Host, memory_dir: Path, state_dir: Path,
+                                     monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str],
+                                     session: str | None) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    denial(host.before("Edit", role))
+    if session is not None:
+        monkeypatch.setenv("SAGE_MEM_SESSION", session)
+    assert cli(memory_dir, state_dir, "read", "user_role") == 0
+    assert "platform team" in capsys.readouterr().out
+    assert seen_file(state_dir, session or DEFAULT_SESSION).is_file()
+    assert host.before("Edit", role) == ""
+
+
+def test_sagemem_search_counts_as_seen(host: Host, memory_dir: Path, state_dir: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    assert cli(memory_dir, state_dir, "search", "data scientist notebooks", "--json") == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [r["file"] for r in results] == ["user_role.md"]
+    assert seen_revision(state_dir, SESSION, "user_role.md") == results[0]["revision"]
+    assert host.before("Edit", role) == ""
+
+
+def test_another_sessions_read_does_not_count(host: Host, memory_dir: Path) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    host.read(role, session="other-session")
+    assert denial(host.before("Edit", role))
+
+
+# -- paths: .., symlinks, case ------------------------------------------------------------
+
+def test_relative_and_dotdot_paths_name_the_same_file(host: Host, memory_dir: Path,
+                                                      project: Path) -> None:
+    host.read("../memory/user_role.md")  # relative to the payload's cwd
+    change(memory_dir / "user_role.md")
+    assert denial(host.before("Edit", project / ".." / "memory" / "archive" / ".."
+                              / "user_role.md"))
+
+
+def test_a_symlink_into_the_folder_is_gated(host: Host, memory_dir: Path,
+                                            project: Path) -> None:
+    (project / "notes").symlink_to(memory_dir)
+    (project / "role.md").symlink_to(memory_dir / "user_role.md")
+    host.read(project / "notes" / "user_role.md")
+    change(memory_dir / "user_role.md")
+    assert "user_role.md" in denial(host.before("Write", project / "role.md"))
+
+
+def test_a_symlink_in_the_folder_pointing_out_is_untouched(host: Host, memory_dir: Path,
+                                                           project: Path,
+                                                           state_dir: Path) -> None:
+    outside = project / "secrets.md"
+    outside.write_text("token\n", encoding="utf-8")
+    (memory_dir / "evil.md").symlink_to(outside)
+    (memory_dir / "elsewhere").symlink_to(project)
+    host.read(memory_dir / "evil.md")
+    host.read(memory_dir / "elsewhere" / "secrets.md")
+    change(outside)
+    assert host.before("Write", memory_dir / "evil.md") == ""
+    assert host.before("Write", memory_dir / "elsewhere" / "secrets.md") == ""
+    assert not state_dir.exists()
+
+
+def test_a_differently_cased_name_shares_the_record(state_dir: Path) -> None:
+    """sagemem compares names case-folded (``name_key``): one memory, one record."""
+    record_seen(state_dir, SESSION, {"User_Role.md": "a" * 64})
+    assert seen_revision(state_dir, SESSION, "user_role.md") == "a" * 64
+
+
+# -- the gate that cannot decide allows, and logs -----------------------------------------
+
+def test_corrupt_seen_file_allows_and_logs(host: Host, memory_dir: Path,
+                                           state_dir: Path) -> None:
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    change(role)
+    seen_file(state_dir, SESSION).write_bytes(b"{not json")
+    assert host.before("Edit", role) == ""
+    assert "unreadable, started afresh" in log_text(state_dir)
+    host.read(role)  # the record starts afresh
+    assert json.loads(seen_file(state_dir, SESSION).read_text())["files"]
+
+
+def test_unwritable_state_allows_and_logs(host: Host, memory_dir: Path,
+                                          state_dir: Path) -> None:
+    (state_dir / "sessions").mkdir(parents=True)
+    (state_dir / "sessions" / "seen").write_text("", encoding="utf-8")  # no dir there
+    role = memory_dir / "user_role.md"
+    assert host.read(role) == ""
+    assert "what the model has seen was not recorded" in log_text(state_dir)
+    change(role)
+    assert host.before("Edit", role) == ""
+    assert "unreadable, started afresh" in log_text(state_dir)
+
+
+def test_state_dir_that_is_a_file_allows(memory_dir: Path, tmp_path: Path,
+                                         project: Path) -> None:
+    state = tmp_path / "state-is-a-file"
+    state.write_text("", encoding="utf-8")
+    host = Host(memory_dir, state, project)
+    host.read(memory_dir / "user_role.md")
+    change(memory_dir / "user_role.md")
+    assert host.before("Edit", memory_dir / "user_role.md") == ""
+
+
+def test_a_fifo_in_the_folder_is_allowed_and_logged(host: Host, memory_dir: Path,
+                                                    state_dir: Path) -> None:
+    fifo = memory_dir / "pipe.md"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert host.before("Write", fifo) == ""
+    assert time.monotonic() - started < 2  # O_NONBLOCK: never hangs on the pipe
+    assert "allowed Write pipe.md: cannot tell" in log_text(state_dir)
+
+
+@pytest.mark.parametrize("tool_input_value", [
+    pytest.param({"file_path": "/" + "a/" * 400_000}, id="huge-path"),
+    pytest.param({"file_path": "../" * 300_000}, id="huge-dotdot"),
+    pytest.param({"file_path": 42}, id="not-a-string"),
+    pytest.param({"file_path": "memory/\u0000x.md"}, id="nul"),
+    pytest.param("memory/user_role.md", id="input-not-an-object"),
+    pytest.param({"file_path": "x.md", "cwd": "/" + "b/" * 400_000}, id="huge-cwd"),
+])
+def test_hostile_tool_input_is_allowed_quickly(memory_dir: Path, state_dir: Path,
+                                               project: Path, tool_input_value: Any) -> None:
+    data = json.loads(payload("PreToolUse", "Write", "x", project))
+    data["tool_input"] = tool_input_value
+    if isinstance(tool_input_value, dict) and "cwd" in tool_input_value:
+        data["tool_input"] = {"file_path": tool_input_value["file_path"]}
+        data["cwd"] = tool_input_value["cwd"]
+    started = time.monotonic()
+    assert claude_code(json.dumps(data).encode(), env_for(memory_dir, state_dir)) == ""
+    assert time.monotonic() - started < 2
+
+
+# -- the record of what was seen ----------------------------------------------------------
+
+def test_newest_record_wins_between_the_session_and_the_default_one(state_dir: Path) -> None:
+    record_seen(state_dir, SESSION, {"user_role.md": "1" * 64})
+    record_seen(state_dir, DEFAULT_SESSION, {"user_role.md": "2" * 64})
+    assert seen_revision(state_dir, SESSION, "user_role.md") == "2" * 64
+    record_seen(state_dir, SESSION, {"user_role.md": "3" * 64})
+    assert seen_revision(state_dir, SESSION, "user_role.md") == "3" * 64
+    assert seen_revision(state_dir, "other", "user_role.md") == "2" * 64
+    assert seen_revision(state_dir, SESSION, "never_read.md") is None
+
+
+def test_records_stay_bounded_keeping_the_newest(state_dir: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(seen, "MAX_SEEN_FILES", 5)
+    for n in range(8):
+        record_seen(state_dir, SESSION, {f"note_{n}.md": f"{n}" * 64})
+    files = json.loads(seen_file(state_dir, SESSION).read_text())["files"]
+    assert sorted(files) == [f"note_{n}.md" for n in range(3, 8)]
+
+
+def test_unsafe_session_ids_stay_inside_the_seen_directory(state_dir: Path) -> None:
+    record_seen(state_dir, "../../etc/passwd", {"a.md": "1" * 64})
+    (path,) = (state_dir / "sessions" / "seen").glob("*.json")
+    assert path.name.startswith("id-")
+    assert seen_revision(state_dir, "../../etc/passwd", "a.md") == "1" * 64
+
+
+# -- the real command ---------------------------------------------------------------------
+
+def run_hook(data: bytes, memory_dir: Path, state_dir: Path) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, **env_for(memory_dir, state_dir)}
+    return subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
+                          input=data, capture_output=True, env=env, timeout=60, check=False)
+
+
+def test_real_hook_process_denies_a_stale_write(memory_dir: Path, state_dir: Path,
+                                                project: Path) -> None:
+    role = memory_dir / "user_role.md"
+    read = run_hook(payload("PostToolUse", "Read", role, project), memory_dir, state_dir)
+    assert (read.returncode, read.stdout) == (0, b"")
+    allowed = run_hook(payload("PreToolUse", "Edit", role, project), memory_dir, state_dir)
+    assert (allowed.returncode, allowed.stdout) == (0, b"")
+    change(role)
+    denied = run_hook(payload("PreToolUse", "Edit", role, project), memory_dir, state_dir)
+    assert denied.returncode == 0
+    assert "user_role.md changed since you last read it" in denial(denied.stdout.decode())
+
+
+def test_inject_never_imports_the_room_above_it() -> None:
+    """``claude_code`` uses ``inject``; an import back would be a cycle of rooms."""
+    import ast
+
+    import sagemem.inject
+
+    for source in Path(sagemem.inject.__file__).parent.glob("*.py"):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        names = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        names += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                  for alias in node.names]
+        assert not [n for n in names if "claude_code" in n], source

@@ -31,4 +31,4 @@ def mcp(
     store = ctx.obj.store()
     if address is not None:
         echo(f"serving MCP at http://{address[0]}:{address[1]}/mcp (Ctrl-C stops)", err=True)
-    serve(store, http=address)
+    serve(store, http=address, session_id=ctx.obj.settings().session)

@@ -70,10 +70,11 @@ class StoreThread:
 class SagememMCP(MCPServer[None]):
     """``MCPServer`` whose resource list also names each memory as it is now."""
 
-    def __init__(self, store: MemoryStore, *, watch: bool = True) -> None:
+    def __init__(self, store: MemoryStore, *, watch: bool = True,
+                 session_id: str | None = None) -> None:
         self.store, self.watch = store, watch
         self.thread = StoreThread()
-        self.memory_tools = MemoryTools(store)
+        self.memory_tools = MemoryTools(store, session_id)
         tools = self.memory_tools.tools()
         super().__init__(
             "sagemem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
@@ -183,15 +184,18 @@ def _text(text: str) -> TextContent:
     return TextContent(type="text", text=text)
 
 
-def build_server(store: MemoryStore, *, watch: bool = True) -> SagememMCP:
-    """The MCP server over ``store`` (not started: ``run`` it, or connect a client)."""
-    return SagememMCP(store, watch=watch)
+def build_server(store: MemoryStore, *, watch: bool = True,
+                 session_id: str | None = None) -> SagememMCP:
+    """The MCP server over ``store`` (not started: ``run`` it, or connect a client);
+    what it hands the model is recorded as seen in ``session_id`` (default: shared)."""
+    return SagememMCP(store, watch=watch, session_id=session_id)
 
 
-def serve(store: MemoryStore, *, http: tuple[str, int] | None = None) -> None:
+def serve(store: MemoryStore, *, http: tuple[str, int] | None = None,
+          session_id: str | None = None) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP);
     ``http`` is a loopback host and port (``address.py`` checks it)."""
-    server = build_server(store)
+    server = build_server(store, session_id=session_id)
     try:
         if http is None:
             server.run("stdio")

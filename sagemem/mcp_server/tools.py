@@ -10,7 +10,7 @@ refused is a normal ``WriteOutcome`` with the conflict and both revisions.
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timezone
@@ -23,6 +23,8 @@ from ..files.fields import DATE_FIELDS, field_problem, set_warnings
 from ..files.memory import Memory, checked_revision
 from ..history.archive import archive_memory
 from ..history.ledger import record_if_possible
+from ..inject.seen import record_seen
+from ..inject.session import DEFAULT_SESSION
 from ..search.reading import ReadResult
 from ..search.results import SearchResponse
 from ..store import MemoryStore
@@ -45,7 +47,6 @@ SEARCH_BUDGET_S = 5.0
 is indexed (with a notice): the server catches up in the background meanwhile."""
 CATCH_UP_SLICE_S = 0.25
 """One slice of the background catch-up; tool calls queue behind at most this long."""
-SESSION_ENV = "SAGE_MEM_SESSION"
 Mode = Literal["lexical", "semantic", "hybrid"]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,7 +79,12 @@ class MemoryTools:
 
     def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
         self.store = store
-        self.session_id = session_id or os.environ.get(SESSION_ENV) or None
+        self.session_id = session_id or DEFAULT_SESSION
+        """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
+        write gate: the ``session`` setting (SAGE_MEM_SESSION), else the shared default."""
+
+    def _seen(self, revisions: Mapping[str, str]) -> list[str]:
+        return record_seen(self.store.state_dir, self.session_id, revisions)
 
     def catch_up(self) -> bool:
         """One slice of bringing the index (and the vectors) in step with the folder;
@@ -120,8 +126,10 @@ class MemoryTools:
         if mode in ("semantic", "hybrid") and not self.store.semantic:
             raise InvalidArgument("mode", "semantic search is off (setting semantic: false or "
                                     "SAGE_MEM_SEMANTIC=off); use mode lexical")
-        return self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
-                                 deadline=time.monotonic() + SEARCH_BUDGET_S)
+        response = self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
+                                     deadline=time.monotonic() + SEARCH_BUDGET_S)
+        warnings = self._seen({r.file: r.revision for r in response.results if r.revision})
+        return dataclasses.replace(response, notices=(*response.notices, *warnings))
 
     @hints(read_only=True, idempotent=True)
     def read_memory(
@@ -148,6 +156,7 @@ class MemoryTools:
                                  max_bytes=max_bytes, revision=revision)
         if result.status == "ok":
             record_if_possible(self.store.state_dir, "read", [result.file], _now())
+            self._seen({result.file: result.revision})
         return result
 
     @hints(read_only=False, destructive=True)
@@ -171,7 +180,7 @@ class MemoryTools:
             memory = self.store.write(name, content, expected, reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, expected)
-        return _written("written" if expected else "created", memory, expected)
+        return self._wrote("written" if expected else "created", memory, expected)
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(
@@ -196,7 +205,7 @@ class MemoryTools:
                                      reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(memory.file, exc, memory.revision)
-        return _written("written", saved, memory.revision, set_warnings(saved.file, values))
+        return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values))
 
     @hints(read_only=False)
     def create_memory(
@@ -224,7 +233,7 @@ class MemoryTools:
                                     body=body, tags=tags or (), aliases=aliases or ())
         except WriteRefused as exc:
             return refused(name, exc, None)
-        return _written("created", memory, None)
+        return self._wrote("created", memory, None)
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -282,6 +291,14 @@ class MemoryTools:
                             tuple(AuditFinding(f.category, f.severity, f.file, f.line,
                                                f.message) for f in report.findings))
 
+    def _wrote(self, status: Literal["written", "created"], memory: Memory,
+               previous: str | None, warnings: list[str] | None = None) -> WriteOutcome:
+        """A write that landed; the model knows the text it wrote, so it has seen it."""
+        problems = [f"{p.field}: {p.message}" for p in memory.problems]
+        unrecorded = self._seen({memory.file: memory.revision})
+        return WriteOutcome(status, memory.file, memory.revision, previous,
+                            warnings=tuple([*(warnings or []), *problems, *unrecorded]))
+
     def tools(self) -> list[Callable[..., Any]]:
         """The tool methods, in the order ``tools/list`` shows them."""
         return [getattr(self, name) for name in TOOL_NAMES]
@@ -319,11 +336,6 @@ def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:
                         current_revision=current, message=str(exc))
 
 
-def _written(status: Literal["written", "created"], memory: Memory, previous: str | None,
-             warnings: list[str] | None = None) -> WriteOutcome:
-    problems = [f"{p.field}: {p.message}" for p in memory.problems]
-    return WriteOutcome(status, memory.file, memory.revision, previous,
-                        warnings=tuple([*(warnings or []), *problems]))
 
 
 def _entry(memory: Memory) -> MemoryEntry:

@@ -1,0 +1,192 @@
+"""Secrets never reach disk: a deterministic redactor every write passes through first.
+
+An agent writes most memories, and it pastes what it sees: a ``ghp_…`` token in a
+command, a database URL with its password, a ``.env`` line. Each rule below names a kind
+of secret by its shape (a provider's documented prefix and length) or by its place (the
+value of a key that names a secret); a match becomes ``<REDACTED:kind>``. Everything is
+a regular expression without nested repetition, so a hostile text costs time linear in
+its length, and the store's size limit bounds that.
+
+False positives matter as much as misses — a commit id, a sha256 sum, a UUID, a base64
+image or an example like ``sk-...`` must come through byte for byte — so a candidate is
+kept when it looks like a placeholder (``...``, ``xxxx``, ``<token>``, ``${VAR}``,
+``EXAMPLE``) or, for the prefixed tokens, when its body is not random-looking (too few
+distinct characters, no digit). ``redact: false`` in a memory's frontmatter opts it out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..files.memory import split
+
+MARK = "<REDACTED:{kind}>"
+_MARKED = re.compile(r"<REDACTED:[a-z_]+>")
+OPT_OUT = re.compile(r"^redact\s*:\s*(?:false|no|off)\s*(?:#.*)?$", re.M | re.I)
+
+PLACEHOLDER = re.compile(
+    r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\s]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{\{[^}]*\}\}"
+    r"|%\(\w+\)s|EXAMPLE|example|your[_-]|changeme|placeholder|dummy|REDACTED",
+    re.I)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of secret: ``pattern``'s group ``secret`` is what is replaced."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    check: Callable[[str], bool] = lambda secret: True
+
+
+@dataclass(frozen=True)
+class Found:
+    """A secret found: its kind and the line it starts on — never the secret itself."""
+
+    kind: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Redaction:
+    text: str
+    found: tuple[Found, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.found)
+
+
+def random_looking(secret: str) -> bool:
+    """A token body drawn at random, not a word, a repeated filler or an example: a
+    digit and a letter, at least 10 distinct characters, no placeholder in it."""
+    return (any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
+            and len(set(secret)) >= 10 and not PLACEHOLDER.search(secret))
+
+
+def not_placeholder(secret: str) -> bool:
+    return not PLACEHOLDER.search(secret) and not _MARKED.search(secret)
+
+
+def _assigned(secret: str) -> bool:
+    """A value given to a key that names a secret: anything but a placeholder, a bare
+    boolean or null, or a value that is only a few repeated characters."""
+    return (not_placeholder(secret) and len(set(secret)) >= 3 and
+            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"})
+
+
+_KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+              r"|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?|session[_-]?key")
+# The key ends with a secret word (``DB_PASSWORD``, ``api-key``; not ``max_tokens``,
+# ``token_url`` or ``secretName``); the value is quoted, or given with ``=``, or holds a
+# digit or a sign, or ends the line — "the secret: keep it simple" is prose, not a value.
+_ASSIGNMENT = re.compile(
+    r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")(?![A-Za-z0-9_])"
+    r"[\"']?[ \t]*(?:"
+    r"=[ \t]*[\"']?(?P<a>[^\s\"'`,;]{4,200})"
+    r"|:[ \t]*[\"'](?P<b>[^\s\"'`]{4,200})[\"']"
+    r"|:[ \t]*(?P<c>(?=[^\s\"'`,;]*[0-9!#%&*+/?@^~])[^\s\"'`,;]{4,200})"
+    r"|:[ \t]*(?P<d>[^\s\"'`,;]{4,200})[ \t]*$)", re.M)
+
+_PASSWORD_KEY = re.compile(r"(?i)pass|pwd")
+
+RULES: tuple[Rule, ...] = (
+    Rule("private_key", re.compile(
+        r"(?P<secret>-----BEGIN (?P<label>(?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?)-----"
+        r"[\s\S]{1,20000}?-----END (?P=label)-----)")),
+    Rule("anthropic_key", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<secret>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,200})"),
+        random_looking),
+    Rule("openai_key", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,200})"),
+        random_looking),
+    Rule("aws_access_key_id", re.compile(
+        r"(?<![A-Z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})(?![A-Z0-9])"),
+        not_placeholder),
+    Rule("aws_secret_access_key", re.compile(
+        r"(?i)aws_?secret(?:_?access)?_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), random_looking),
+    Rule("github_token", re.compile(
+        r"(?<![A-Za-z0-9_])(?P<secret>(?:gh[pousr]_[A-Za-z0-9]{36,255}"
+        r"|github_pat_[A-Za-z0-9_]{22,255}))"), random_looking),
+    Rule("gitlab_token", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<secret>gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,255})"),
+        random_looking),
+    Rule("slack_token", re.compile(
+        r"(?<![A-Za-z0-9-])(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,255})"), random_looking),
+    Rule("slack_webhook", re.compile(
+        r"(?P<secret>https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,200})"),
+        random_looking),
+    Rule("stripe_key", re.compile(
+        r"(?<![A-Za-z0-9_])(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200})"),
+        random_looking),
+    Rule("google_api_key", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<secret>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"),
+        not_placeholder),
+    Rule("google_oauth_token", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<secret>ya29\.[0-9A-Za-z_-]{20,500})"), random_looking),
+    Rule("jwt", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<secret>eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}"
+        r"\.[A-Za-z0-9_-]{8,2000})")),
+    Rule("bearer_token", re.compile(
+        r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,2000}=*)"), random_looking),
+    Rule("basic_auth", re.compile(
+        r"(?i)\bauthorization:[ \t]*basic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,2000}=*)"),
+        not_placeholder),
+    Rule("url_password", re.compile(
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]{1,200}:(?P<secret>[^\s/@]{1,200})@"),
+        not_placeholder),
+)
+
+
+def redact(text: str) -> Redaction:
+    """``text`` with every secret replaced by ``<REDACTED:kind>`` (and where each was);
+    the same text when there is none. Redacting twice changes nothing more."""
+    spans = sorted(_spans(text))  # leftmost, then longest, then a named kind first
+    if not spans:
+        return Redaction(text)
+    parts, found, at = [], [], 0
+    for start, negative_end, _, kind in spans:
+        end = -negative_end
+        if start < at:  # inside a secret already replaced (a JWT after "Bearer")
+            continue
+        parts += [text[at:start], MARK.format(kind=kind)]
+        found.append(Found(kind, text.count("\n", 0, start) + 1))
+        at = end
+    parts.append(text[at:])
+    return Redaction("".join(parts), tuple(found))
+
+
+def find_secrets(text: str) -> tuple[Found, ...]:
+    """Where ``text`` holds secrets (kind and line), for the audit: nothing changes."""
+    return redact(text).found
+
+
+def opted_out(text: str) -> bool:
+    """``redact: false`` in the frontmatter: this memory is kept as written (the audit
+    lists it, so the choice stays visible)."""
+    frontmatter = split(text).frontmatter
+    return bool(frontmatter and OPT_OUT.search(frontmatter))
+
+
+def redact_memory(text: str) -> Redaction:
+    """What a write stores: ``text`` redacted, unless its frontmatter opts out."""
+    return Redaction(text) if opted_out(text) else redact(text)
+
+
+def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
+    """(start, -end, 0 for a named kind or 1 for a key's value, kind) of each candidate:
+    sorted, the leftmost longest comes first, and a provider's kind before "secret"."""
+    for rule in RULES:
+        for match in rule.pattern.finditer(text):
+            secret = match.group("secret")
+            if rule.check(secret):
+                yield match.start("secret"), -match.end("secret"), 0, rule.kind
+    for match in _ASSIGNMENT.finditer(text):
+        group = next(g for g in "abcd" if match.group(g) is not None)
+        if _assigned(match.group(group)):
+            kind = "password" if _PASSWORD_KEY.search(match.group(0)[:match.start(group)
+                                                                   - match.start()]) else "secret"
+            yield match.start(group), -match.end(group), 1, kind

@@ -1,0 +1,132 @@
+"""The redactor: every kind of secret becomes ``<REDACTED:kind>``, ordinary technical prose
+comes through byte for byte, and a hostile text costs linear time.
+
+The secrets below are made up for these tests (random characters in each provider's
+documented shape); none was ever a real credential.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sagemem.writes.redact import MARK, find_secrets, opted_out, redact, redact_memory
+
+PROSE = Path(__file__).parent / "redaction" / "ordinary_prose.md"
+
+# (kind, text holding one secret, the secret itself)
+SECRETS = [
+    ("openai_key", "OPENAI_API_KEY is sk-proj-4fT9qLm2Xv7RbN8kP3wZ1cY6hJ5dS0aE in .env",
+     "sk-proj-4fT9qLm2Xv7RbN8kP3wZ1cY6hJ5dS0aE"),
+    ("openai_key", "old key sk-3kQ9vB7mX2nR8tL4pW6zY1cF5hJ0dS9aG2eK7uN4",
+     "sk-3kQ9vB7mX2nR8tL4pW6zY1cF5hJ0dS9aG2eK7uN4"),
+    ("anthropic_key", "use sk-ant-api03-Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0Ga_Ue-Io3Pq8 for the bot",
+     "sk-ant-api03-Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0Ga_Ue-Io3Pq8"),
+    ("aws_access_key_id", "aws_access_key_id = AKIA4Q7ZK2M9XW3RT5LP", "AKIA4Q7ZK2M9XW3RT5LP"),
+    ("aws_secret_access_key",
+     "aws_secret_access_key = Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0Ga/Ue+Io3P",
+     "Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0Ga/Ue+Io3P"),
+    ("github_token", "git push with ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP",
+     "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"),
+    ("github_token", "github_pat_11ABCDE2Y0xK8mQ3Lp7Vb2_Nk9Rt4Wy6Cj1Hd5Fs0Ga works",
+     "github_pat_11ABCDE2Y0xK8mQ3Lp7Vb2_Nk9Rt4Wy6Cj1Hd5Fs0Ga"),
+    ("gitlab_token", "CI uses glpat-x8Qm3Lp7Vb2Nk9Rt4Wy6C", "glpat-x8Qm3Lp7Vb2Nk9Rt4Wy6C"),
+    ("slack_token", "bot token xoxb-2048561937-7305849162-Zx8Qm3Lp7Vb2Nk9Rt4Wy",
+     "xoxb-2048561937-7305849162-Zx8Qm3Lp7Vb2Nk9Rt4Wy"),
+    ("slack_webhook", "alerts go to https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/"
+                      "Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1",
+     "https://hooks.slack.com/services/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"),
+    ("stripe_key", "STRIPE=sk_live_51Hx8Qm3Lp7Vb2Nk9Rt4Wy6Cj", "sk_live_51Hx8Qm3Lp7Vb2Nk9Rt4Wy6Cj"),
+    ("google_api_key", "maps key AIzaSyB8xQm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0GaU here",
+     "AIzaSyB8xQm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0GaU"),
+    ("google_oauth_token", "access ya29.a0AfB_byC8xQm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5",
+     "ya29.a0AfB_byC8xQm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5"),
+    ("jwt", "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj end",
+     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj"),
+    ("bearer_token", 'curl -H "Authorization: Bearer 9f8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd"',
+     "9f8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd"),
+    ("basic_auth", "Authorization: Basic YWxpY2U6czNjcjN0LXBhc3M=", "YWxpY2U6czNjcjN0LXBhc3M="),
+    ("private_key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUA\n"
+                    "-----END OPENSSH PRIVATE KEY-----",
+     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUA\n"
+     "-----END OPENSSH PRIVATE KEY-----"),
+    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\n"
+                    "-----END RSA PRIVATE KEY-----",
+     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x\n-----END RSA PRIVATE KEY-----"),
+    ("url_password", "DATABASE_URL=postgres://ledgerly:Tr0ub4dor%26x@db.internal:5432/app",
+     "Tr0ub4dor%26x"),
+    ("password", "password: hunter2", "hunter2"),
+    ("password", "DB_PASSWORD=correcthorsebattery", "correcthorsebattery"),
+    ("password", '{"password": "swordfish"}', "swordfish"),
+    ("password", "the db passwd: s3cr3t! (rotate monthly)", "s3cr3t!"),
+    ("secret", "client_secret: 8Qm3Lp7Vb2Nk9Rt4", "8Qm3Lp7Vb2Nk9Rt4"),
+    ("secret", "API_KEY='f3b2c1d4e5a6'", "f3b2c1d4e5a6"),
+    ("secret", "token=abcd1234efgh", "abcd1234efgh"),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), SECRETS,
+                         ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(SECRETS)])
+def test_each_kind_of_secret_is_replaced_by_its_mark(kind: str, text: str, secret: str) -> None:
+    result = redact(text)
+    assert secret not in result.text
+    assert MARK.format(kind=kind) in result.text
+    assert [f.kind for f in result.found] == [kind]
+    assert result.text == text.replace(secret, MARK.format(kind=kind))
+
+
+def test_ordinary_technical_prose_comes_through_byte_for_byte() -> None:
+    text = PROSE.read_text(encoding="utf-8")
+    result = redact(text)
+    assert result.found == ()
+    assert result.text == text
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    text = "\n".join(t for _, t, _ in SECRETS)
+    once = redact(text)
+    assert redact(once.text).text == once.text
+    assert redact(once.text).found == ()
+
+
+def test_a_secret_is_found_on_its_line_and_never_reported_itself() -> None:
+    text = "first line\nsecond\npush with ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP\n"
+    found = find_secrets(text)
+    assert [(f.kind, f.line) for f in found] == [("github_token", 3)]
+    assert "ghp_" not in repr(found)
+
+
+def test_a_bearer_jwt_is_one_secret_not_two() -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj"
+    result = redact(f"Authorization: Bearer {jwt}")
+    assert result.text.count("<REDACTED:") == 1
+    assert jwt not in result.text
+
+
+def test_redact_false_in_the_frontmatter_keeps_the_memory_as_written() -> None:
+    text = "---\ndescription: a test fixture\nredact: false\n---\npassword: hunter2\n"
+    assert opted_out(text)
+    assert redact_memory(text).text == text
+    assert redact_memory(text.replace("redact: false\n", "")).changed
+    assert not opted_out("---\ndescription: x\n---\nredact: false\n")  # the body: no
+
+
+def test_a_hostile_text_costs_linear_time() -> None:
+    hostile = ("password=" + "a" * 300 + " ") * 500 + "sk-" + "-" * 100_000 + (
+        "-----BEGIN PRIVATE KEY-----" * 2000) + "eyJ" + "a" * 50_000 + ".eyJ" * 5000
+    started = time.perf_counter()
+    redact(hostile)
+    assert time.perf_counter() - started < 2.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_text_without_secrets_never_changes_and_redaction_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert redact(once.text).text == once.text
+    if not once.found:
+        assert once.text == text

@@ -35,6 +35,7 @@ from .settings_file import (
     Document,
     Key,
     add_element,
+    json_kind,
     parse_text,
     read_document,
     remove_element,
@@ -71,11 +72,17 @@ class Targets:
 
 def targets(scope: Scope, *, home: Path, project: Path) -> Targets:
     """Where Claude Code reads hooks, MCP servers and skills for ``scope``."""
-    if scope == "user":
-        return Targets(scope, home / ".claude" / "settings.json", home / ".claude.json",
-                       home / ".claude" / SKILL_RELATIVE)
-    return Targets(scope, project / ".claude" / "settings.json", project / ".mcp.json",
-                   project / ".claude" / SKILL_RELATIVE)
+    base = home if scope == "user" else project
+    mcp = home / ".claude.json" if scope == "user" else project / ".mcp.json"
+    return Targets(scope, followed(base / ".claude" / "settings.json"), followed(mcp),
+                   followed(base / ".claude" / SKILL_RELATIVE))
+
+
+def followed(path: Path) -> Path:
+    """The file a symlink at ``path`` names, else ``path``: a dotfiles manager (stow,
+    chezmoi) links ``settings.json`` into a repository, and replacing the link with an
+    edited copy would cut the file off from it (and undo would not bring the link back)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,7 @@ def _require_object(doc: Document, path: tuple[Key, ...]) -> None:
     value = value_at(doc.data, path)
     if value is not None and not isinstance(value, dict):
         raise HostConfigError(doc.path, f"has {'.'.join(map(str, path))} as a JSON "
-                                        f"{type(value).__name__}, not an object")
+                                        f"{json_kind(value)}, not an object")
 
 
 def _ensure_group(doc: Document, text: str, event: str, group: dict[str, Any]) -> str:
@@ -200,7 +207,7 @@ def _ensure_group(doc: Document, text: str, event: str, group: dict[str, Any]) -
         return set_member(text, ("hooks",), event, [group])
     if not isinstance(groups, list):
         raise HostConfigError(doc.path, f"has hooks.{event} as a JSON "
-                                        f"{type(groups).__name__}, not an array")
+                                        f"{json_kind(groups)}, not an array")
     ours = [i for i, g in enumerate(groups) if is_ours(g)]
     if not ours:
         return add_element(text, ("hooks", event), group)

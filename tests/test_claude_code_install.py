@@ -297,6 +297,15 @@ def test_project_scope_writes_the_project_files(
     assert list(home.iterdir()) == []
 
 
+
+def test_installing_the_second_scope_warns_the_hook_would_run_twice(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--yes")[0] == 0
+    code, _, err = run(capsys, "--project", "--yes")
+    assert code == 0
+    assert "holds sagemem's hooks too: every prompt would run the hook twice" in err
+    assert "sagemem install claude-code --undo --user" in err
+
 def test_project_and_user_exclude_each_other(home: Path, capsys: pytest.CaptureFixture[str]
                                              ) -> None:
     assert run(capsys, "--project", "--user")[0] == 2

@@ -138,6 +138,17 @@ def is_ours(group: object) -> bool:
     return False
 
 
+def holds_our_hooks(settings: Path) -> bool:
+    """Whether a settings file has one of our hook groups (an unreadable one: no)."""
+    try:
+        hooks = value_at(read_document(settings).data, ("hooks",))
+    except HostConfigError:
+        return False
+    return isinstance(hooks, dict) and any(
+        isinstance(groups, list) and any(is_ours(g) for g in groups)
+        for groups in hooks.values())
+
+
 @dataclass(frozen=True)
 class Plan:
     """The changes an install (or undo) makes, what it leaves alone and why, and (undo)
@@ -149,10 +160,17 @@ class Plan:
     forget: tuple[Path, ...] = ()
 
 
-def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool) -> Plan:
-    """Every change install would make; a file already wired the same is left out."""
+def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
+                 other: Targets | None = None) -> Plan:
+    """Every change install would make; a file already wired the same is left out.
+    ``other`` is the other scope: hooks there too would run twice on every prompt."""
     changes: list[FileChange] = []
     notices: list[str] = []
+    if other is not None and other.settings != where.settings and \
+            holds_our_hooks(other.settings):
+        notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
+                       f"the hook twice; keep one scope (sagemem install claude-code --undo "
+                       f"--{other.scope})")
     _add(changes, read_document(where.settings), lambda d: _wire_settings(d, wiring),
          "hooks and env")
     if mcp:

@@ -14,9 +14,17 @@ import pytest
 from cli_run import one_line_error
 
 from sagemem.claude_code import settings_file
-from sagemem.claude_code.install import HOOK_EVENTS, Wiring, plan_install, targets
+from sagemem.claude_code.changes import apply_install, apply_undo
+from sagemem.claude_code.install import (
+    HOOK_EVENTS,
+    Wiring,
+    plan_install,
+    plan_undo,
+    targets,
+)
 from sagemem.claude_code.skill import shipped_skill
 from sagemem.cli import base, main
+from sagemem.errors import HostConfigError
 
 UNRELATED = ('{\n'
              '    "model": "opus",\n'
@@ -164,7 +172,22 @@ def test_hooks_of_the_wrong_shape_are_refused(home: Path, capsys: pytest.Capture
     path.parent.mkdir()
     path.write_text('{"hooks": []}')
     code, out, err = run(capsys, "--yes")
-    assert "hooks as a JSON list" in one_line_error(Result(code, out, err))
+    assert "hooks as a JSON array" in one_line_error(Result(code, out, err))
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("[1, 2]", "holds a JSON array"), ("null", "holds a JSON null"),
+    ('{"hooks": "x"}', "hooks as a JSON string"),
+    ('{"hooks": {"PreToolUse": {}}}', "hooks.PreToolUse as a JSON object, not an array"),
+    ('{"env": 3}', "env as a JSON number")])
+def test_refusals_name_the_json_type_not_pythons(
+        home: Path, capsys: pytest.CaptureFixture[str], text: str, named: str) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    code, out, err = run(capsys, "--yes")
+    assert named in one_line_error(Result(code, out, err))
+    assert path.read_text() == text
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only files")
@@ -193,6 +216,51 @@ def test_read_only_refusal_leaves_no_backup(home: Path, capsys: pytest.CaptureFi
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
     assert not (path.parent / "settings.json.sagemem-backup").exists()
 
+
+
+def test_a_symlinked_settings_file_is_edited_where_it_points(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Dotfiles managers (stow, chezmoi) link ~/.claude/settings.json into a repository:
+    the link stays, the file it names is edited, and undo puts that file back."""
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text(UNRELATED)
+    link = home / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert run(capsys, "--yes")[0] == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert "UserPromptSubmit" in settings(home)["hooks"]
+    assert run(capsys, "--yes")[1] == ""  # a second install changes nothing
+    assert run(capsys, "--undo", "--yes")[0] == 0
+    assert link.is_symlink() and real.read_text() == UNRELATED
+
+
+def test_a_file_changed_while_confirming_stops_install_before_any_write(
+        home: Path) -> None:
+    """Claude Code rewrites ~/.claude.json as it runs, and a terminal's confirm prompt can
+    wait for minutes: every file is checked before the first is written."""
+    claude_json = home / ".claude.json"
+    claude_json.write_text('{"numStartups": 1}\n')
+    where = targets("user", home=home, project=home)
+    plan = plan_install(where, Wiring(("/bin/sagemem",), {"SAGE_MEM_DIR": "/m"}),
+                        mcp=True, skill=True)
+    claude_json.write_text('{"numStartups": 2}\n')  # Claude Code, meanwhile
+    with pytest.raises(HostConfigError, match="changed while sagemem was editing it"):
+        apply_install(plan.changes)
+    assert sorted(p.name for p in home.rglob("*")) == [".claude.json"]
+
+
+def test_a_file_changed_while_confirming_stops_undo_before_any_write(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (home / ".claude.json").write_text('{"numStartups": 1}\n')
+    run(capsys, "--yes")
+    installed = (home / ".claude" / "settings.json").read_bytes()
+    plan = plan_undo(targets("user", home=home, project=home))
+    (home / ".claude.json").write_text('{"numStartups": 2}\n')  # Claude Code, meanwhile
+    with pytest.raises(HostConfigError, match="changed while sagemem was editing it"):
+        apply_undo(plan.changes, plan.forget)
+    assert (home / ".claude" / "settings.json").read_bytes() == installed
 
 def test_off_a_terminal_a_change_needs_yes(home: Path, capsys: pytest.CaptureFixture[str]
                                            ) -> None:
@@ -228,6 +296,15 @@ def test_project_scope_writes_the_project_files(
         shipped_skill()
     assert list(home.iterdir()) == []
 
+
+
+def test_installing_the_second_scope_warns_the_hook_would_run_twice(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--yes")[0] == 0
+    code, _, err = run(capsys, "--project", "--yes")
+    assert code == 0
+    assert "holds sagemem's hooks too: every prompt would run the hook twice" in err
+    assert "sagemem install claude-code --undo --user" in err
 
 def test_project_and_user_exclude_each_other(home: Path, capsys: pytest.CaptureFixture[str]
                                              ) -> None:

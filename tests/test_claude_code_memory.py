@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sagemem.audit.report import audit
 from sagemem.store import MemoryStore
 from tests.cli_run import Run, store_runner
 
@@ -107,3 +108,15 @@ def test_snapshot_and_rollback_restore_the_folder(run: Run, auto_memory: MemoryS
     rolled = run("rollback", snapshot, "--yes")
     assert rolled.code == 0, rolled.err
     assert (auto_memory.directory / "project_x.md").read_text() == TOPICS["project_x.md"]
+
+
+def test_index_limit_names_the_files_own_line_after_leading_blank_lines(
+        auto_memory: MemoryStore) -> None:
+    """Claude Code trims the index before it counts; the hint still names a line of the
+    file, the first one the model never sees."""
+    lines = [f"- [Note {n}](user_role.md) — hook {n}" for n in range(1, 206)]
+    (auto_memory.directory / "MEMORY.md").write_text("\n\n" + "\n".join(lines) + "\n",
+                                                     encoding="utf-8")
+    [finding] = [f for f in audit(auto_memory).findings
+                 if f.category == "index_over_claude_code_limit"]
+    assert finding.line == 203  # "- [Note 201]…", the 201st line Claude Code counts

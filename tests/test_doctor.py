@@ -53,7 +53,7 @@ def test_doctor_reports_a_hook_pointing_at_a_missing_executable(
     findings = diagnose(home=home, project=home, env=dict(os.environ))
     [hook] = [f for f in findings if f.topic == "hook"]
     assert hook.level == "problem" and "exits 127" in hook.message
-    assert "sagemem install claude-code" in hook.fix
+    assert hook.fix.startswith("sagemem install claude-code --user")  # the scope it is in
 
 
 def test_doctor_reports_a_missing_memory_directory(tmp_path: Path, memory: Path) -> None:
@@ -87,6 +87,18 @@ def test_doctor_reports_malformed_settings(tmp_path: Path) -> None:
     assert any("not valid JSON" in p for p in problems(findings))
     assert settings.read_text() == "{oops"
 
+
+
+def test_malformed_settings_are_one_problem_not_also_unwired(tmp_path: Path) -> None:
+    """install refuses such a file too, so "run install" would only fail again."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {}, // mine\n}')
+    hooks = [f for f in diagnose(home=tmp_path, project=tmp_path, env={})
+             if f.topic == "hooks"]
+    assert [(f.level, f.fix) for f in hooks] == [("problem", "fix the file by hand")]
+    assert "has a comment at line 1" in hooks[0].message
+    assert "nothing was changed" not in hooks[0].message  # doctor changes nothing anyway
 
 def test_doctor_reports_hooks_wired_twice(tmp_path: Path, memory: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"

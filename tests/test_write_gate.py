@@ -411,6 +411,43 @@ def test_unsafe_session_ids_stay_inside_the_seen_directory(state_dir: Path) -> N
     assert seen_revision(state_dir, "../../etc/passwd", "a.md") == "1" * 64
 
 
+
+# -- a symlink in the state directory is never written through ---------------------------
+
+@pytest.mark.parametrize("linked", ["sessions", "sessions/seen"])
+def test_a_symlinked_seen_directory_is_never_written_through(
+        host: Host, memory_dir: Path, state_dir: Path, tmp_path: Path, linked: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (state_dir / linked).parent.mkdir(parents=True, exist_ok=True)
+    (state_dir / linked).symlink_to(elsewhere, target_is_directory=True)
+    role = memory_dir / "user_role.md"
+    assert host.read(role) == ""
+    assert list(elsewhere.rglob("*")) == []
+    assert "what the model has seen was not recorded" in log_text(state_dir)
+    change(role)
+    assert host.before("Edit", role) == ""  # nothing recorded: the gate allows
+
+
+def test_a_symlinked_hook_log_is_never_appended_through(
+        memory_dir: Path, state_dir: Path, project: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    (state_dir / "logs").mkdir(parents=True)
+    (state_dir / "logs" / "hook.log").symlink_to(victim)
+    assert claude_code(b"not json", env_for(memory_dir, state_dir)) == ""
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+
+
+def test_a_symlinked_log_directory_is_never_written_through(
+        memory_dir: Path, state_dir: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    state_dir.mkdir()
+    (state_dir / "logs").symlink_to(elsewhere, target_is_directory=True)
+    assert claude_code(b"not json", env_for(memory_dir, state_dir)) == ""
+    assert list(elsewhere.iterdir()) == []
+
 # -- the real command ---------------------------------------------------------------------
 
 def run_hook(data: bytes, memory_dir: Path, state_dir: Path) -> subprocess.CompletedProcess[bytes]:

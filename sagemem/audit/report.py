@@ -286,7 +286,9 @@ def check_index_size(s: Scan) -> Iterable[Finding]:
     lines, size = text.split("\n"), len(text.encode("utf-8"))
     if len(lines) <= CLAUDE_CODE_INDEX_LINES and size <= CLAUDE_CODE_INDEX_BYTES:
         return []
-    first_lost = min(CLAUDE_CODE_INDEX_LINES + 1, _first_line_past(lines))
+    # the blank lines trimmed off the top still count, so the hint names the file's line
+    trimmed = s.index.text[:len(s.index.text) - len(s.index.text.lstrip())].count("\n")
+    first_lost = trimmed + min(CLAUDE_CODE_INDEX_LINES + 1, _first_line_past(lines))
     return [hint("index_over_claude_code_limit", INDEX_FILE, first_lost,
                  f"{len(lines)} lines, {size:,} bytes: Claude Code loads only the first "
                  f"{CLAUDE_CODE_INDEX_LINES} lines or {CLAUDE_CODE_INDEX_BYTES:,} bytes at "

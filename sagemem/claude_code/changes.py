@@ -87,10 +87,12 @@ def read_backup(path: Path) -> bytes | None:
 def apply_install(changes: Iterable[FileChange]) -> None:
     """Write each change: first the backup (once: a second install keeps the original),
     then the record, then the file — so a crash at any point leaves a way back. A file
-    that cannot be written is refused before any file is touched."""
+    that cannot be written, or that changed since the plan read it (Claude Code rewrites
+    ``~/.claude.json`` while a confirm prompt waits), is refused before any is touched."""
     changes = list(changes)
     for change in changes:
         _check_writable(change.path)
+        _unchanged(change)
     for change in changes:
         assert change.after is not None
         make_folder(change.path.parent)
@@ -104,7 +106,11 @@ def apply_install(changes: Iterable[FileChange]) -> None:
 
 def apply_undo(changes: Iterable[FileChange], forget: Iterable[Path]) -> None:
     """Write (or remove) each undone file, then drop the backups and records of every
-    file in ``forget``: undo is finished with them."""
+    file in ``forget``: undo is finished with them. As for install, a file changed since
+    the plan read it stops the undo before any file is touched."""
+    changes = list(changes)
+    for change in changes:
+        _unchanged(change)
     for change in changes:
         if change.after is None:
             _remove_checked(change)

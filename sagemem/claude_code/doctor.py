@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config import resolve_dirs
-from ..errors import SagememError
+from ..errors import HostConfigError, SagememError
 from ..files.folder import MemoryFolder
 from .install import HOOK_EVENTS, HOOK_TIMEOUT_S, SERVER_NAME, Targets, is_ours, targets
 from .settings_file import read_document, value_at
@@ -59,14 +59,15 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
     if project != home:
         scopes.append(targets("project", home=home, project=project))
     wired = [w for w in (_hooks(t, findings) for t in scopes) if w is not None]
-    findings += _wiring_summary(wired)
+    unreadable = any(f.topic == "hooks" for f in findings)
+    findings += _wiring_summary(wired, unreadable)
     for where in scopes:
         findings += _server(where) + _skill(where, wired)
     findings.append(_mcp_extra())
     if wired:
         merged = {**env, **wired[-1].env}  # project settings win over the user's
         if run_hook and wired[-1].hook is not None:
-            findings += _run_hook(wired[-1].hook, merged, project)
+            findings += _run_hook(wired[-1].hook, merged, project, wired[-1].where)
         findings += _memory_folder(merged)
     return findings
 
@@ -75,8 +76,8 @@ def _hooks(where: Targets, findings: list[Finding]) -> Wired | None:
     """The scope's settings, read: None when they hold none of our hooks."""
     try:
         doc = read_document(where.settings)
-    except SagememError as exc:
-        findings.append(Finding("problem", "hooks", str(exc), "fix the file by hand"))
+    except HostConfigError as exc:
+        findings.append(_unreadable("hooks", exc))
         return None
     events, hook = [], None
     for event, _ in HOOK_EVENTS:
@@ -92,7 +93,16 @@ def _hooks(where: Targets, findings: list[Finding]) -> Wired | None:
     return Wired(where, tuple(events), hook, env)
 
 
-def _wiring_summary(wired: list[Wired]) -> list[Finding]:
+def _unreadable(topic: str, exc: HostConfigError) -> Finding:
+    """A file install would refuse too: said without install's "nothing was changed"."""
+    return Finding("problem", topic, f"{exc.path} {exc.problem}", "fix the file by hand")
+
+
+def _wiring_summary(wired: list[Wired], unreadable: bool = False) -> list[Finding]:
+    """Where the hooks are; "nothing wired" is left unsaid when a settings file could not
+    be read (that problem is already reported, and install would refuse the file too)."""
+    if not wired and unreadable:
+        return []
     if not wired:
         return [Finding("problem", "hooks", "no Claude Code settings file holds sagemem's "
                         "hooks", "sagemem install claude-code")]
@@ -117,8 +127,8 @@ def _install(where: Targets) -> str:
 def _server(where: Targets) -> list[Finding]:
     try:
         server = value_at(read_document(where.mcp).data, ("mcpServers", SERVER_NAME))
-    except SagememError as exc:
-        return [Finding("problem", "mcp", str(exc), "fix the file by hand")]
+    except HostConfigError as exc:
+        return [_unreadable("mcp", exc)]
     if isinstance(server, dict):
         return [Finding("ok", "mcp", f"{where.mcp} runs the MCP server "
                         f"({server.get('command', '?')} {' '.join(server.get('args', []))})")]
@@ -147,7 +157,8 @@ def _mcp_extra() -> Finding:
                    "pip install 'sagemem[mcp]', then sagemem install claude-code")
 
 
-def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) -> list[Finding]:
+def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path,
+              where: Targets) -> list[Finding]:
     """Run the hook command as Claude Code does and judge its answer and its time."""
     command = str(hook.get("command", ""))
     timeout = hook.get("timeout", HOOK_TIMEOUT_S)
@@ -168,7 +179,7 @@ def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) ->
         said = " ".join(done.stderr.decode("utf-8", "replace").split())[:200]
         return [Finding("problem", "hook", f"`{command}` exits {done.returncode}"
                         + (f" ({said})" if said else ""),
-                        "sagemem install claude-code (writes the path of this sagemem)")]
+                        f"{_install(where)} (writes the path of this sagemem)")]
     return [_judge_output(done.stdout, command, spent, timeout)]
 
 

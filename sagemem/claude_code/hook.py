@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings, load_settings, resolve_dirs
+from ..files.atomic import append_line, make_folder
 from ..history.journal import pending_notice
 from ..inject.block import inject
 from ..inject.session import DEFAULT_SESSION, reset_session
@@ -185,17 +186,19 @@ def _log_path(env: Mapping[str, str], memory_dir: Path | None,
 
 
 def _log(path: Path | None, message: str) -> None:
-    """Append one line to the hook log; if even that fails, stay silent."""
+    """Append one line to the hook log; if even that fails, stay silent. A symlink in
+    place of ``logs/`` or ``hook.log`` is refused, never followed: the hook runs on every
+    prompt and tool call, and would append to whatever file a planted link names."""
     if path is None:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent.parent, follow_link=True)  # the state directory
+        make_folder(path.parent, parents=False)
         if path.is_file() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_name(path.name + ".1"))
         stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
         line = f"{stamp} {' '.join(message.split())}"[:MAX_LOG_LINE] + "\n"
-        with path.open("a", encoding="utf-8", errors="replace") as handle:
-            handle.write(line)
+        append_line(path, line.encode("utf-8", errors="replace"))
     except Exception:  # the log is the last resort; nothing is left to tell
         pass
 

@@ -35,6 +35,7 @@ from .settings_file import (
     Document,
     Key,
     add_element,
+    json_kind,
     parse_text,
     read_document,
     remove_element,
@@ -71,11 +72,17 @@ class Targets:
 
 def targets(scope: Scope, *, home: Path, project: Path) -> Targets:
     """Where Claude Code reads hooks, MCP servers and skills for ``scope``."""
-    if scope == "user":
-        return Targets(scope, home / ".claude" / "settings.json", home / ".claude.json",
-                       home / ".claude" / SKILL_RELATIVE)
-    return Targets(scope, project / ".claude" / "settings.json", project / ".mcp.json",
-                   project / ".claude" / SKILL_RELATIVE)
+    base = home if scope == "user" else project
+    mcp = home / ".claude.json" if scope == "user" else project / ".mcp.json"
+    return Targets(scope, followed(base / ".claude" / "settings.json"), followed(mcp),
+                   followed(base / ".claude" / SKILL_RELATIVE))
+
+
+def followed(path: Path) -> Path:
+    """The file a symlink at ``path`` names, else ``path``: a dotfiles manager (stow,
+    chezmoi) links ``settings.json`` into a repository, and replacing the link with an
+    edited copy would cut the file off from it (and undo would not bring the link back)."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,17 @@ def is_ours(group: object) -> bool:
     return False
 
 
+def holds_our_hooks(settings: Path) -> bool:
+    """Whether a settings file has one of our hook groups (an unreadable one: no)."""
+    try:
+        hooks = value_at(read_document(settings).data, ("hooks",))
+    except HostConfigError:
+        return False
+    return isinstance(hooks, dict) and any(
+        isinstance(groups, list) and any(is_ours(g) for g in groups)
+        for groups in hooks.values())
+
+
 @dataclass(frozen=True)
 class Plan:
     """The changes an install (or undo) makes, what it leaves alone and why, and (undo)
@@ -142,10 +160,17 @@ class Plan:
     forget: tuple[Path, ...] = ()
 
 
-def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool) -> Plan:
-    """Every change install would make; a file already wired the same is left out."""
+def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
+                 other: Targets | None = None) -> Plan:
+    """Every change install would make; a file already wired the same is left out.
+    ``other`` is the other scope: hooks there too would run twice on every prompt."""
     changes: list[FileChange] = []
     notices: list[str] = []
+    if other is not None and other.settings != where.settings and \
+            holds_our_hooks(other.settings):
+        notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
+                       f"the hook twice; keep one scope (sagemem install claude-code --undo "
+                       f"--{other.scope})")
     _add(changes, read_document(where.settings), lambda d: _wire_settings(d, wiring),
          "hooks and env")
     if mcp:
@@ -189,7 +214,7 @@ def _require_object(doc: Document, path: tuple[Key, ...]) -> None:
     value = value_at(doc.data, path)
     if value is not None and not isinstance(value, dict):
         raise HostConfigError(doc.path, f"has {'.'.join(map(str, path))} as a JSON "
-                                        f"{type(value).__name__}, not an object")
+                                        f"{json_kind(value)}, not an object")
 
 
 def _ensure_group(doc: Document, text: str, event: str, group: dict[str, Any]) -> str:
@@ -200,7 +225,7 @@ def _ensure_group(doc: Document, text: str, event: str, group: dict[str, Any]) -
         return set_member(text, ("hooks",), event, [group])
     if not isinstance(groups, list):
         raise HostConfigError(doc.path, f"has hooks.{event} as a JSON "
-                                        f"{type(groups).__name__}, not an array")
+                                        f"{json_kind(groups)}, not an array")
     ours = [i for i, g in enumerate(groups) if is_ours(g)]
     if not ours:
         return add_element(text, ("hooks", event), group)

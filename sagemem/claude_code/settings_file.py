@@ -71,8 +71,19 @@ def parse_text(path: Path, raw: bytes) -> tuple[str, dict[str, Any]]:
     except (ValueError, RecursionError) as exc:
         raise HostConfigError(path, _why_not_json(text, exc)) from exc
     if not isinstance(data, dict):
-        raise HostConfigError(path, f"holds a JSON {type(data).__name__}, not an object")
+        raise HostConfigError(path, f"holds a JSON {json_kind(data)}, not an object")
     return text, data
+
+
+def json_kind(value: Any) -> str:
+    """What JSON calls a parsed value's type (``array``, not Python's ``list``): the
+    word a person finds in the file."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    kinds = ((dict, "object"), (list, "array"), (str, "string"), ((int, float), "number"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "value")
 
 
 def _why_not_json(text: str, exc: Exception) -> str:

@@ -48,10 +48,12 @@ def install_claude_code(
 
     if project and user:
         raise click.UsageError("--project and --user exclude each other; give one")
-    where = targets("project" if project else "user", home=Path.home(), project=Path.cwd())
+    home, cwd = Path.home(), Path.cwd()
+    where = targets("project" if project else "user", home=home, project=cwd)
+    other = targets("user" if project else "project", home=home, project=cwd)
     plan = plan_undo(where) if undo else plan_install(
         where, _wiring(ctx.obj), mcp=importlib.util.find_spec("mcp") is not None,
-        skill=not no_skill)
+        skill=not no_skill, other=other)
     for notice in plan.notices:
         echo(f"note: {notice}", err=True)
     if not plan.changes:

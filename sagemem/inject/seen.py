@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemoryNotFound, SagememError
-from ..files.atomic import atomic_write
+from ..files.atomic import atomic_write, make_folder
 from ..files.paths import name_key, read_regular
 from .session import DEFAULT_SESSION, session_file
 
@@ -70,6 +70,7 @@ def record_seen(state_dir: Path, session_id: str, revisions: Mapping[str, str], 
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="microseconds")
     path = seen_file(state_dir, session_id)
     try:
+        _make_seen_dir(state_dir, path)
         with _locked(path):
             records, problem = _load(path)
             for file, revision in revisions.items():
@@ -138,12 +139,20 @@ def _newest(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return dict(kept)
 
 
+def _make_seen_dir(state_dir: Path, path: Path) -> None:
+    """``sessions/`` and ``sessions/seen/`` made one at a time, a symlink at either
+    refused (UnsafeFile): a link planted there would have every Read of the session
+    written wherever it points. The state directory itself may be a link the user set."""
+    make_folder(state_dir, follow_link=True)
+    for folder in (path.parent.parent, path.parent):
+        make_folder(folder, parents=False)
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Hold ``<id>.json.lock`` while a record is read, changed and written: Claude Code
     runs parallel Reads, and their hooks would otherwise drop each other's records.
     Waits at most LOCK_WAIT_SECONDS, then goes on unlocked (a hook has a time limit)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path.with_name(path.name + ".lock"),
                  os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:

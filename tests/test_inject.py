@@ -364,3 +364,24 @@ def test_a_damaged_conflict_record_is_announced_not_ignored(store: MemoryStore) 
     (conflicts / "broken.json").write_text("{ not json")
     result = run(store, "where does the kafka cluster run")
     assert any("broken.json is not a readable conflict record" in n for n in result.notices)
+
+
+def test_a_symlink_planted_at_sessions_is_never_written_through(tmp_path: Path) -> None:
+    from sagemem.config import load_settings
+    from sagemem.inject.block import inject as inject_block
+
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "user_pets.md").write_text(
+        "---\ndescription: The user has two cats, Miso and Tofu.\nmetadata:\n  type: user\n"
+        "---\nTwo cats: Miso and Tofu.\n")
+    state, victim = tmp_path / "state", tmp_path / "victim"
+    state.mkdir()
+    victim.mkdir()
+    (state / "sessions").symlink_to(victim)
+    settings = load_settings({}, folder, state)
+    with MemoryStore(folder, state) as store:
+        injection = inject_block(store, "what are my cats called", "s1", settings)
+    assert "Miso" in injection.text
+    assert list(victim.iterdir()) == []
+    assert any("was not saved" in n for n in injection.notices)

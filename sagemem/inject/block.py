@@ -17,7 +17,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from ..config import Settings
-from ..errors import SagememError, WriteFailed
+from ..errors import SagememError, UnsafeFile, WriteFailed
 from ..files.controls import visible
 from ..files.memory import Memory, file_lines
 from ..search.gate import injectable
@@ -356,6 +356,9 @@ def _save_session(store: MemoryStore, state: SessionState) -> list[str]:
         save_session(store.state_dir, state)
     except WriteFailed as exc:
         return [f"session {state.session} was not saved ({exc.path}: {exc.reason}); "
+                "the next question may be given the same memories again"]
+    except UnsafeFile as exc:  # a link planted at sessions/: never written through
+        return [f"session {state.session} was not saved ({exc}); "
                 "the next question may be given the same memories again"]
     return []
 

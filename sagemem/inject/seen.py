@@ -76,7 +76,7 @@ def record_seen(state_dir: Path, session_id: str, revisions: Mapping[str, str], 
             for file, revision in revisions.items():
                 records[seen_key(file)] = {"revision": revision, "at": stamp}
             _save(path, _newest(records))
-    except (OSError, SagememError) as exc:
+    except (OSError, SagememError, ValueError) as exc:  # ValueError: a name not encodable
         return [f"what the model has seen was not recorded ({path}): {exc}"]
     return [problem] if problem else []
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import SagememError, WriteFailed
-from ..files.atomic import atomic_write
+from ..errors import SagememError
+from ..files.atomic import atomic_write, make_folder
 from ..files.paths import read_regular
 
 SESSIONS_DIR = "sessions"
@@ -105,12 +105,12 @@ def _from_json(session_id: str, data: Any) -> SessionState:
 
 
 def save_session(state_dir: Path, state: SessionState) -> None:
-    """Write the session's state atomically; ``WriteFailed`` when it cannot be kept."""
+    """Write the session's state atomically; ``WriteFailed`` when it cannot be kept, and
+    ``UnsafeFile`` for a symlink planted at ``sessions/`` (it would carry every session's
+    state wherever it points; the state directory itself may be a link the user set)."""
     path = session_file(state_dir, state.session)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WriteFailed(path.parent, exc.strerror or str(exc)) from exc
+    make_folder(state_dir, follow_link=True)
+    make_folder(path.parent, parents=False)
     data = {"version": 1, **asdict(state)}
     text = json.dumps(data, ensure_ascii=False, indent=1, default=str)
     atomic_write(path, text.encode("utf-8"), create=False)

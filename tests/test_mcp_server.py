@@ -4,6 +4,7 @@ as a real ``sagemem mcp`` subprocess over stdio (and once over loopback HTTP).""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import shutil
@@ -24,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from sagemem.history.ledger import load as load_ledger
 from sagemem.history.locks import lock_memory
-from sagemem.mcp_server.address import loopback_address
+from sagemem.mcp_server.address import allowed_hosts, loopback_address
 from sagemem.mcp_server.aliases import renamed
 from sagemem.mcp_server.server import build_server
 from sagemem.mcp_server.tools import TOOL_NAMES
@@ -375,19 +376,23 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def test_a_real_http_server_answers_on_loopback(store: MemoryStore) -> None:
     port = _free_port()
     server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"127.0.0.1:{port}"],
                               env=server_env(store), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        _wait_for(port)
 
         async def main() -> Any:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
@@ -399,6 +404,50 @@ def test_a_real_http_server_answers_on_loopback(store: MemoryStore) -> None:
         server.terminate()
         _, err = server.communicate(timeout=10)
     assert "Traceback" not in err
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "probe", "version": "1"}}})
+
+
+def _post_status(port: int, headers: dict[str, str]) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", "/mcp", INITIALIZE, headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream", **headers})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_http_refuses_a_foreign_host_or_origin_whatever_the_loopback_spelling(
+        store: MemoryStore) -> None:
+    # A web page can rebind its own name to 127.0.0.1 (DNS rebinding): only the Host and
+    # Origin headers tell its requests apart. The SDK checks them by default for the
+    # spellings 127.0.0.1, localhost and ::1 only, not for LOCALHOST or 127.0.0.2.
+    port = _free_port()
+    server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"LOCALHOST:{port}"],
+                              env=server_env(store), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(port)
+        foreign_host = _post_status(port, {"Host": f"rebound.example:{port}"})
+        foreign_origin = _post_status(port, {"Origin": "http://rebound.example"})
+        own = _post_status(port, {"Host": f"localhost:{port}"})
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    assert (foreign_host, foreign_origin, own) == (421, 403, 200)
+
+
+def test_the_allowed_hosts_are_the_bound_address_and_the_loopback_names() -> None:
+    hosts = allowed_hosts("127.0.0.2", 8765)
+    assert "127.0.0.2:8765" in hosts and "localhost:8765" not in hosts
+    assert allowed_hosts("::1", 9000) == ["[::1]:9000"]
+    assert set(allowed_hosts("LOCALHOST", 80)) == {"localhost:80", "LOCALHOST:80",
+                                                   "127.0.0.1:80", "[::1]:80"}
 
 
 def test_the_server_embeds_a_fresh_folder_in_the_background_then_searches_by_meaning(

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
 
 from .. import __version__
@@ -30,6 +31,7 @@ from ..errors import SagememError
 from ..files.controls import visible
 from ..store import MemoryStore
 from . import outputs
+from .address import allowed_hosts
 from .aliases import ArgumentAliases
 from .tools import MemoryTools
 
@@ -191,6 +193,15 @@ def build_server(store: MemoryStore, *, watch: bool = True,
     return SagememMCP(store, watch=watch, session_id=session_id)
 
 
+def transport_security(host: str, port: int) -> TransportSecuritySettings:
+    """DNS-rebinding protection for ``host:port``, always on: the SDK turns it on by
+    itself only for three spellings of loopback (``address.allowed_hosts`` says why)."""
+    hosts = allowed_hosts(host, port)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{h}" for h in hosts])
+
+
 def serve(store: MemoryStore, *, http: tuple[str, int] | None = None,
           session_id: str | None = None) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP);
@@ -200,7 +211,8 @@ def serve(store: MemoryStore, *, http: tuple[str, int] | None = None,
         if http is None:
             server.run("stdio")
         else:
-            server.run("streamable-http", host=http[0], port=http[1])
+            server.run("streamable-http", host=http[0], port=http[1],
+                       transport_security=transport_security(*http))
     except KeyboardInterrupt:
         pass  # Ctrl-C on an HTTP server: the lifespan has closed the store
     finally:

@@ -252,6 +252,88 @@ def test_a_text_over_the_size_limit_is_refused_and_the_file_kept(store: MemorySt
     assert store.get("user_pets.md").text == memory.text
 
 
+def test_a_lone_surrogate_in_an_argument_is_an_error_result_and_nothing_is_written(
+        store: MemoryStore) -> None:
+    # JSON's "\\ud800" decodes to a lone surrogate, which no UTF-8 file can hold.
+    before = (store.directory / "user_pets.md").read_bytes()
+    results = [call(store, tool, arguments) for tool, arguments in [
+        ("write_memory", {"name": "user_pets.md", "content": "cat \ud800",
+                          "expected_revision": store.get("user_pets.md").revision}),
+        ("set_memory_fields", {"name": "user_pets.md",
+                               "fields": {"tags": ["ok", "\udcff"]}}),
+        ("search_memory", {"query": "cat \ud800"}),
+    ]]
+    for result in results:
+        assert result.is_error
+        assert text_of(result).startswith("error: ")
+        assert "surrogate" in text_of(result)
+        assert "\n" not in text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("fields", [{"description": {"nested": {"deep": [1]}}},
+                                    {"baseline": "yes"}, {"name": ["a", "b"]},
+                                    {"tags": [{"a": 1}]}])
+def test_set_memory_fields_refuses_a_value_the_reader_would_ignore(
+        store: MemoryStore, fields: dict[str, Any]) -> None:
+    # JSON can carry what `sagemem set key=value` cannot: a mapping as the description.
+    before = (store.directory / "user_pets.md").read_bytes()
+    result = call(store, "set_memory_fields", {"name": "user_pets.md", "fields": fields})
+    assert result.is_error, fields
+    assert text_of(result).startswith(f"error: {next(iter(fields))}: ")
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_the_audit_text_writes_out_control_characters_in_file_names(
+        store: MemoryStore) -> None:
+    (store.directory / "user_\u202eevil.md").write_text("---\ndescription: x\n---\nx\n")
+    text = text_of(call(store, "audit", {}))
+    assert "user_\\u202eevil.md" in text
+    assert "\u202e" not in text
+
+
+def test_a_resource_writes_out_control_characters(store: MemoryStore) -> None:
+    (store.directory / "user_pets.md").write_text(
+        "---\ndescription: d\x1b]0;title\x07\n---\nbody \x1b[2J \u202e\n")
+
+    async def body(client: Client) -> Any:
+        return await client.read_resource("sagemem://memories/user_pets.md")
+
+    text = with_client(store, body).contents[0].text
+    assert text == "---\ndescription: d\\x1b]0;title\\x07\n---\nbody \\x1b[2J \\u202e\n"
+
+
+def test_the_index_resource_of_a_missing_folder_is_an_error(
+        store: MemoryStore, tmp_path: Path) -> None:
+    async def body(client: Client) -> Any:
+        store.directory.rename(tmp_path / "aside")
+        try:
+            await client.read_resource("sagemem://MEMORY.md")
+        except Exception as exc:  # the SDK raises the resource error as an MCPError
+            return str(exc)
+        return "no error"
+
+    assert "does not exist" in with_client(store, body)
+
+
+def test_a_refused_create_never_says_the_existing_file_was_deleted(
+        store: MemoryStore) -> None:
+    result = call(store, "write_memory", {"name": "user_pets.md", "content": "x\n",
+                                          "expected_revision": None})
+    assert result.structured_content["status"] == "refused"
+    assert result.structured_content["refusal"] == "exists"
+    assert "deleted" not in text_of(result)
+    assert "already exists" in text_of(result)
+
+
+def test_a_read_past_the_end_says_where_the_file_ends(store: MemoryStore) -> None:
+    total = store.read("user_pets.md").total_lines
+    result = call(store, "read_memory", {"name": "user_pets.md", "start_line": 999})
+    assert not result.is_error
+    assert "None" not in text_of(result)
+    assert f"has {total} lines" in text_of(result)
+
+
 # -- a long-lived process ------------------------------------------------------------------
 
 def test_an_edit_on_disk_is_seen_by_the_next_search(store: MemoryStore) -> None:

@@ -33,7 +33,7 @@ from ..store import MemoryStore
 from . import outputs
 from .address import allowed_hosts
 from .aliases import ArgumentAliases
-from .tools import MemoryTools
+from .tools import MemoryTools, check_text
 
 T = TypeVar("T")
 INDEX_URI = "sagemem://MEMORY.md"
@@ -94,6 +94,7 @@ class SagememMCP(MCPServer[None]):
         @functools.wraps(method)  # the SDK reads the parameters and the return type here
         async def call(**kwargs: Any) -> CallToolResult:
             try:
+                check_text(kwargs)
                 result = await self.thread.run(self._fresh, method, kwargs)
             except SagememError as exc:
                 return CallToolResult(content=[_text(f"error: {visible(str(exc))}")],
@@ -113,16 +114,24 @@ class SagememMCP(MCPServer[None]):
         @self.resource(INDEX_URI, name="MEMORY.md", mime_type="text/markdown",
                        description="The index of the memories: one line per memory.")
         async def index() -> str:
-            return await self._read_resource(lambda: self.store.read_index()[0])
+            return await self._read_resource(self._index_text)
 
         @self.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
                        description="One memory's whole file, frontmatter included.")
         async def memory(name: str) -> str:
             return await self._read_resource(lambda: self.store.get(name).text)
 
+    def _index_text(self) -> str:
+        """MEMORY.md, or the starter text when there is none yet; but a folder that is
+        gone is an error, not an empty index."""
+        self.store.require_directory()
+        return self.store.read_index()[0]
+
     async def _read_resource(self, read: Callable[[], str]) -> str:
+        """The file's text with its control characters written out, as every tool shows
+        a memory: a client may print a resource, and ``ESC[2J`` must not clear a screen."""
         try:
-            return await self.thread.run(read)
+            return visible(await self.thread.run(read))
         except SagememError as exc:
             raise ResourceError(visible(str(exc))) from None
 

@@ -138,6 +138,27 @@ def test_a_write_at_the_revision_read_lands(store: MemoryStore) -> None:
     assert result.structured_content["revision"] == store.get("user_pets.md").revision
 
 
+def test_a_body_read_and_written_back_keeps_the_frontmatter(store: MemoryStore) -> None:
+    # read_memory shows the body only; a model that writes back what it read, with a
+    # line added, must not strip the description, type and tags it never saw.
+    before = store.get("user_pets.md")
+
+    async def body(client: Client) -> Any:
+        read = (await client.call_tool("read_memory", {"name": "user_pets.md"}))
+        page = read.structured_content
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "content": page["content"] + "\nThe cat likes boxes.\n",
+            "expected_revision": page["revision"]})
+
+    result = with_client(store, body)
+    assert result.structured_content["status"] == "written"
+    after = store.get("user_pets.md")
+    assert after.text.startswith(before.text[:len(before.text) - len(before.body)])
+    assert (after.description, after.tags, after.type) == (
+        before.description, before.tags, before.type)
+    assert after.body.endswith("The cat likes boxes.\n")
+
+
 def test_a_stale_write_is_refused_as_a_result_with_the_conflict_and_both_revisions(
         store: MemoryStore) -> None:
     memory = store.get("user_pets.md")

@@ -21,13 +21,14 @@ from pydantic import Field
 from ..errors import (
     InvalidArgument,
     MemoryExists,
+    MemoryNotFound,
     SagememError,
     StaleRevision,
     UnresolvedMerge,
     WriteRefused,
 )
 from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields, set_warnings
-from ..files.memory import Memory, checked_revision
+from ..files.memory import Memory, checked_revision, split
 from ..history.archive import archive_memory
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
@@ -171,24 +172,44 @@ class MemoryTools:
     def write_memory(
         self,
         name: Name,
-        content: Annotated[str, Field(description="The whole new file text, frontmatter "
-                                                  "included.")],
+        content: Annotated[str, Field(
+            description="The new text: the body as read_memory returns it (the file's "
+                        "frontmatter stays as it is), or the whole file with its "
+                        "frontmatter to change that too.")],
         expected_revision: Annotated[str | None, Field(
             description="The revision you read the file at (read_memory or search_memory), "
                         "in full or its first 8+ characters; null to create a new file.")],
         reason: Reason = None,
     ) -> WriteOutcome:
-        """Replace a memory's whole text, only if nobody changed it since you read it. If
-        it changed, nothing is written: status is refused, with the conflict id and both
-        revisions; read it again, merge your change into the new text, and write again
-        with the new revision. To change one field, use set_memory_fields instead."""
+        """Replace a memory's text (its body, or the whole file), only if nobody changed it
+        since you read it. If it changed, nothing is written: status is refused, with the
+        conflict id and both revisions; read it again, merge your change into the new
+        text, and write again with the new revision. To change one field, use
+        set_memory_fields instead."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
+        if expected is not None:
+            content = self._keeping_frontmatter(name, content)
         try:
             memory = self.store.write(name, content, expected, reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected)
+
+    def _keeping_frontmatter(self, name: str, content: str) -> str:
+        """``content`` after the file's frontmatter, if ``content`` has none of its own:
+        read_memory returns the body only, so a model writing back what it read would
+        otherwise strip the description, type and tags it never saw. The frontmatter is
+        today's; the guarded write lands only if today is the revision the model read."""
+        parts = split(content)
+        if parts.frontmatter is not None or parts.problem is not None:
+            return content  # its own frontmatter (an unclosed one too: the model meant one)
+        try:
+            current = self.store.get(name)
+        except MemoryNotFound:
+            return content  # deleted meanwhile: the guard refuses the write
+        head = current.text[:len(current.text) - len(current.body)]
+        return head + content if current.has_frontmatter else content
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(

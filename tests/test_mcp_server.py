@@ -324,6 +324,22 @@ def test_a_resource_writes_out_control_characters(store: MemoryStore) -> None:
     assert text == "---\ndescription: d\\x1b]0;title\\x07\n---\nbody \\x1b[2J \\u202e\n"
 
 
+def test_every_listed_resource_reads_its_own_file(store: MemoryStore) -> None:
+    # `?`, `#` and `%` are legal in a memory's name but not as themselves in a URI.
+    for name in ("user_q?.md", "user_x#y.md", "user_%41.md"):
+        (store.directory / name).write_text(f"---\ndescription: d\n---\n{name}\n")
+
+    async def body(client: Client) -> Any:
+        listed = (await client.list_resources()).resources
+        return {r.name: (await client.read_resource(r.uri)).contents[0].text
+                for r in listed if "_q?" in r.name or "#" in r.name or "%" in r.name}
+
+    texts = with_client(store, body)
+    assert {name: text.splitlines()[-1] for name, text in texts.items()} == {
+        "user_q?.md": "user_q?.md", "user_x#y.md": "user_x#y.md",
+        "user_%41.md": "user_%41.md"}
+
+
 def test_the_index_resource_of_a_missing_folder_is_an_error(
         store: MemoryStore, tmp_path: Path) -> None:
     async def body(client: Client) -> Any:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -141,7 +142,7 @@ class SagememMCP(MCPServer[None]):
             listing = await self.thread.run(self.store.list, include_archived=False)
         except SagememError:
             return listed  # no folder: the index resource still says so when read
-        return [*listed, *(Resource(uri=MEMORY_URI.format(name=m.file), name=m.file,
+        return [*listed, *(Resource(uri=memory_uri(m.file), name=m.file,
                                     title=m.title, description=visible(m.description),
                                     mime_type="text/markdown", size=m.size)
                            for m in listing.memories)]
@@ -179,6 +180,12 @@ async def _lifespan(server: MCPServer[None]) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await catching_up
         await server.thread.run(server.stop)
+
+
+def memory_uri(file: str) -> str:
+    """The resource URI of ``file``, percent-encoded: ``?``, ``#`` and ``%`` may be in a
+    memory's name, and the SDK decodes the name it matches (``%41`` reads ``A``)."""
+    return MEMORY_URI.format(name=quote(file, safe=""))
 
 
 def _parameters(tool: Callable[..., Any]) -> frozenset[str]:

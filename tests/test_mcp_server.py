@@ -4,6 +4,7 @@ as a real ``sagemem mcp`` subprocess over stdio (and once over loopback HTTP).""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import shutil
@@ -24,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from sagemem.history.ledger import load as load_ledger
 from sagemem.history.locks import lock_memory
-from sagemem.mcp_server.address import loopback_address
+from sagemem.mcp_server.address import allowed_hosts, loopback_address
 from sagemem.mcp_server.aliases import renamed
 from sagemem.mcp_server.server import build_server
 from sagemem.mcp_server.tools import TOOL_NAMES
@@ -135,6 +136,27 @@ def test_a_write_at_the_revision_read_lands(store: MemoryStore) -> None:
     assert result.structured_content["previous_revision"] == memory.revision
     assert (store.directory / "user_pets.md").read_text() == new_text
     assert result.structured_content["revision"] == store.get("user_pets.md").revision
+
+
+def test_a_body_read_and_written_back_keeps_the_frontmatter(store: MemoryStore) -> None:
+    # read_memory shows the body only; a model that writes back what it read, with a
+    # line added, must not strip the description, type and tags it never saw.
+    before = store.get("user_pets.md")
+
+    async def body(client: Client) -> Any:
+        read = (await client.call_tool("read_memory", {"name": "user_pets.md"}))
+        page = read.structured_content
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "content": page["content"] + "\nThe cat likes boxes.\n",
+            "expected_revision": page["revision"]})
+
+    result = with_client(store, body)
+    assert result.structured_content["status"] == "written"
+    after = store.get("user_pets.md")
+    assert after.text.startswith(before.text[:len(before.text) - len(before.body)])
+    assert (after.description, after.tags, after.type) == (
+        before.description, before.tags, before.type)
+    assert after.body.endswith("The cat likes boxes.\n")
 
 
 def test_a_stale_write_is_refused_as_a_result_with_the_conflict_and_both_revisions(
@@ -249,6 +271,104 @@ def test_a_text_over_the_size_limit_is_refused_and_the_file_kept(store: MemorySt
                                           "expected_revision": memory.revision})
     assert result.is_error
     assert store.get("user_pets.md").text == memory.text
+
+
+def test_a_lone_surrogate_in_an_argument_is_an_error_result_and_nothing_is_written(
+        store: MemoryStore) -> None:
+    # JSON's "\\ud800" decodes to a lone surrogate, which no UTF-8 file can hold.
+    before = (store.directory / "user_pets.md").read_bytes()
+    results = [call(store, tool, arguments) for tool, arguments in [
+        ("write_memory", {"name": "user_pets.md", "content": "cat \ud800",
+                          "expected_revision": store.get("user_pets.md").revision}),
+        ("set_memory_fields", {"name": "user_pets.md",
+                               "fields": {"tags": ["ok", "\udcff"]}}),
+        ("search_memory", {"query": "cat \ud800"}),
+    ]]
+    for result in results:
+        assert result.is_error
+        assert text_of(result).startswith("error: ")
+        assert "surrogate" in text_of(result)
+        assert "\n" not in text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("fields", [{"description": {"nested": {"deep": [1]}}},
+                                    {"baseline": "yes"}, {"name": ["a", "b"]},
+                                    {"tags": [{"a": 1}]}])
+def test_set_memory_fields_refuses_a_value_the_reader_would_ignore(
+        store: MemoryStore, fields: dict[str, Any]) -> None:
+    # JSON can carry what `sagemem set key=value` cannot: a mapping as the description.
+    before = (store.directory / "user_pets.md").read_bytes()
+    result = call(store, "set_memory_fields", {"name": "user_pets.md", "fields": fields})
+    assert result.is_error, fields
+    assert text_of(result).startswith(f"error: {next(iter(fields))}: ")
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_the_audit_text_writes_out_control_characters_in_file_names(
+        store: MemoryStore) -> None:
+    (store.directory / "user_\u202eevil.md").write_text("---\ndescription: x\n---\nx\n")
+    text = text_of(call(store, "audit", {}))
+    assert "user_\\u202eevil.md" in text
+    assert "\u202e" not in text
+
+
+def test_a_resource_writes_out_control_characters(store: MemoryStore) -> None:
+    (store.directory / "user_pets.md").write_text(
+        "---\ndescription: d\x1b]0;title\x07\n---\nbody \x1b[2J \u202e\n")
+
+    async def body(client: Client) -> Any:
+        return await client.read_resource("sagemem://memories/user_pets.md")
+
+    text = with_client(store, body).contents[0].text
+    assert text == "---\ndescription: d\\x1b]0;title\\x07\n---\nbody \\x1b[2J \\u202e\n"
+
+
+def test_every_listed_resource_reads_its_own_file(store: MemoryStore) -> None:
+    # `?`, `#` and `%` are legal in a memory's name but not as themselves in a URI.
+    for name in ("user_q?.md", "user_x#y.md", "user_%41.md"):
+        (store.directory / name).write_text(f"---\ndescription: d\n---\n{name}\n")
+
+    async def body(client: Client) -> Any:
+        listed = (await client.list_resources()).resources
+        return {r.name: (await client.read_resource(r.uri)).contents[0].text
+                for r in listed if "_q?" in r.name or "#" in r.name or "%" in r.name}
+
+    texts = with_client(store, body)
+    assert {name: text.splitlines()[-1] for name, text in texts.items()} == {
+        "user_q?.md": "user_q?.md", "user_x#y.md": "user_x#y.md",
+        "user_%41.md": "user_%41.md"}
+
+
+def test_the_index_resource_of_a_missing_folder_is_an_error(
+        store: MemoryStore, tmp_path: Path) -> None:
+    async def body(client: Client) -> Any:
+        store.directory.rename(tmp_path / "aside")
+        try:
+            await client.read_resource("sagemem://MEMORY.md")
+        except Exception as exc:  # the SDK raises the resource error as an MCPError
+            return str(exc)
+        return "no error"
+
+    assert "does not exist" in with_client(store, body)
+
+
+def test_a_refused_create_never_says_the_existing_file_was_deleted(
+        store: MemoryStore) -> None:
+    result = call(store, "write_memory", {"name": "user_pets.md", "content": "x\n",
+                                          "expected_revision": None})
+    assert result.structured_content["status"] == "refused"
+    assert result.structured_content["refusal"] == "exists"
+    assert "deleted" not in text_of(result)
+    assert "already exists" in text_of(result)
+
+
+def test_a_read_past_the_end_says_where_the_file_ends(store: MemoryStore) -> None:
+    total = store.read("user_pets.md").total_lines
+    result = call(store, "read_memory", {"name": "user_pets.md", "start_line": 999})
+    assert not result.is_error
+    assert "None" not in text_of(result)
+    assert f"has {total} lines" in text_of(result)
 
 
 # -- a long-lived process ------------------------------------------------------------------
@@ -375,19 +495,23 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def test_a_real_http_server_answers_on_loopback(store: MemoryStore) -> None:
     port = _free_port()
     server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"127.0.0.1:{port}"],
                               env=server_env(store), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        _wait_for(port)
 
         async def main() -> Any:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
@@ -399,6 +523,50 @@ def test_a_real_http_server_answers_on_loopback(store: MemoryStore) -> None:
         server.terminate()
         _, err = server.communicate(timeout=10)
     assert "Traceback" not in err
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "probe", "version": "1"}}})
+
+
+def _post_status(port: int, headers: dict[str, str]) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", "/mcp", INITIALIZE, headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream", **headers})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_http_refuses_a_foreign_host_or_origin_whatever_the_loopback_spelling(
+        store: MemoryStore) -> None:
+    # A web page can rebind its own name to 127.0.0.1 (DNS rebinding): only the Host and
+    # Origin headers tell its requests apart. The SDK checks them by default for the
+    # spellings 127.0.0.1, localhost and ::1 only, not for LOCALHOST or 127.0.0.2.
+    port = _free_port()
+    server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"LOCALHOST:{port}"],
+                              env=server_env(store), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(port)
+        foreign_host = _post_status(port, {"Host": f"rebound.example:{port}"})
+        foreign_origin = _post_status(port, {"Origin": "http://rebound.example"})
+        own = _post_status(port, {"Host": f"localhost:{port}"})
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    assert (foreign_host, foreign_origin, own) == (421, 403, 200)
+
+
+def test_the_allowed_hosts_are_the_bound_address_and_the_loopback_names() -> None:
+    hosts = allowed_hosts("127.0.0.2", 8765)
+    assert "127.0.0.2:8765" in hosts and "localhost:8765" not in hosts
+    assert allowed_hosts("::1", 9000) == ["[::1]:9000"]
+    assert set(allowed_hosts("LOCALHOST", 80)) == {"localhost:80", "LOCALHOST:80",
+                                                   "127.0.0.1:80", "[::1]:80"}
 
 
 def test_the_server_embeds_a_fresh_folder_in_the_background_then_searches_by_meaning(

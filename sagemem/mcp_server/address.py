@@ -3,6 +3,10 @@
 The server has no authentication: anyone who can reach its port can read and write the
 memories. So it listens on this machine's loopback interface and nowhere else; a proxy
 with authentication in front of it is the user's explicit choice, not a flag.
+
+Loopback alone does not keep a web page out: a page can rebind its own name to 127.0.0.1
+(DNS rebinding) and talk to the port from the browser. Its requests carry its name in
+``Host`` (and ``Origin``), so the server accepts only the names of this address.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import ipaddress
 from ..errors import InvalidArgument
 
 LOOPBACK_NAMES = frozenset({"localhost"})
+LOCALHOST_ALIASES = ("localhost", "127.0.0.1", "::1")
+"""What a client may call a server bound to ``localhost`` (it resolves to either)."""
 
 
 def loopback_address(text: str) -> tuple[str, int]:
@@ -37,3 +43,16 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def allowed_hosts(host: str, port: int) -> list[str]:
+    """The ``Host`` headers a request to ``host:port`` may carry: the address as bound
+    (and lowercased, as browsers send it), and for ``localhost`` the addresses it names.
+
+    The SDK checks Host and Origin only for the spellings 127.0.0.1, localhost and ::1;
+    for LOCALHOST or 127.0.0.2 it checks nothing, so the server always passes this list.
+    """
+    names = dict.fromkeys([host, host.lower()])
+    if host.lower() in LOOPBACK_NAMES:
+        names.update(dict.fromkeys(LOCALHOST_ALIASES))
+    return [f"[{name}]:{port}" if ":" in name else f"{name}:{port}" for name in names]

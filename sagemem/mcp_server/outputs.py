@@ -11,20 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ..files.controls import visible
+from ..files.controls import visible, visible_name
 
 if TYPE_CHECKING:
     from ..search.reading import ReadResult
     from ..search.results import SearchResponse
 
 WriteStatus = Literal["written", "created", "unchanged", "refused"]
+Refusal = Literal["changed", "exists", "merge_marker"]
 
 
 @dataclass(frozen=True)
 class WriteOutcome:
     """A guarded write, as done or refused. ``refused``: nothing was written; re-read
     ``file`` (now at ``current_revision``), merge, and write again with that revision.
-    ``conflict_id`` names the record keeping both sides (``list_conflicts``)."""
+    ``conflict_id`` names the record keeping both sides (``list_conflicts``); ``refusal``
+    says why: the file ``changed`` since ``expected_revision``, a new file's name
+    ``exists``, or the text holds a git ``merge_marker``."""
 
     status: WriteStatus
     file: str
@@ -35,6 +38,7 @@ class WriteOutcome:
     current_revision: str | None = None
     message: str = ""
     warnings: tuple[str, ...] = ()
+    refusal: Refusal | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,9 @@ def read_text(result: ReadResult) -> str:
     if result.status == "revision_changed":
         return (f"revision_changed: {result.file} is now at revision {result.revision[:12]}; "
                 "nothing was returned. Search or read it again without a revision.")
+    if not result.content and result.next_start_line is None \
+            and result.next_start_byte is None:
+        return _past_the_end(result)
     more = ""
     if result.next_start_line:
         more = f"\n[more: read_memory start_line={result.next_start_line}]"
@@ -150,18 +157,38 @@ def read_text(result: ReadResult) -> str:
             f"{visible(result.content or '')}{more}")
 
 
+def _past_the_end(result: ReadResult) -> str:
+    """A page that starts where the file has nothing (a start line or byte past its end)."""
+    if result.start_byte is not None:
+        where, size = f"byte {result.start_byte}", f"{result.total_bytes} bytes"
+    else:
+        where, size = f"line {result.start_line}", f"{result.total_lines} lines"
+    return (f"{result.file} has nothing from {where}: it has {size} (revision "
+            f"{result.revision[:12]}). Read it without start_line/start_byte for the start.")
+
+
 def write_text(outcome: WriteOutcome) -> str:
     if outcome.status == "refused":
-        return (f"refused: {visible(outcome.message)} Nothing was written. Expected revision "
-                f"{(outcome.expected_revision or 'none')[:12]}, current "
-                f"{(outcome.current_revision or 'deleted')[:12]}"
-                + (f"; conflict {outcome.conflict_id}" if outcome.conflict_id else "") + ".")
+        return f"refused: {visible(outcome.message)} Nothing was written.{_revisions(outcome)}"
     if outcome.status == "unchanged":
         text = f"{outcome.file} already says that; nothing changed (revision " \
                f"{(outcome.revision or '')[:12]})."
     else:
         text = f"{outcome.status} {outcome.file}, now at revision {(outcome.revision or '')[:12]}."
     return "\n".join([text, *(f"warning: {visible(w)}" for w in outcome.warnings)])
+
+
+def _revisions(outcome: WriteOutcome) -> str:
+    """Both revisions of a write refused because the file changed (only then: a name that
+    exists or a merge marker has no current revision to name, and "deleted" would lie);
+    for a name that exists, how to change that memory instead."""
+    if outcome.refusal == "exists":
+        return " To change that memory, read_memory it and write with its revision."
+    if outcome.refusal != "changed":
+        return ""
+    return (f" Expected revision {(outcome.expected_revision or 'none')[:12]}, current "
+            f"{(outcome.current_revision or 'deleted')[:12]}"
+            + (f"; conflict {outcome.conflict_id}" if outcome.conflict_id else "") + ".")
 
 
 def list_text(listing: MemoryList) -> str:
@@ -188,6 +215,7 @@ def use_text(outcome: UseOutcome) -> str:
 
 def audit_text(outcome: AuditOutcome) -> str:
     lines = [f"{outcome.memories} memories: {outcome.problems} problems, {outcome.hints} hints"]
-    lines += [f"{f.severity}  {f.file}{':' + str(f.line) if f.line else ''}  {f.category}  "
+    lines += [f"{f.severity}  {visible_name(f.file)}{':' + str(f.line) if f.line else ''}  "
+              f"{f.category}  "
               f"{visible(f.message)}" for f in outcome.findings]
     return "\n".join(lines)

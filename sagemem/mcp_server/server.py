@@ -20,9 +20,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
 
 from .. import __version__
@@ -30,8 +32,9 @@ from ..errors import SagememError
 from ..files.controls import visible
 from ..store import MemoryStore
 from . import outputs
+from .address import allowed_hosts
 from .aliases import ArgumentAliases
-from .tools import MemoryTools
+from .tools import MemoryTools, check_text
 
 T = TypeVar("T")
 INDEX_URI = "sagemem://MEMORY.md"
@@ -92,6 +95,7 @@ class SagememMCP(MCPServer[None]):
         @functools.wraps(method)  # the SDK reads the parameters and the return type here
         async def call(**kwargs: Any) -> CallToolResult:
             try:
+                check_text(kwargs)
                 result = await self.thread.run(self._fresh, method, kwargs)
             except SagememError as exc:
                 return CallToolResult(content=[_text(f"error: {visible(str(exc))}")],
@@ -111,16 +115,24 @@ class SagememMCP(MCPServer[None]):
         @self.resource(INDEX_URI, name="MEMORY.md", mime_type="text/markdown",
                        description="The index of the memories: one line per memory.")
         async def index() -> str:
-            return await self._read_resource(lambda: self.store.read_index()[0])
+            return await self._read_resource(self._index_text)
 
         @self.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
                        description="One memory's whole file, frontmatter included.")
         async def memory(name: str) -> str:
             return await self._read_resource(lambda: self.store.get(name).text)
 
+    def _index_text(self) -> str:
+        """MEMORY.md, or the starter text when there is none yet; but a folder that is
+        gone is an error, not an empty index."""
+        self.store.require_directory()
+        return self.store.read_index()[0]
+
     async def _read_resource(self, read: Callable[[], str]) -> str:
+        """The file's text with its control characters written out, as every tool shows
+        a memory: a client may print a resource, and ``ESC[2J`` must not clear a screen."""
         try:
-            return await self.thread.run(read)
+            return visible(await self.thread.run(read))
         except SagememError as exc:
             raise ResourceError(visible(str(exc))) from None
 
@@ -130,7 +142,7 @@ class SagememMCP(MCPServer[None]):
             listing = await self.thread.run(self.store.list, include_archived=False)
         except SagememError:
             return listed  # no folder: the index resource still says so when read
-        return [*listed, *(Resource(uri=MEMORY_URI.format(name=m.file), name=m.file,
+        return [*listed, *(Resource(uri=memory_uri(m.file), name=m.file,
                                     title=m.title, description=visible(m.description),
                                     mime_type="text/markdown", size=m.size)
                            for m in listing.memories)]
@@ -170,6 +182,12 @@ async def _lifespan(server: MCPServer[None]) -> AsyncIterator[None]:
         await server.thread.run(server.stop)
 
 
+def memory_uri(file: str) -> str:
+    """The resource URI of ``file``, percent-encoded: ``?``, ``#`` and ``%`` may be in a
+    memory's name, and the SDK decodes the name it matches (``%41`` reads ``A``)."""
+    return MEMORY_URI.format(name=quote(file, safe=""))
+
+
 def _parameters(tool: Callable[..., Any]) -> frozenset[str]:
     return frozenset(inspect.signature(tool).parameters)
 
@@ -191,6 +209,15 @@ def build_server(store: MemoryStore, *, watch: bool = True,
     return SagememMCP(store, watch=watch, session_id=session_id)
 
 
+def transport_security(host: str, port: int) -> TransportSecuritySettings:
+    """DNS-rebinding protection for ``host:port``, always on: the SDK turns it on by
+    itself only for three spellings of loopback (``address.allowed_hosts`` says why)."""
+    hosts = allowed_hosts(host, port)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{h}" for h in hosts])
+
+
 def serve(store: MemoryStore, *, http: tuple[str, int] | None = None,
           session_id: str | None = None) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP);
@@ -200,7 +227,8 @@ def serve(store: MemoryStore, *, http: tuple[str, int] | None = None,
         if http is None:
             server.run("stdio")
         else:
-            server.run("streamable-http", host=http[0], port=http[1])
+            server.run("streamable-http", host=http[0], port=http[1],
+                       transport_security=transport_security(*http))
     except KeyboardInterrupt:
         pass  # Ctrl-C on an HTTP server: the lifespan has closed the store
     finally:

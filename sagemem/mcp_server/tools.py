@@ -18,9 +18,17 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
-from ..errors import InvalidArgument, SagememError, StaleRevision, WriteRefused
-from ..files.fields import DATE_FIELDS, field_problem, set_warnings
-from ..files.memory import Memory, checked_revision
+from ..errors import (
+    InvalidArgument,
+    MemoryExists,
+    MemoryNotFound,
+    SagememError,
+    StaleRevision,
+    UnresolvedMerge,
+    WriteRefused,
+)
+from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields, set_warnings
+from ..files.memory import Memory, checked_revision, split
 from ..history.archive import archive_memory
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
@@ -37,6 +45,7 @@ from .outputs import (
     ConflictList,
     MemoryEntry,
     MemoryList,
+    Refusal,
     UseOutcome,
     WriteOutcome,
 )
@@ -163,24 +172,44 @@ class MemoryTools:
     def write_memory(
         self,
         name: Name,
-        content: Annotated[str, Field(description="The whole new file text, frontmatter "
-                                                  "included.")],
+        content: Annotated[str, Field(
+            description="The new text: the body as read_memory returns it (the file's "
+                        "frontmatter stays as it is), or the whole file with its "
+                        "frontmatter to change that too.")],
         expected_revision: Annotated[str | None, Field(
             description="The revision you read the file at (read_memory or search_memory), "
                         "in full or its first 8+ characters; null to create a new file.")],
         reason: Reason = None,
     ) -> WriteOutcome:
-        """Replace a memory's whole text, only if nobody changed it since you read it. If
-        it changed, nothing is written: status is refused, with the conflict id and both
-        revisions; read it again, merge your change into the new text, and write again
-        with the new revision. To change one field, use set_memory_fields instead."""
+        """Replace a memory's text (its body, or the whole file), only if nobody changed it
+        since you read it. If it changed, nothing is written: status is refused, with the
+        conflict id and both revisions; read it again, merge your change into the new
+        text, and write again with the new revision. To change one field, use
+        set_memory_fields instead."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
+        if expected is not None:
+            content = self._keeping_frontmatter(name, content)
         try:
             memory = self.store.write(name, content, expected, reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected)
+
+    def _keeping_frontmatter(self, name: str, content: str) -> str:
+        """``content`` after the file's frontmatter, if ``content`` has none of its own:
+        read_memory returns the body only, so a model writing back what it read would
+        otherwise strip the description, type and tags it never saw. The frontmatter is
+        today's; the guarded write lands only if today is the revision the model read."""
+        parts = split(content)
+        if parts.frontmatter is not None or parts.problem is not None:
+            return content  # its own frontmatter (an unclosed one too: the model meant one)
+        try:
+            current = self.store.get(name)
+        except MemoryNotFound:
+            return content  # deleted meanwhile: the guard refuses the write
+        head = current.text[:len(current.text) - len(current.body)]
+        return head + content if current.has_frontmatter else content
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(
@@ -319,7 +348,7 @@ def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
                 value = date.fromisoformat(value)
             except ValueError:
                 raise InvalidArgument(key, "must be a date, YYYY-MM-DD") from None
-        problem = field_problem(key, value)
+        problem = field_problem(key, value) or _ignored_by_reader(key, value)
         if problem:
             raise InvalidArgument(key, problem)
         values[key] = value
@@ -328,12 +357,58 @@ def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
     return values
 
 
+def _ignored_by_reader(key: str, value: object) -> str | None:
+    """Why the reader would set ``value`` aside as ``key`` (None when it takes it). JSON
+    carries what ``sagemem set key=value`` cannot, a mapping as the description or a
+    string as ``baseline``: written, it would be ignored with a warning."""
+    problems: list[Problem] = []
+    read_fields({key: value}, problems)
+    return next((p.message for p in problems if p.field == key and p.kind == "field"), None)
+
+
+def check_text(arguments: Mapping[str, Any]) -> None:
+    """Refuse a string no file can hold: JSON's ``\\ud800`` decodes to a lone surrogate,
+    which UTF-8 cannot encode, so it would fail deep in a write (or a search) as a crash."""
+    for key, value in arguments.items():
+        offset = _surrogate([key, value])
+        if offset is not None:
+            raise InvalidArgument(_printable(key), f"holds a lone surrogate (at character "
+                                  f"{offset}), which UTF-8 cannot store; send plain text")
+
+
+def _surrogate(value: object) -> int | None:
+    """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return exc.start
+        return None
+    if isinstance(value, Mapping):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    return next((o for o in map(_surrogate, items) if o is not None), None)
+
+
+def _printable(key: str) -> str:
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:
     """A refusal as a result the model can act on (never a protocol error)."""
     current = exc.actual if isinstance(exc, StaleRevision) else None
     return WriteOutcome("refused", getattr(exc, "name", name), conflict_id=exc.conflict_id,
                         expected_revision=getattr(exc, "expected", expected),
-                        current_revision=current, message=str(exc))
+                        current_revision=current, message=str(exc), refusal=_refusal(exc))
+
+
+def _refusal(exc: WriteRefused) -> Refusal:
+    if isinstance(exc, MemoryExists):
+        return "exists"
+    return "merge_marker" if isinstance(exc, UnresolvedMerge) else "changed"
 
 
 

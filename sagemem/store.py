@@ -167,10 +167,15 @@ class MemoryStore(MemoryFolder):
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
             today: date | None = None) -> Memory:
-        """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md."""
+        """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md;
+        every text is redacted first (``writes/redact.py``), the file name included."""
         self.require_directory()
         if type not in TYPES:
             raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
+        from .writes.redact import redact  # its patterns are compiled on the first write
+
+        name, description, body = (redact(t).text for t in (name, description, body))
+        tags, aliases = ([redact(t).text for t in ts] for ts in (tags, aliases))
         file = check_name(with_suffix(file) if file else file_name_for(type, name), self.reserved)
         fields = {
             "name": name.strip() or None,

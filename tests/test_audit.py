@@ -71,7 +71,7 @@ def test_fixture_holds_every_category_and_clean_files(tmp_path: Path) -> None:
         "missing_frontmatter", "not_in_index", "superseded_by_missing", "temporary_file",
         "type_prefix_mismatch",
         "unreadable", "empty_body", "link_to_archived", "near_duplicate", "open_conflict",
-        "superseded_by_archived", "tags_over_limit"}
+        "superseded_by_archived", "tags_over_limit", "secret", "redaction_opted_out"}
     flagged = {f.file for f in report.findings}
     assert "user_clean.md" not in flagged and "project_clean.md" not in flagged
 

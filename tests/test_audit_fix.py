@@ -42,7 +42,24 @@ def test_fix_repairs_exactly_the_fixable_findings(store: MemoryStore) -> None:
     assert not {f.category for f in result.after.findings} & set(FIXABLE)
     after = snapshot_bytes(store)
     changed = {name for name in before if before[name] != after.get(name)}
-    assert changed == {"MEMORY.md", "reference_crlf.md", "reference_hash.md"}
+    assert changed == {"MEMORY.md", "reference_crlf.md", "reference_hash.md",
+                       "reference_pasted_token.md"}
+
+
+def test_a_pasted_secret_is_redacted_after_a_snapshot_and_an_opted_out_one_kept(
+        store: MemoryStore) -> None:
+    token = store.directory / "reference_pasted_token.md"
+    kept = store.directory / "reference_fixture_keys.md"
+    before, kept_before = token.read_bytes(), kept.read_bytes()
+    result = fix(store)
+    assert result.snapshot is not None
+    assert changed_lines(before, token.read_bytes()) == [
+        "- Push the docs with `GH_TOKEN=ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP make "
+        "publish`.\n",
+        "+ Push the docs with `GH_TOKEN=<REDACTED:github_token> make publish`.\n"]
+    assert kept.read_bytes() == kept_before
+    snapshot = store.state_dir / "snapshots" / result.snapshot / "reference_pasted_token.md"
+    assert snapshot.read_bytes() == before  # the snapshot keeps what was there
 
 
 def test_crlf_fix_changes_only_line_endings(store: MemoryStore) -> None:
@@ -163,7 +180,7 @@ def test_an_unwritable_state_dir_skips_every_write_with_its_reason(tmp_path: Pat
     (store.state_dir / "locks").write_text("a file where the lock folder should be")
     before = snapshot_bytes(store)
     result = fix(store, snapshot=False)
-    assert result.changes == () and len(result.skipped) == 3
+    assert result.changes == () and len(result.skipped) == 4
     assert snapshot_bytes(store) == before
 
 

@@ -45,13 +45,13 @@ def test_audit_reports_grouped_by_category_and_exits_0(fixture_run: Run) -> None
     assert lines[0] == "problems" and "hints" in lines
     assert "  dangling_index_entry (1)" in lines
     assert "    MEMORY.md:15  index line points at missing reference_gone.md" in lines
-    assert lines[-1] == "17 problems, 7 hints in 21 memories"
+    assert lines[-1] == "18 problems, 8 hints in 23 memories"
 
 
 def test_audit_json_is_the_documented_shape(fixture_run: Run) -> None:
     data = json.loads(fixture_run("audit", "--json").out)
     assert list(data) == ["version", "directory", "memories", "problems", "hints", "findings"]
-    assert data["version"] == 1 and data["problems"] == 17 and data["hints"] == 7
+    assert data["version"] == 1 and data["problems"] == 18 and data["hints"] == 8
     assert set(data["findings"][0]) == {"category", "severity", "file", "line", "message",
                                          "data"}
 
@@ -120,14 +120,14 @@ def test_fix_applies_then_reaudits(fixture_run: Run) -> None:
     assert result.code == 0 and "fixed  reference_crlf.md:1  convert CRLF line endings to LF" \
         in lines
     # quoting gives reference_hash.md its whole description: its hook "Use C" is stale now
-    assert "after fixing:" in lines and lines[-1] == "13 problems, 8 hints in 21 memories"
+    assert "after fixing:" in lines and lines[-1] == "13 problems, 9 hints in 23 memories"
 
 
 def test_fix_json_holds_changes_and_the_audit_after(fixture_run: Run) -> None:
     data = json.loads(fixture_run("audit", "--fix", "--yes", "--json").out)
     assert list(data) == ["version", "dry_run", "snapshot", "rotated", "changes", "skipped",
                           "audit"]
-    assert len(data["changes"]) == 4 and data["audit"]["problems"] == 13
+    assert len(data["changes"]) == 5 and data["audit"]["problems"] == 13
     assert data["rotated"] == []
     assert fixture_run("audit", "--fix", "--yes", "--json").out.count('"detail"') == 0
 

@@ -3,7 +3,8 @@
 - a memory missing from MEMORY.md gets its line (title and description);
 - an index line pointing at a missing file is dropped;
 - CRLF line endings become LF (only the ``\\r`` bytes go);
-- a text value that lost its tail to `` #`` is quoted (only that line changes).
+- a text value that lost its tail to `` #`` is quoted (only that line changes);
+- a secret in a hand-written memory becomes ``<REDACTED:kind>`` (``writes/redact.py``).
 
 Memory files are written through ``store.write`` guarded by the revision the audit
 read, MEMORY.md under ``store.locked()`` with the same check: a file changed since the
@@ -26,7 +27,8 @@ from .report import AuditReport, Finding, audit, index_spellings
 
 SNAPSHOT_KEEP = 20
 
-FIXABLE = ("not_in_index", "dangling_index_entry", "crlf_line_endings", "comment_swallowed")
+FIXABLE = ("not_in_index", "dangling_index_entry", "crlf_line_endings", "comment_swallowed",
+           "secret")
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ def _planned(file: str, found: list[Finding]) -> list[Change]:
 def _ordered(found: list[Finding]) -> list[Finding]:
     """Removals, then quoting, then line endings, then additions (in file order)."""
     order = {c: n for n, c in enumerate(("dangling_index_entry", "comment_swallowed",
-                                         "crlf_line_endings", "not_in_index"))}
+                                         "crlf_line_endings", "secret", "not_in_index"))}
     return sorted(found, key=lambda f: (order[f.category], f.file, f.line or 0))
 
 
@@ -149,6 +151,8 @@ def _detail(f: Finding) -> str:
         return f"drop index line {f.line} (points at missing {f.data['target']})"
     if f.category == "crlf_line_endings":
         return "convert CRLF line endings to LF"
+    if f.category == "secret":
+        return f"redact the {f.data['kind']} on line {f.line}"
     return f"quote {f.data['field']}: {_quoted(str(f.data['raw']))}"
 
 
@@ -161,9 +165,19 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
         raise _Moved(file)
     text = memory.text
     for f in _ordered(found):
-        text = quote_value(text, f) if f.category == "comment_swallowed" else to_lf(text)
+        text = _repaired(text, f)
     store.write(file, text, memory.revision, reason="audit --fix", conflict_kind=None)
     return _planned(file, found)
+
+
+def _repaired(text: str, f: Finding) -> str:
+    if f.category == "comment_swallowed":
+        return quote_value(text, f)
+    if f.category == "secret":
+        from ..writes.redact import redact
+
+        return redact(text).text
+    return to_lf(text)
 
 
 def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]

@@ -307,10 +307,28 @@ def _first_line_past(lines: list[str]) -> int:
     return len(lines) + 1
 
 
+def check_secrets(s: Scan) -> Iterable[Finding]:
+    """Secrets already in hand-written files — the kind and the line, never the secret —
+    and the memories that opted out of redaction (``redact: false``), listed so the
+    choice stays visible."""
+    from ..writes.redact import find_secrets, opted_out
+
+    for m in s.memories:
+        if opted_out(m.text):
+            yield Finding("redaction_opted_out", HINT, m.file, None,
+                          "redact: false — secrets in this memory are kept as written")
+            continue
+        for found in find_secrets(m.text):
+            yield Finding("secret", PROBLEM, m.file, found.line,
+                          f"a {found.kind} is written here (not shown); keep where it lives, "
+                          "not the secret — `sagemem audit --fix` redacts it after a snapshot",
+                          {"kind": found.kind})
+
+
 CHECKS: tuple[Check, ...] = (
     check_unreadable, check_index, check_index_hooks, check_index_size, check_frontmatter,
     check_type_prefix, check_comment_swallowed, check_text, check_temporary, check_links,
-    check_bodies, check_tags, check_duplicates, check_conflicts,
+    check_bodies, check_tags, check_duplicates, check_conflicts, check_secrets,
 )
 
 

@@ -115,10 +115,15 @@ def new(
     text = stdin_text("--body") if body == "-" else body
     memory = ctx.obj.store().new(type=type_, name=name, description=description,
                                  tags=tag or (), aliases=alias or (), body=text, file=file)
+    from .write import redaction_warnings
+
+    warnings = redaction_warnings(name, description, text, *(tag or ()), *(alias or ()))
     if as_json:
-        echo_json(memory_json(memory, date.today()))
+        echo_json({**memory_json(memory, date.today()), "warnings": warnings})
     else:
         echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+    for warning in warnings:
+        echo(f"warning: {memory.file}: {warning}", err=True)
 
 
 @app.command()

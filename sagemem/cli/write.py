@@ -29,6 +29,7 @@ from ..files.keep import keep_text
 from ..files.memory import Memory
 from ..files.paths import with_suffix
 from ..store import MemoryStore
+from ..writes.redact import redact_memory
 from . import base as cli
 from .base import JsonOption, app, echo, echo_json, missing, revision_param, stdin_text
 from .output import memory_json
@@ -84,7 +85,7 @@ def write(
     memory = store.write(name, text, expected, reason=reason, writer=WRITER)
     if expect == NEW:
         store.index_memory(memory)  # a new memory gets its MEMORY.md line, as with `new`
-    _written(memory, "written", as_json)
+    _written(memory, "written", as_json, redaction_warnings(text))
 
 
 def _read_text(path: Path) -> str:
@@ -126,14 +127,24 @@ def edit(
     if text == memory.text:
         echo(f"unchanged  {memory.file}", err=True)
         return
+    warnings = redaction_warnings(text)
+    text = redact_memory(text).text  # not even the kept copy of a failed edit holds one
     try:
         saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
                             writer=WRITER, conflict_kind="external_change")
     except SagememError as exc:
         raise _edit_not_saved(store, memory.file, text, exc) from exc
-    _written(saved, "written", as_json)
+    _written(saved, "written", as_json, warnings)
     if saved.description != memory.description:
         _offer_index_update(store, saved, update_index)
+
+
+def redaction_warnings(*texts: str) -> list[str]:
+    """The warning for secrets a write redacts (``writes/redact.py``), if any."""
+    from ..writes.redact import redaction_notice
+
+    notice = redaction_notice(*texts)
+    return [notice] if notice else []
 
 
 def _edit_not_saved(store: MemoryStore, file: str, text: str, exc: SagememError
@@ -196,7 +207,8 @@ def set_(
     read = {key: field_value(memory.text, key, memory.file) for key in fields}
     saved = store.write(memory.file, fields=fields, expected_fields=read, reason=reason,
                         writer=WRITER)
-    _written(saved, "set", as_json, set_warnings(saved.file, fields))
+    _written(saved, "set", as_json, set_warnings(saved.file, fields) + redaction_warnings(
+        *(str(v) for v in fields.values() if isinstance(v, (str, list)))))
     if fields.get("description") is not None:
         _offer_index_update(store, saved, update_index)
 

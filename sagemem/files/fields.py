@@ -20,8 +20,9 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 40
 KNOWN_KEYS = ("name", "description", "type", "metadata", "metadata.type", "tags", "aliases",
               "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
-              "superseded_by")
-"""The frontmatter keys ``read_fields`` gives a meaning; any other key is kept as written
+              "superseded_by", "redact")
+"""The frontmatter keys ``read_fields`` gives a meaning (``redact``: the write path's, see
+``writes/redact.py``); any other key is kept as written
 but read by nobody — ``set`` warns, since ``baseline_priority`` is a typo that silently
 does nothing."""
 

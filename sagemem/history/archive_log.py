@@ -44,9 +44,12 @@ def stamp(now: datetime) -> str:
 
 
 def event(action: str, file: str, reason: str, by: str, now: datetime) -> ArchiveEvent:
+    """One log line; its reason redacted, as every text sagemem keeps."""
     if action not in ACTIONS or by not in BY:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}; by one of {', '.join(BY)}")
-    return ArchiveEvent(stamp(now), action, file, reason, by)
+    from ..writes.redact import redact_reason
+
+    return ArchiveEvent(stamp(now), action, file, redact_reason(reason) or "", by)
 
 
 def append(state_dir: Path, record: ArchiveEvent) -> None:

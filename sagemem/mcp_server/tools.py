@@ -194,7 +194,8 @@ class MemoryTools:
             memory = self.store.write(name, content, expected, reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, expected)
-        return self._wrote("written" if expected else "created", memory, expected)
+        return self._wrote("written" if expected else "created", memory, expected,
+                           _redacted(content))
 
     def _keeping_frontmatter(self, name: str, content: str) -> str:
         """``content`` after the file's frontmatter, if ``content`` has none of its own:
@@ -234,7 +235,8 @@ class MemoryTools:
                                      reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(memory.file, exc, memory.revision)
-        return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values))
+        return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values)
+                           + _redacted(*(v for v in values.values() if isinstance(v, str))))
 
     @hints(read_only=False)
     def create_memory(
@@ -423,6 +425,14 @@ def _conflict(record: Any) -> ConflictEntry:
     return ConflictEntry(record.id, record.kind, record.status, record.created, record.file,
                          record.writer, record.reason, record.memories,
                          _str(disk.get("revision")), _str(mine.get("based_on")))
+
+
+def _redacted(*texts: str) -> list[str]:
+    """The notice for secrets a write replaced (the model should know the file differs)."""
+    from ..writes.redact import redaction_notice
+
+    notice = redaction_notice(*texts)
+    return [notice] if notice else []
 
 
 def _str(value: object) -> str | None:

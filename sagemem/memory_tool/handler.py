@@ -8,10 +8,11 @@ Each command reads what it changes and writes through the store's guard with the
 revision it just read (``store.write(..., expected_revision=...)``; creating with None),
 so a writer that got in between makes the edit refused, recorded as a conflict and
 reported by id — never lost, never overwritten. Every text written passes through
-``_outgoing`` first: the one place a redactor (issue 16) goes. ``delete`` archives,
-``rename`` never overwrites (``history/rename.py``), and MEMORY.md is read-only here:
-sagemem keeps it in step with the files (``create`` adds a memory's line, ``delete``
-drops it, ``rename`` retargets it, an edited description carries over to it).
+``_outgoing`` first, the redactor (``writes/redact.py``): the answer then says which
+kinds of secret were replaced, and what the model views next is what the disk holds.
+``delete`` archives, ``rename`` never overwrites (``history/rename.py``), and MEMORY.md
+is read-only here: sagemem keeps it in step with the files (``create`` adds a memory's
+line, ``delete`` drops it, ``rename`` retargets it, an edited description carries over).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class MemoryToolHandler:
                  clock: Callable[[], datetime] = _utc_now) -> None:
         self.store = store
         self._clock = clock
+        self._notices: list[str] = []  # what one command's answer adds (redactions)
         self._commands: dict[str, Callable[[_Input], str]] = {
             "view": self._view, "create": self._create, "str_replace": self._str_replace,
             "insert": self._insert, "delete": self._delete, "rename": self._rename,
@@ -67,8 +69,9 @@ class MemoryToolHandler:
 
     def handle(self, tool_input: Mapping[str, object]) -> str:
         """Run one memory-tool command; the result (or the error) as the model reads it."""
+        self._notices = []
         try:
-            result = self._dispatch(tool_input)
+            result = "\n".join([self._dispatch(tool_input), *self._notices])
         except Refusal as refusal:
             result = refusal.message
         except SagememError as exc:
@@ -254,9 +257,15 @@ class MemoryToolHandler:
             raise Refusal(message + _kept_in(exc.conflict_id)) from None
 
     def _outgoing(self, content: str) -> str:
-        """Every text the memory tool writes passes here, and nowhere else: issue 16's
-        redactor goes in this one place. MEMORY.md lines are made from what passed."""
-        return content
+        """Every text the memory tool writes passes here, and nowhere else: redacted
+        (unless its frontmatter says ``redact: false``), the notice kept for the answer.
+        MEMORY.md lines are made from what passed."""
+        from ..writes.redact import redact_memory, redaction_notice
+
+        notice = redaction_notice(content)
+        if notice:
+            self._notices.append(f"Note: {notice}.")
+        return redact_memory(content).text
 
     def _index_line(self, memory: Memory) -> list[str]:
         """Give a new memory its MEMORY.md line, as ``store.new`` does."""

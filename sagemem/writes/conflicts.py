@@ -177,8 +177,14 @@ def record_write_conflict(store: MemoryFolder, kind: str, file: str, *, writer: 
     record an identical refusal of this run already made, counted once more, if any."""
     if kind not in WRITE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(WRITE_KINDS)}")
-    body = {"kind": kind, "status": "open", "writer": _writer(writer), "reason": reason,
-            "file": file, "disk": {"revision": disk[0], "text": disk[1]}, "mine": dict(mine)}
+    from .redact import redact_memory, redact_reason  # a refusal must not keep a secret
+
+    mine = dict(mine)
+    if isinstance(mine.get("text"), str):
+        mine["text"] = redact_memory(mine["text"]).text
+    body = {"kind": kind, "status": "open", "writer": _writer(writer),
+            "reason": redact_reason(reason), "file": file,
+            "disk": {"revision": disk[0], "text": disk[1]}, "mine": mine}
     if run_id is not None:
         body["run_id"] = run_id
     stamp = _utc(now)
@@ -243,8 +249,10 @@ def contradict(store: MemoryFolder, a: str, b: str, note: str, *, writer: str = 
     first, second = store.get(a).file, store.get(b).file
     if name_key(first) == name_key(second):
         raise InvalidName(b, f"is {first} itself; a contradiction names two memories")
+    from .redact import redact_reason
+
     body = {"kind": "contradiction", "status": "open", "writer": _writer(writer),
-            "reason": note, "memories": sorted([first, second])}
+            "reason": redact_reason(note), "memories": sorted([first, second])}
     with store.locked():
         conflict_id = _create(store, body, now)
     return load(store.state_dir, conflict_id)

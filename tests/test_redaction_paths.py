@@ -1,0 +1,140 @@
+"""No write path leaves a planted secret anywhere under the memory or the state directory:
+not in the memory, MEMORY.md, a conflict record of a refused write, the archive log, the
+search index, nor a kept copy of an edit that could not be saved."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sagemem.errors import StaleRevision, WriteFailed
+from sagemem.history.archive import archive_memory
+from sagemem.memory_tool import MemoryToolHandler
+from sagemem.store import MemoryStore
+from sagemem.writes.conflicts import contradict
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+BODY = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789",
+               min_size=36, max_size=36).filter(lambda s: len(set(s)) >= 12)
+SECRETS = st.one_of(
+    BODY.map(lambda b: "ghp_" + b),
+    BODY.map(lambda b: "sk-proj-" + b),
+    BODY.map(lambda b: "glpat-" + b[:24]),
+    BODY.map(lambda b: "xoxb-1234567890-" + b[:20]),
+    BODY.map(lambda b: "AKIA" + "".join(c for c in b.upper() if c.isalnum())[:16]),
+)
+Write = Callable[[MemoryStore, str], None]
+
+
+def _write(store: MemoryStore, secret: str) -> None:
+    memory = store.get("user_pets.md")
+    store.write(memory.file, memory.text + f"\nThe token is {secret}.\n", memory.revision)
+
+
+def _refused_write(store: MemoryStore, secret: str) -> None:
+    memory = store.get("user_pets.md")
+    with pytest.raises(StaleRevision):
+        store.write(memory.file, f"mine, with {secret}\n", "0" * 64,
+                    reason=f"because {secret}")
+
+
+def _set(store: MemoryStore, secret: str) -> None:
+    store.write("user_pets.md", fields={"description": f"key {secret}", "tags": [secret]})
+
+
+def _new(store: MemoryStore, secret: str) -> None:
+    store.new(type="reference", name=f"deploy {secret}", description=f"uses {secret}",
+              tags=[secret], aliases=[f"a {secret}"], body=f"export TOKEN={secret}\n")
+
+
+def _archive(store: MemoryStore, secret: str) -> None:
+    archive_memory(store, "user_pets.md", reason=f"rotated {secret}")
+
+
+def _contradict(store: MemoryStore, secret: str) -> None:
+    contradict(store, "user_pets.md", "user_background.md", note=f"see {secret}")
+
+
+def _memory_tool(store: MemoryStore, secret: str) -> None:
+    tool = MemoryToolHandler(store)
+    answers = [
+        tool.handle({"command": "create", "path": "/memories/reference_ci.md",
+                     "file_text": f"CI token: {secret}\n"}),
+        tool.handle({"command": "str_replace", "path": "/memories/user_pets.md",
+                     "old_str": "---\n", "new_str": f"---\nnote: {secret}\n"}),
+        tool.handle({"command": "insert", "path": "/memories/user_pets.md",
+                     "insert_line": 1, "insert_text": f"token {secret}\n"})]
+    assert all(secret not in answer for answer in answers)
+
+
+PATHS: dict[str, Write] = {
+    "write": _write, "refused write": _refused_write, "set": _set, "new": _new,
+    "archive": _archive, "contradict": _contradict, "memory tool": _memory_tool,
+}
+
+
+def _everything_under(*folders: Path) -> bytes:
+    return b"\n".join(p.read_bytes() for folder in folders for p in folder.rglob("*")
+                      if p.is_file() and not p.is_symlink())
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(secret=SECRETS)
+def test_no_write_path_leaves_a_planted_secret_on_disk(path: str, secret: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, state = Path(tmp) / "memory", Path(tmp) / "state"
+        shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+        with MemoryStore(folder, state) as store:
+            PATHS[path](store, secret)
+            store.search(f"token {secret}")  # the index holds whatever the files hold
+        assert secret.encode() not in _everything_under(folder, state), path
+
+
+def test_a_failed_edit_keeps_its_text_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_run import store_runner
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f"#!/bin/sh\nprintf 'pushed with {secret}\\n' >> \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+
+    def full_disk(self: MemoryStore, name: str, *args: object, **kwargs: object) -> None:
+        raise WriteFailed(folder / name, "No space left on device")
+
+    monkeypatch.setattr(MemoryStore, "write", full_disk)
+    result = store_runner(capsys, MemoryStore(folder, state))("edit", "user_pets.md")
+    assert result.code == 1 and "kept in" in result.err
+    kept = [p for p in state.rglob("*") if p.is_file() and "user_pets" in p.name]
+    assert kept and all(secret not in p.read_text() for p in kept)
+    assert "<REDACTED:github_token>" in kept[0].read_text()
+    assert secret not in result.out + result.err
+
+
+def test_the_cli_says_what_it_redacted_and_never_prints_the_secret(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_run import store_runner
+
+    folder = tmp_path / "memory"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    run = store_runner(capsys, MemoryStore(folder, tmp_path / "state"))
+    secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
+    result = run("new", "--type", "reference", "--name", "docs deploy", "--description",
+                 "How the docs site is pushed", "--body", f"GH_TOKEN={secret} make publish",
+                 "--json")
+    assert result.code == 0
+    data = json.loads(result.out)
+    assert secret not in result.out + result.err
+    assert "1 secret redacted before writing (github_token" in data["warnings"][0]
+    assert "<REDACTED:github_token>" in (folder / data["file"]).read_text()

@@ -138,3 +138,17 @@ def test_the_cli_says_what_it_redacted_and_never_prints_the_secret(
     assert secret not in result.out + result.err
     assert "1 secret redacted before writing (github_token" in data["warnings"][0]
     assert "<REDACTED:github_token>" in (folder / data["file"]).read_text()
+
+
+def test_a_question_with_a_pasted_token_is_kept_redacted_in_the_session(tmp_path: Path) -> None:
+    from sagemem.config import load_settings
+    from sagemem.inject.block import inject
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
+    with MemoryStore(folder, state) as store:
+        inject(store, f"why does git push with {secret} fail for my cat repo", "s1",
+               load_settings({}, folder, state))
+    assert (state / "sessions").is_dir()
+    assert secret.encode() not in _everything_under(folder, state)

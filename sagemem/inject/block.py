@@ -335,7 +335,9 @@ def _next_state(state: SessionState, question: str, plan: _Plan, card: str | Non
     listed = [(c.file, c.reason, c.score, c.start_line, c.end_line, c.outcome)
               for c in candidates]
     listed += [(r.file, "match", r.score, r.start_line, r.end_line, BELOW_GATE) for r in below]
-    attempt = {"at": now.isoformat(timespec="seconds"), "question": question[:200],
+    from ..writes.redact import redact  # a prompt may hold a pasted token: kept redacted
+
+    attempt = {"at": now.isoformat(timespec="seconds"), "question": redact(question).text[:200],
                "step": state.steps + 1, "repeat": repeat,
                "candidates": [{"file": file, "reason": reason, "score": round(score, 4),
                                "lines": f"{start}-{end}", "outcome": outcome}

@@ -66,14 +66,21 @@ def random_looking(secret: str) -> bool:
             and len(set(secret)) >= 10 and not PLACEHOLDER.search(secret))
 
 
+PLACEHOLDER_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token",
+                               "apikey", "api_key", "key", "test", "demo", "sample"})
+"""Values that name what goes there (``postgres://user:password@host`` in a doc)."""
+
+
 def not_placeholder(secret: str) -> bool:
-    return not PLACEHOLDER.search(secret) and not _MARKED.search(secret)
+    return (not PLACEHOLDER.search(secret) and not _MARKED.search(secret)
+            and secret.casefold() not in PLACEHOLDER_WORDS)
 
 
 def _assigned(secret: str) -> bool:
     """A value given to a key that names a secret: anything but a placeholder, a bare
     boolean or null, or a value that is only a few repeated characters."""
     return (not_placeholder(secret) and len(set(secret)) >= 3 and
+            secret.casefold().strip("_-") not in PLACEHOLDER_WORDS and
             secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"})
 
 

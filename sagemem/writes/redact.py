@@ -90,11 +90,11 @@ _KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|acce
 # ``token_url`` or ``secretName``); the value is quoted, or given with ``=``, or holds a
 # digit or a sign, or ends the line — "the secret: keep it simple" is prose, not a value.
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")(?![A-Za-z0-9_])"
+    r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")(?![A-Za-z0-9_])"
     r"[\"']?[ \t]*(?:"
     r"=[ \t]*[\"']?(?P<a>[^\s\"'`,;]{4,200})"
     r"|:[ \t]*[\"'](?P<b>[^\s\"'`]{4,200})[\"']"
-    r"|:[ \t]*(?P<c>(?=[^\s\"'`,;]*[0-9!#%&*+/?@^~])[^\s\"'`,;]{4,200})"
+    r"|:[ \t]*(?P<c>(?=[^\s\"'`,;]{0,200}[0-9!#%&*+/?@^~])[^\s\"'`,;]{4,200})"
     r"|:[ \t]*(?P<d>[^\s\"'`,;]{4,200})[ \t]*$)", re.M)
 
 _PASSWORD_KEY = re.compile(r"(?i)pass|pwd")
@@ -102,7 +102,7 @@ _PASSWORD_KEY = re.compile(r"(?i)pass|pwd")
 RULES: tuple[Rule, ...] = (
     Rule("private_key", re.compile(
         r"(?P<secret>-----BEGIN (?P<label>(?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?)-----"
-        r"[\s\S]{1,20000}?-----END (?P=label)-----)")),
+        r"(?:(?!-----)[\s\S]){1,20000}-----END (?P=label)-----)")),
     Rule("anthropic_key", re.compile(
         r"(?<![A-Za-z0-9_-])(?P<secret>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,200})"),
         random_looking),

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # imported where used: a write or a listing never loads the s
     from .search.reading import ReadResult
     from .search.retrieve import SearchResponse
     from .search.vectors import VectorStore
+    from .writes.remember import RememberResult
 
 EMBEDDER_DIR = "embedder"  # <state>/embedder/: the embedder's own derived caches
 
@@ -202,6 +203,19 @@ class MemoryStore(MemoryFolder):
                     raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
                 raise
         return self.get(file)
+
+    def remember(self, *, type: str, title: str, body: str, description: str | None = None,
+                 when: str | None = None, tags: Sequence[str] | None = None,
+                 aliases: Sequence[str] | None = None, distinct: bool = False,
+                 writer: str = "library", reason: str | None = None,
+                 today: date | None = None) -> RememberResult:
+        """Save ``title``: update the memory that already has it (same ``when``), or
+        create one; a title only similar writes nothing (``writes/remember.py``)."""
+        from .writes.remember import remember
+
+        return remember(self, type=type, title=title, body=body, description=description,
+                        when=when, tags=tags, aliases=aliases, distinct=distinct,
+                        writer=writer, reason=reason, today=today)
 
     def _refuse_existing(self, name: str) -> None:
         """Creating ``User_X.md`` beside ``user_x.md`` would make two memories one name."""

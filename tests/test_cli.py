@@ -24,8 +24,8 @@ from sagemem.cli import app, main
 from sagemem.cli.main import COMMANDS as LAZY_COMMANDS
 from sagemem.store import MemoryStore
 
-COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
-            "index", "inject", "ledger", "use", "config", "rollback", "recover",
+COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "search",
+            "read", "eval", "index", "inject", "ledger", "use", "config", "rollback", "recover",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
             "doctor", "mcp"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
@@ -34,7 +34,7 @@ SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflic
 SUMMARY_KEYS = {
     "file", "name", "type", "description", "tags", "aliases", "baseline", "baselinePriority",
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",
-    "revision", "problems",
+    "revision", "problems", "when",
 }
 SHOW_KEYS = SUMMARY_KEYS | {"version", "has_frontmatter", "body", "body_line"}
 ERROR_KEYS = {"file", "archived", "error", "message"}
@@ -494,6 +494,7 @@ def test_list_json_has_the_documented_shape(run: Run, memory_dir: Path) -> None:
         "valid_at": None,
         "invalid_at": None,
         "superseded_by": None,
+        "when": None,
         "archived": False,
         "invalid": False,
         "size": len(USER_PREFS.encode("utf-8")),

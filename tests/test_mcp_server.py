@@ -71,7 +71,8 @@ def test_every_tool_is_listed_with_annotations_a_schema_and_a_description(
     by_name = {t.name: t for t in tools}
     assert by_name["search_memory"].annotations.read_only_hint is True
     assert by_name["write_memory"].annotations.destructive_hint is True
-    assert by_name["create_memory"].annotations.destructive_hint is False
+    # create_memory replaces the body of the memory that already has its title
+    assert by_name["create_memory"].annotations.destructive_hint is True
     assert by_name["archive_memory"].input_schema["required"] == ["name", "reason"]
 
 
@@ -199,7 +200,7 @@ def test_a_field_the_reader_would_ignore_is_an_error_and_changes_nothing(
     assert (store.directory / "user_pets.md").read_bytes() == before
 
 
-def test_create_memory_adds_the_file_and_its_index_line_and_never_overwrites(
+def test_create_memory_adds_the_file_and_its_index_line_and_a_second_time_updates_it(
         store: MemoryStore) -> None:
     arguments = {"type": "project", "name": "Quarterly report due",
                  "description": "The Q4 report is due on 2026-12-18.",
@@ -209,8 +210,14 @@ def test_create_memory_adds_the_file_and_its_index_line_and_never_overwrites(
     assert created["file"] == "project_quarterly_report_due.md"
     assert "project_quarterly_report_due.md" in store.read_index()[0]
     again = call(store, "create_memory", arguments).structured_content
-    assert again["status"] == "refused"
-    assert "already exists" in again["message"]
+    assert again["status"] == "unchanged"
+    changed = call(store, "create_memory", {**arguments, "body": "Send it to Ana."})
+    assert changed.structured_content["status"] == "updated"
+    assert changed.structured_content["previous_revision"] == created["revision"]
+    assert "updated project_quarterly_report_due.md" in text_of(changed)
+    memory = store.get("project_quarterly_report_due.md")
+    assert memory.body.strip() == "Send it to Ana." and memory.tags == ("report",)
+    assert store.read_index()[0].count("project_quarterly_report_due.md") == 1
 
 
 def test_archive_needs_a_reason_and_respects_locks(store: MemoryStore) -> None:

@@ -33,6 +33,7 @@ COMMANDS = {
     **dict.fromkeys(("archive", "restore", "purge", "lock", "unlock", "locks"), "archive"),
     **dict.fromkeys(("audit", "watch"), "audit"),
     **dict.fromkeys(("init", "list", "show", "new", "config"), "memories"),
+    "remember": "remember",
     **dict.fromkeys(("rollback", "recover"), "snapshot"),
     **dict.fromkeys(("write", "edit", "set"), "write"),
     **dict.fromkeys(("session", "task", "hook"), "agent"),

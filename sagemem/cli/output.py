@@ -56,6 +56,7 @@ def memory_summary_json(memory: Memory, today: date) -> dict[str, Any]:
         "valid_at": _iso(memory.valid_at),
         "invalid_at": _iso(memory.invalid_at),
         "superseded_by": memory.superseded_by,
+        "when": memory.when,
         "archived": memory.archived,
         "invalid": memory.is_invalid(today),
         "size": memory.size,

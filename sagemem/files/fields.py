@@ -20,7 +20,7 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 40
 KNOWN_KEYS = ("name", "description", "type", "metadata", "metadata.type", "tags", "aliases",
               "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
-              "superseded_by", "redact")
+              "superseded_by", "when", "redact")
 """The frontmatter keys ``read_fields`` gives a meaning (``redact``: the write path's, see
 ``writes/redact.py``); any other key is kept as written
 but read by nobody — ``set`` warns, since ``baseline_priority`` is a typo that silently
@@ -56,6 +56,7 @@ def read_fields(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
         "valid_at": _date(raw, "valid_at", problems),
         "invalid_at": _date(raw, "invalid_at", problems),
         "superseded_by": _text(raw, "superseded_by", problems),
+        "when": _text(raw, "when", problems),
     }
 
 

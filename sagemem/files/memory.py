@@ -92,6 +92,10 @@ class Memory:
     problems: tuple[Problem, ...]
     mtime: float | None = None
     archived: bool = False
+    when: str | None = None
+    """What occasion the memory is about (``when: 2026-12-01``, or free text such as
+    ``Q3 planning``), as text: two memories with one title and different ``when`` are
+    two memories (``writes/remember.py``)."""
 
     @property
     def title(self) -> str:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..search.reading import ReadResult
     from ..search.results import SearchResponse
 
-WriteStatus = Literal["written", "created", "unchanged", "refused"]
+WriteStatus = Literal["written", "created", "updated", "unchanged", "similar", "refused"]
 Refusal = Literal["changed", "exists", "merge_marker"]
 
 
@@ -27,7 +27,10 @@ class WriteOutcome:
     ``file`` (now at ``current_revision``), merge, and write again with that revision.
     ``conflict_id`` names the record keeping both sides (``list_conflicts``); ``refusal``
     says why: the file ``changed`` since ``expected_revision``, a new file's name
-    ``exists``, or the text holds a git ``merge_marker``."""
+    ``exists``, or the text holds a git ``merge_marker``. ``create_memory`` answers
+    ``updated`` when a memory already had that title (``previous_revision`` is the text
+    replaced) and ``similar`` when one has a close title: nothing was written, ``file``
+    is that memory, ``title`` its title, ``score`` how close (0-100)."""
 
     status: WriteStatus
     file: str
@@ -39,6 +42,8 @@ class WriteOutcome:
     message: str = ""
     warnings: tuple[str, ...] = ()
     refusal: Refusal | None = None
+    title: str | None = None
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,13 @@ def _past_the_end(result: ReadResult) -> str:
 def write_text(outcome: WriteOutcome) -> str:
     if outcome.status == "refused":
         return f"refused: {visible(outcome.message)} Nothing was written.{_revisions(outcome)}"
+    if outcome.status == "similar":
+        return (f"similar: nothing was written. {outcome.file} has a close title, "
+                f"{visible(outcome.title or '')!r} (score {outcome.score or 0:.0f}, revision "
+                f"{(outcome.revision or '')[:12]}). If it is the same thing, update that one "
+                "(read_memory, then write_memory; or create_memory again with its exact "
+                "title); if it is another thing, call create_memory again with "
+                "distinct=true.")
     if outcome.status == "unchanged":
         text = f"{outcome.file} already says that; nothing changed (revision " \
                f"{(outcome.revision or '')[:12]})."

@@ -42,10 +42,11 @@ MEMORY_URI = "sagemem://memories/{name}"
 INSTRUCTIONS = (
     "Long-term memory kept as Markdown files. Call search_memory before answering from "
     "memory or asking the user something they may have told you; read_memory for a whole "
-    "memory. Save what should outlast this conversation with create_memory (search first: "
-    "update an existing memory with set_memory_fields or write_memory instead of adding a "
-    "second one). A write refused because the file changed is a normal result: re-read, "
-    "merge, write again with the new revision.")
+    "memory. Save what should outlast this conversation with create_memory: saving a "
+    "title again updates that memory, and a close title writes nothing and names the "
+    "memory to update instead (distinct=true saves a new one). A write refused because "
+    "the file changed is a normal result: re-read, merge, write again with the new "
+    "revision.")
 
 RENDER: Mapping[str, Callable[[Any], str]] = {
     "search_memory": outputs.search_text, "read_memory": outputs.read_text,

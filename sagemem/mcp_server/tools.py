@@ -238,7 +238,7 @@ class MemoryTools:
         return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values)
                            + _redacted(*(v for v in values.values() if isinstance(v, str))))
 
-    @hints(read_only=False)
+    @hints(read_only=False, destructive=True)
     def create_memory(
         self,
         type: Annotated[Literal["user", "feedback", "project", "reference"], Field(
@@ -255,16 +255,34 @@ class MemoryTools:
         tags: Annotated[list[str] | None, Field(description="A few topic tags.")] = None,
         aliases: Annotated[list[str] | None, Field(
             description="Other wordings that should find it (any language).")] = None,
+        when: Annotated[str | None, Field(
+            description="The occasion it is about, for notes that recur under one title: "
+                        "a date (2026-12-01) or a few words. Same title, another when: "
+                        "another memory.")] = None,
+        distinct: Annotated[bool, Field(
+            description="true only after a 'similar' answer, when this is another thing "
+                        "than the close match: save it as a new memory.")] = False,
     ) -> WriteOutcome:
-        """Save a new memory as <type>_<slug>.md and list it in MEMORY.md. Search first: if
-        a memory on the same thing exists, update that one instead. Never store secrets
-        (passwords, tokens, keys) — store where they are kept."""
+        """Save a memory by its title. If a memory already has this title (and when),
+        it is updated: status updated, its body replaced by this one (write the whole
+        memory, not only what is new), its other fields kept unless given. If one has a
+        close title, nothing is written: status similar names it — update that one if it
+        is the same thing, or call again with distinct=true if not. Otherwise status
+        created: <type>_<slug>.md, listed in MEMORY.md. Never store secrets (passwords,
+        tokens, keys) — store where they are kept."""
         try:
-            memory = self.store.new(type=type, name=name, description=description,
-                                    body=body, tags=tags or (), aliases=aliases or ())
+            result = self.store.remember(type=type, title=name, body=body,
+                                         description=description, when=when,
+                                         tags=tags, aliases=aliases, distinct=distinct,
+                                         writer=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, None)
-        return self._wrote("created", memory, None)
+        memory = result.memory
+        if result.action == "similar":
+            return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
+                                score=round(result.score, 1))
+        status: Literal["created", "updated", "unchanged"] = result.action
+        return self._wrote(status, memory, result.previous_revision)
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -322,7 +340,8 @@ class MemoryTools:
                             tuple(AuditFinding(f.category, f.severity, f.file, f.line,
                                                f.message) for f in report.findings))
 
-    def _wrote(self, status: Literal["written", "created"], memory: Memory,
+    def _wrote(self, status: Literal["written", "created", "updated", "unchanged"],
+               memory: Memory,
                previous: str | None, warnings: list[str] | None = None) -> WriteOutcome:
         """A write that landed; the model knows the text it wrote, so it has seen it."""
         problems = [f"{p.field}: {p.message}" for p in memory.problems]

@@ -9,4 +9,6 @@
   and which records are moot, one side no longer a live memory (``moot_sides``).
 - ``resolve``: settling a recorded conflict (``resolve_keep``, ``resolve_invalidate``,
   and undoing a resolution).
+- ``remember``: saving by title — update the memory a title already names, write nothing
+  over one only similar (``decide``, ``remember``, ``RememberResult``, ``SIMILAR_AT``).
 """

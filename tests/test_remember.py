@@ -1,0 +1,309 @@
+"""``remember``: saving the same thing twice updates it, a similar title writes nothing
+(``sagemem/writes/remember.py``, the ``remember`` command, MCP ``create_memory``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sagemem.errors import InvalidName, StaleRevision
+from sagemem.files.memory import Memory, parse
+from sagemem.store import MemoryStore
+from sagemem.writes.conflicts import list_conflicts
+from sagemem.writes.remember import SIMILAR_AT, decide, fold, free_file_name, similarity
+from tests.cli_run import Run, store_runner
+
+TABLE = Path(__file__).parent / "remember" / "similar_titles.jsonl"
+DAY = date(2026, 12, 1)
+LATER = date(2026, 12, 9)
+
+
+def memory(file: str, name: str | None, *, description: str = "", aliases: tuple[str, ...] = (),
+           when: str | None = None) -> Memory:
+    """A parsed memory with these fields, as a listing holds it."""
+    fields = {"name": name, "description": description, "aliases": list(aliases), "when": when}
+    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}"  # JSON is YAML
+             for key, value in fields.items() if value is not None]
+    return parse("\n".join(["---", *lines, "---", "body", ""]).encode(), file)
+
+
+@pytest.fixture
+def empty_store(tmp_path: Path) -> MemoryStore:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("# Memory index\n\n")
+    return MemoryStore(folder, tmp_path / "state")
+
+
+@pytest.fixture
+def store(empty_store: MemoryStore) -> MemoryStore:
+    """One memory: "frontend API address", tagged, with a former title in its aliases."""
+    empty_store.remember(type="reference", title="frontend API address",
+                         body="The Vite proxy is at localhost:5173.",
+                         description="Where the frontend talks to the API",
+                         tags=["api", "web"], aliases=["web API address"], today=DAY)
+    return empty_store
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str], store: MemoryStore) -> Run:
+    return store_runner(capsys, store)
+
+
+def files(store: MemoryStore) -> list[str]:
+    return sorted(p.name for p in store.directory.glob("*.md"))
+
+
+# -- the decision ------------------------------------------------------------------------
+
+FRONTEND = memory("reference_frontend_api_address.md", "frontend API address",
+                  description="Where the frontend talks to the API",
+                  aliases=("web API address",))
+STANDUP = memory("project_standup.md", "Standup", when="2026-12-01")
+CHINESE = memory("reference_前端接口地址.md", "前端接口地址")
+LISTING = [FRONTEND, STANDUP, CHINESE]
+
+
+@pytest.mark.parametrize(("title", "options", "kind", "file"), [
+    ("frontend API address", {}, "exact", FRONTEND.file),
+    ("  Frontend   API ADDRESS ", {}, "exact", FRONTEND.file),
+    ("ｆｒｏｎｔｅｎｄ　ＡＰＩ address", {}, "exact", FRONTEND.file),  # full-width, NFKC
+    ("Web API Address", {}, "former_title", FRONTEND.file),
+    ("backend API address", {}, "similar", FRONTEND.file),
+    ("backend API address", {"distinct": True}, "new", None),
+    ("frontend API address", {"distinct": True}, "exact", FRONTEND.file),
+    ("frontend API address", {"when": "2026-12-01"}, "new", None),
+    ("Standup", {"when": "2026-12-01"}, "exact", STANDUP.file),
+    ("Standup", {"when": "2026-12-08"}, "new", None),
+    ("Standup", {}, "new", None),
+    ("前端接口地址", {}, "exact", CHINESE.file),
+    ("后端接口地址", {}, "similar", CHINESE.file),
+    ("User's favourite tea", {}, "new", None),
+])
+def test_decide_finds_the_same_title_a_former_title_or_a_close_one(
+        title: str, options: dict[str, Any], kind: str, file: str | None) -> None:
+    decision = decide(LISTING, title, **options)
+    assert decision.kind == kind
+    assert (decision.memory.file if decision.memory else None) == file
+
+
+def test_decide_never_guesses_between_two_memories_of_one_title() -> None:
+    twin = memory("reference_frontend_api_address_2.md", "frontend API address")
+    decision = decide([FRONTEND, twin], "frontend API address")
+    assert decision.kind == "similar" and decision.score == 100.0
+
+
+def test_fold_ignores_case_width_and_runs_of_spaces() -> None:
+    assert fold(" ＡＰＩ\tAddress\n") == fold("api address") == "api address"
+
+
+def test_a_description_alike_makes_other_words_a_close_match() -> None:
+    served = memory("reference_api_server.md", "API server",
+                    description="Where the backend API is served: api.internal:8000")
+    assert similarity("Backend endpoint", None, served) < SIMILAR_AT
+    assert similarity("Backend endpoint", "Where the backend API is served: "
+                      "api.internal:8000", served) >= SIMILAR_AT
+
+
+def test_the_threshold_holds_its_documented_precision_and_recall_on_the_table() -> None:
+    rows = [json.loads(line) for line in TABLE.read_text("utf-8").splitlines()]
+    assert len(rows) >= 40 and any("前端" in r["a"] for r in rows)
+    flagged = [similarity(r["a"], r.get("a_description"),
+                          memory("x.md", r["b"], description=r.get("b_description", "")))
+               >= SIMILAR_AT for r in rows]
+    true_pos = sum(f and r["similar"] for f, r in zip(flagged, rows, strict=True))
+    precision = true_pos / sum(flagged)
+    recall = true_pos / sum(r["similar"] for r in rows)
+    # README, "Remember": 54 pairs, precision 0.94, recall 1.00
+    assert (len(rows), round(precision, 2), round(recall, 2)) == (54, 0.94, 1.00)
+    pair = next(r for r in rows if r["a"] == "frontend API address" and "b_description"
+                not in r)
+    assert pair["b"] == "backend API address" and pair["similar"]
+
+
+def test_a_taken_file_name_gets_the_when_then_a_number() -> None:
+    taken = {"project_standup.md", "project_standup_2026_12_08.md"}
+    assert free_file_name("project_standup.md", "2026-12-08", taken.__contains__) == \
+        "project_standup_2026_12_08_2.md"
+    assert free_file_name("project_standup.md", "Q3 planning", taken.__contains__) == \
+        "project_standup_q3_planning.md"
+    assert free_file_name("project_standup.md", None, taken.__contains__) == \
+        "project_standup_2.md"
+
+
+# -- remembering in a store ---------------------------------------------------------------
+
+def test_remembering_an_identical_title_updates_it_and_keeps_what_was_not_given(
+        store: MemoryStore) -> None:
+    before = store.get("reference_frontend_api_address.md")
+    result = store.remember(type="reference", title="Frontend API Address",
+                            body="The Vite proxy moved to localhost:3000.", today=LATER)
+    assert (result.action, result.kind, result.previous_revision) == \
+        ("updated", "exact", before.revision)
+    after = store.get("reference_frontend_api_address.md")
+    assert after.body.strip() == "The Vite proxy moved to localhost:3000."
+    assert (after.name, after.description, after.tags, after.aliases) == \
+        (before.name, before.description, before.tags, before.aliases)
+    assert after.updated == LATER
+    assert files(store) == ["MEMORY.md", "reference_frontend_api_address.md"]
+    assert store.read_index()[0].count("reference_frontend_api_address.md") == 1
+
+
+def test_an_update_sets_the_fields_given_and_adds_aliases(store: MemoryStore) -> None:
+    result = store.remember(type="project", title="frontend API address", body="x",
+                            description="The frontend's API base URL", tags=["frontend"],
+                            aliases=["前端接口地址"], today=LATER)
+    after = result.memory
+    assert (after.type, after.description, after.tags) == \
+        ("project", "The frontend's API base URL", ("frontend",))
+    assert after.aliases == ("web API address", "前端接口地址")
+    assert "The frontend's API base URL" in store.read_index()[0]  # its line follows
+
+
+def test_a_former_title_updates_the_memory_and_keeps_its_name(store: MemoryStore) -> None:
+    result = store.remember(type="reference", title="web API address", body="new", today=LATER)
+    assert (result.action, result.kind) == ("updated", "former_title")
+    assert result.memory.name == "frontend API address"
+    assert result.memory.aliases == ("web API address",)
+
+
+def test_remembering_the_same_thing_again_changes_no_byte(store: MemoryStore) -> None:
+    before = (store.directory / "reference_frontend_api_address.md").read_bytes()
+    result = store.remember(type="reference", title="frontend API address",
+                            body="The Vite proxy is at localhost:5173.\n", today=LATER)
+    assert result.action == "unchanged"
+    assert (store.directory / "reference_frontend_api_address.md").read_bytes() == before
+
+
+def test_a_similar_title_writes_nothing_and_names_the_close_match(store: MemoryStore) -> None:
+    before = {f: (store.directory / f).read_bytes() for f in files(store)}
+    result = store.remember(type="reference", title="backend API address", body="api:8000")
+    assert (result.action, result.file) == ("similar", "reference_frontend_api_address.md")
+    assert result.score >= SIMILAR_AT
+    assert {f: (store.directory / f).read_bytes() for f in files(store)} == before
+
+
+def test_distinct_creates_beside_a_similar_title(store: MemoryStore) -> None:
+    result = store.remember(type="reference", title="backend API address", body="api:8000",
+                            distinct=True)
+    assert (result.action, result.file) == ("created", "reference_backend_api_address.md")
+    assert "reference_backend_api_address.md" in store.read_index()[0]
+    again = store.remember(type="reference", title="backend API address", body="api:9000")
+    assert (again.action, again.file) == ("updated", "reference_backend_api_address.md")
+
+
+def test_one_title_on_two_occasions_is_two_memories(empty_store: MemoryStore) -> None:
+    first = empty_store.remember(type="project", title="Standup", body="a", when="2026-12-01")
+    second = empty_store.remember(type="project", title="Standup", body="b",
+                                  when="2026-12-08")
+    assert (first.file, second.file) == ("project_standup.md",
+                                         "project_standup_2026_12_08.md")
+    assert "when: 2026-12-08\n" in (empty_store.directory / second.file).read_text()
+    assert second.memory.when == "2026-12-08"
+    third = empty_store.remember(type="project", title="Standup", body="c",
+                                 when="2026-12-08")
+    assert (third.action, third.file) == ("updated", second.file)
+
+
+def test_a_new_memory_without_description_is_described_by_its_title(
+        empty_store: MemoryStore) -> None:
+    result = empty_store.remember(type="user", title="用户喜欢深色模式", body="深色。")
+    assert result.action == "created" and result.memory.description == "用户喜欢深色模式"
+    assert empty_store.remember(type="user", title="用户喜欢深色模式", body="深色主题。"
+                                ).action == "updated"
+    assert empty_store.remember(type="user", title="用户偏好深色模式", body="x"
+                                ).action == "similar"
+
+
+def test_an_update_meeting_a_concurrent_change_is_refused_and_loses_nothing(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = store.directory / "reference_frontend_api_address.md"
+    listing = store.list
+
+    def list_then_an_editor_saves(**kwargs: Any) -> Any:
+        seen = listing(**kwargs)
+        path.write_text(path.read_text() + "An editor's line.\n")
+        return seen
+
+    monkeypatch.setattr(store, "list", list_then_an_editor_saves)
+    with pytest.raises(StaleRevision) as refused:
+        store.remember(type="reference", title="frontend API address", body="mine")
+    assert path.read_text().endswith("An editor's line.\n")
+    record = next(c for c in list_conflicts(store.state_dir)
+                  if c.id == refused.value.conflict_id)
+    assert "mine" in str(record.side("mine").get("text"))
+
+
+def test_a_memory_with_no_title_or_type_is_refused(empty_store: MemoryStore) -> None:
+    with pytest.raises(InvalidName):
+        empty_store.remember(type="user", title="   ", body="x")
+    with pytest.raises(InvalidName):
+        empty_store.remember(type="note", title="x", body="x")
+
+
+# -- the command --------------------------------------------------------------------------
+
+def test_cli_remember_creates_then_updates_and_exits_0(run: Run, store: MemoryStore) -> None:
+    created = run("remember", "--type", "user", "--title", "Tea", "--body", "green")
+    assert created.code == 0 and created.out.startswith("created  user_tea.md")
+    updated = run("remember", "--type", "user", "--title", "tea", "--from", "-",
+                  stdin="oolong\n")
+    assert updated.code == 0 and updated.out.startswith("updated  user_tea.md")
+    assert store.get("user_tea.md").body.strip() == "oolong"
+
+
+def test_cli_remember_a_similar_title_names_it_and_exits_1(run: Run, store: MemoryStore
+                                                           ) -> None:
+    result = run("remember", "--type", "reference", "--title", "backend API address",
+                 "--body", "api:8000")
+    assert result.code == 1
+    assert result.out.startswith("similar  reference_frontend_api_address.md  "
+                                 "'frontend API address'  (score ")
+    assert "--distinct" in result.err and "write reference_frontend_api_address.md" in \
+        result.err
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    assert "reference_backend_api_address.md" not in files(store)
+    distinct = run("remember", "--type", "reference", "--title", "backend API address",
+                   "--body", "api:8000", "--distinct", "--json")
+    data = json.loads(distinct.out)
+    assert distinct.code == 0
+    assert (data["action"], data["file"], data["matched"]) == \
+        ("created", "reference_backend_api_address.md", "new")
+
+
+def test_cli_remember_needs_exactly_one_body(run: Run) -> None:
+    neither = run("remember", "--type", "user", "--title", "Tea")
+    both = run("remember", "--type", "user", "--title", "Tea", "--body", "x", "--from", "-")
+    for result in (neither, both):
+        assert result.code == 2 and result.err.count("\n") == 1
+        assert "--body TEXT or --from FILE" in result.err
+
+
+# -- the MCP tool ---------------------------------------------------------------------------
+
+def test_mcp_create_memory_twice_updates_and_a_close_title_is_similar(
+        store: MemoryStore) -> None:
+    pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
+    from sagemem.mcp_server.outputs import write_text
+    from sagemem.mcp_server.tools import MemoryTools
+
+    tools = MemoryTools(store)
+    arguments: dict[str, Any] = {"type": "user", "name": "Tea", "description": "Tea",
+                                 "body": "green"}
+    assert tools.create_memory(**arguments).status == "created"
+    updated = tools.create_memory(**{**arguments, "body": "oolong"})
+    assert (updated.status, updated.file) == ("updated", "user_tea.md")
+    similar = tools.create_memory(type="reference", name="backend API address",
+                                  description="where the backend is", body="api:8000")
+    assert (similar.status, similar.file, similar.title) == \
+        ("similar", "reference_frontend_api_address.md", "frontend API address")
+    assert "distinct=true" in write_text(similar)
+    assert "reference_backend_api_address.md" not in files(store)
+    distinct = tools.create_memory(type="reference", name="backend API address",
+                                   description="where the backend is", body="api:8000",
+                                   distinct=True)
+    assert (distinct.status, distinct.file) == ("created", "reference_backend_api_address.md")

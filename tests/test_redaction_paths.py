@@ -74,7 +74,14 @@ def _memory_tool(store: MemoryStore, secret: str) -> None:
     assert all(secret not in answer for answer in answers)
 
 
+def _remember(store: MemoryStore, secret: str) -> None:
+    store.remember(type="reference", title=f"deploy key {secret}", body=f"uses {secret}",
+                   description=f"the {secret} one", tags=[secret])
+    store.remember(type="user", title="Pets", body=f"cats, and {secret}")
+
+
 PATHS: dict[str, Write] = {
+    "remember": _remember,
     "write": _write, "refused write": _refused_write, "set": _set, "new": _new,
     "archive": _archive, "contradict": _contradict, "memory tool": _memory_tool,
 }

@@ -53,6 +53,12 @@ def remember(
         type=memory_type(type_), title=title, body=text, description=description,
         when=when, tags=tag, aliases=alias, distinct=distinct, writer=WRITER, reason=reason)
     _show(g, result, as_json)
+    if result.action != "similar":
+        from .write import redaction_warnings
+
+        for warning in redaction_warnings(title, description or "", text, *(tag or ()),
+                                          *(alias or ())):
+            echo(f"warning: {result.memory.file}: {warning}", err=True)
     if result.action == "similar":
         raise typer.Exit(SIMILAR_EXIT)
 

@@ -282,7 +282,9 @@ class MemoryTools:
             return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
                                 score=round(result.score, 1))
         status: Literal["created", "updated", "unchanged"] = result.action
-        return self._wrote(status, memory, result.previous_revision)
+        return self._wrote(status, memory, result.previous_revision,
+                           _redacted(name, description or "", body, *(tags or ()),
+                                     *(aliases or ())))
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(

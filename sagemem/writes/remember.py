@@ -184,6 +184,12 @@ def remember(store: Store, *, type: str, title: str, body: str,
     of it, and never over a memory only similar (``similar``: nothing written)."""
     if type not in TYPES:
         raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
+    from .redact import redact  # before the file name is made from the title, or matched
+
+    title, body = redact(title).text, redact(body).text
+    description, when = (None if t is None else redact(t).text for t in (description, when))
+    tags, aliases = ([redact(t).text for t in ts] if ts is not None else None
+                     for ts in (tags, aliases))
     if not fold(title):
         raise InvalidName(title, "a memory needs a title")
     asked = _Asked(type, " ".join(title.split()), body, _one_line(description),

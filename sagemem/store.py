@@ -46,8 +46,11 @@ class MemoryStore(MemoryFolder):
 
     def __init__(self, directory: Path | str, state_dir: Path | str | None = None, *,
                  max_bytes: int = MAX_FILE_BYTES, semantic: bool = False,
-                 embedder: str = DEFAULT_EMBEDDER) -> None:
+                 embedder: str = DEFAULT_EMBEDDER, embedder_dir: Path | None = None) -> None:
         super().__init__(directory, state_dir, max_bytes=max_bytes)
+        self.embedder_dir = embedder_dir or self.state_dir / EMBEDDER_DIR
+        """The embedder's derived caches (~80 MB): the global layer shares the project's,
+        rather than building a second one inside the prompt hook's budget."""
         self.semantic = semantic
         """Search modes default to hybrid (vectors beside the lexical index) when set."""
         self.embedder_key = embedder
@@ -91,7 +94,7 @@ class MemoryStore(MemoryFolder):
         if self._embedder is None:
             from .embed.embedder import get_embedder
 
-            self._embedder = get_embedder(self.embedder_key, self.state_dir / EMBEDDER_DIR)
+            self._embedder = get_embedder(self.embedder_key, self.embedder_dir)
         return self._embedder
 
     def vector_store(self) -> VectorStore:

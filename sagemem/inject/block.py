@@ -1,15 +1,16 @@
 """Composing the block the model sees before it answers.
 
 ``inject(layers, question, session_id, settings)`` decides what goes in: the memories
-search finds in the project layer and the global one (``layers/``; each as
-``### file.md:40-52``, a global one as ``### [global] file.md:40-52``, its description,
-how old it is, and the matching paragraph), the baseline memories at a session's first
-step, a task checkpoint handle, and — only when something real was left out — a short
-status card saying what and how to look it up (``card.py``). Within budgets the layers share: a per-memory
-character cap, a per-session byte pool for bodies and a small reserve for status cards.
-The session, the task checkpoint and the block's records are the project's; each
-memory's contradictions and access counts are its own layer's. Nothing is kept
-out silently: every candidate ends up injected or listed in ``suppressed`` with its reason.
+search finds in the project layer and the global one (``layers/``; each as ``###
+file.md:40-52``, a global one as ``### [global] file.md:40-52``, its description, how
+old it is, and the matching paragraph), the baseline memories at a session's first step,
+a task checkpoint handle, and — only when something real was left out — a short status
+card saying what and how to look it up (``card.py``). Within budgets the layers share: a
+per-memory character cap, a per-session byte pool for bodies and a small reserve for
+status cards. The session, the task checkpoint and the block's records are the
+project's; each memory's contradictions and access counts are its own layer's. Nothing
+is kept out silently: every candidate ends up injected or listed in ``suppressed`` with
+its reason.
 """
 
 from __future__ import annotations

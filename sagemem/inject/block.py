@@ -1,8 +1,8 @@
 """Composing the block the model sees before it answers.
 
 ``inject(layers, question, session_id, settings)`` decides what goes in: the memories
-search finds in the project layer and the global one (``layers/``; each as ``###
-file.md:40-52``, a global one as ``### [global] file.md:40-52``, its description, how
+search finds in the project layer and the global one (``layers/``; each as
+``### file.md:40-52``, a global one as ``### [global] file.md:40-52``, its description, how
 old it is, and the matching paragraph), the baseline memories at a session's first step,
 a task checkpoint handle, and — only when something real was left out — a short status
 card saying what and how to look it up (``card.py``). Within budgets the layers share: a

@@ -343,7 +343,9 @@ def load_settings(
     for key, env_name in TEXT_ENV.items():
         if found := _layered(key, env_name, env, file, parse_text):
             values[key], sources[key] = found
-    values["global_dir"], sources["global_dir"] = resolve_global_dir(env, file)
+    values["global_dir"], global_source = resolve_global_dir(env, file)
+    if global_source != "default":
+        sources["global_dir"] = global_source
     known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV) | {"global_dir"}
     warnings = tuple(f"{state / SETTINGS_FILE}: unknown setting {key!r} ignored"
                      for key in file if key not in known)

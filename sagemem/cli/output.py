@@ -87,12 +87,13 @@ def listing_json(listing: Listing, today: date) -> dict[str, Any]:
 
 def layers_listing_json(listings: Sequence[tuple[str, Listing]], today: date
                         ) -> dict[str, Any]:
-    """``list --json`` over the layers: each memory and error says its ``layer``."""
+    """``list --json`` over the layers: each memory says its ``layer``, and an error of
+    the global layer says so (the project's errors keep their shape)."""
     return {
         "version": JSON_VERSION,
         "memories": [{**memory_summary_json(m, today), "layer": layer}
                      for layer, listing in listings for m in listing.memories],
-        "errors": [{**error_json(e), "layer": layer}
+        "errors": [{**error_json(e), **({"layer": layer} if layer != "project" else {})}
                    for layer, listing in listings for e in listing.errors],
     }
 

@@ -25,7 +25,7 @@ from ..errors import SagememError, UnsafeFile, WriteFailed
 from ..files.controls import visible
 from ..files.memory import Memory, file_lines
 from ..layers import GLOBAL, PROJECT, Layers
-from ..layers.merge import shadowed
+from ..layers.titles import shadowed
 from ..search.gate import injectable
 from ..search.results import SearchResult
 from ..search.text import paragraphs
@@ -214,7 +214,7 @@ def _baselines(layers: Layers, settings: Settings) -> list[_Candidate]:
     if any(layer != PROJECT for layer, _, _ in listed):
         keys = layers.shadowing()
         listed = [(layer, store, f) for layer, store, f in listed if layer == PROJECT
-                  or not shadowed(_as_result(f.name, f.info.get("name")), keys)]
+                  or not shadowed(f.name, _text(f.info.get("name")), keys)]
     listed.sort(key=lambda t: -int(t[2].info.get("baselinePriority") or 0))  # stable
     found = []
     for layer, store, indexed in listed[: settings.max_baseline]:
@@ -231,10 +231,8 @@ def _baselines(layers: Layers, settings: Settings) -> list[_Candidate]:
     return found
 
 
-def _as_result(file: str, name: object) -> SearchResult:
-    """A baseline as the shadowing rule reads it (a file name and a ``name``)."""
-    return SearchResult(file, name if isinstance(name, str) else None, "", "", 0.0, 0, 0, "",
-                        False, None, None)
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _dedupe(found: list[_Candidate]) -> list[_Candidate]:

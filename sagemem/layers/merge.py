@@ -17,35 +17,12 @@ or not it answered this question: the project overrides that habit.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import replace
 
 from ..search.gate import injectable
 from ..search.results import Coverage, Relevance, SearchResponse, SearchResult, page_cursor
-
-PROJECT, GLOBAL = "project", "global"
-
-
-def title_key(file: str, name: str | None) -> str:
-    """What a person calls a memory, compared as equal when it reads the same."""
-    title = name.strip() if name and name.strip() else file.removesuffix(".md")
-    return unicodedata.normalize("NFKC", title).casefold()
-
-
-def shadow_keys(names: Iterable[tuple[str, str | None]]) -> frozenset[str]:
-    """The titles and file names of a layer's memories, for ``shadowed``."""
-    keys: set[str] = set()
-    for file, name in names:
-        keys.add(title_key(file, name))
-        keys.add("\0" + unicodedata.normalize("NFKC", file).casefold())
-    return frozenset(keys)
-
-
-def shadowed(result: SearchResult, keys: frozenset[str]) -> bool:
-    """Whether a project memory has this result's title or file name."""
-    return (title_key(result.file, result.name) in keys
-            or "\0" + unicodedata.normalize("NFKC", result.file).casefold() in keys)
+from .titles import GLOBAL, PROJECT, shadowed
 
 
 def merged(project: SearchResponse, global_: SearchResponse, keys: frozenset[str], *,
@@ -53,7 +30,8 @@ def merged(project: SearchResponse, global_: SearchResponse, keys: frozenset[str
     """One response from both layers' (unpaged) responses: the global results the
     project shadows (``keys``) dropped, both on their 0–1 scales and interleaved, at
     most ``cap`` in all, then the page at ``offset``."""
-    kept = tuple(replace(r, layer=GLOBAL) for r in global_.results if not shadowed(r, keys))
+    kept = tuple(replace(r, layer=GLOBAL) for r in global_.results
+                 if not shadowed(r.file, r.name, keys))
     dropped = len(global_.results) - len(kept)
     global_ = replace(global_, results=kept)
     ranked = sorted([*_scaled(project.results), *_scaled(kept)],

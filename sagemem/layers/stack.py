@@ -19,7 +19,7 @@ from ..config import Settings
 from ..errors import NoGlobalLayer, SagememError
 from ..files.state import default_state_dir, same_folder
 from ..store import MemoryStore
-from .merge import GLOBAL, PROJECT, merged, shadow_keys
+from .titles import GLOBAL, PROJECT, shadow_keys
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
@@ -121,6 +121,7 @@ class Layers:
                                        include_archived=include_archived, deadline=deadline,
                                        mode=mode)
         from ..search.results import cursor_offset
+        from .merge import merged
 
         mode = mode or ("hybrid" if self.project.semantic else "lexical")
         paged_as = f"{scope or ''}\0{mode}\0{int(include_archived)}\0layers"

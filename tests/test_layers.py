@@ -240,3 +240,12 @@ def test_config_shows_the_global_dir_and_where_it_came_from(
     rows = json.loads(run(capsys, project, "config", "--json").out)["settings"]
     assert rows["global_dir"] == {"value": str(global_dir), "source": "env",
                                   "env": "SAGE_MEM_GLOBAL_DIR"}
+
+
+def test_a_global_snapshot_is_kept_in_the_global_layers_state(
+        project: Path, global_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, project, "snapshot", "create", "--global").code == 0
+    assert list((default_state_dir(global_dir) / "snapshots").iterdir())
+    assert not (default_state_dir(project) / "snapshots").exists()
+    listed = run(capsys, project, "snapshot", "list", "--global", "--json")
+    assert listed.code == 0 and len(json.loads(listed.out)) == 1

@@ -61,7 +61,7 @@ class Layers:
     @classmethod
     def from_settings(cls, settings: Settings) -> Layers:
         """Both layers for these settings; the global one shares the project's embedder
-        cache and settings, and keeps its own state directory."""
+        and settings, and keeps its own state directory."""
         project = MemoryStore.from_settings(settings)
         path, why, missing = global_folder(settings)
         if path is None:
@@ -71,7 +71,7 @@ class Layers:
             return cls(project, folder=settings.global_dir, why_off=why, notices=notices)
         try:
             global_ = MemoryStore(path, default_state_dir(path), semantic=settings.semantic,
-                                  embedder=settings.embedder, embedder_dir=project.embedder_dir)
+                                  embedder=settings.embedder, embedder_of=project)
         except SagememError as exc:  # its state is unusable: the project still answers
             return cls(project, folder=path, why_off=str(exc),
                        notices=(f"the global layer is off: {exc}",))

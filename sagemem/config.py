@@ -40,6 +40,8 @@ keys. It lives here, in a module every command loads anyway, so no module import
 heavier ``output`` for one number."""
 SETTINGS_FILE = "settings.json"
 DEFAULT_MEMORY_DIR = "~/.sage-mem/memory"
+DEFAULT_GLOBAL_DIR = "~/.sage-mem/global"
+GLOBAL_ENV = "SAGE_MEM_GLOBAL_DIR"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,9 @@ class Settings:
     task_id: str | None = None
     embedder: str = DEFAULT_EMBEDDER
     session: str | None = None
+    global_dir: Path | None = None
+    """The global layer's folder as configured (None: off); ``layers/`` uses it only when
+    it is a directory and not the memory folder itself. Settings built by hand have none."""
     sources: Mapping[str, Source] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     # The settings that guard (snapshot_keep, idle_days_*): the legal values given, and
@@ -231,6 +236,20 @@ def resolve_dirs(
     return mem, state, sources
 
 
+def resolve_global_dir(env: Mapping[str, str], file: Mapping[str, object]
+                       ) -> tuple[Path | None, Source]:
+    """The global layer's folder: settings file, then environment, then the default;
+    ``off``/``0``/``false`` or a blank value turns it off (None). Unlike other settings a
+    blank variable is not "unset": ``SAGE_MEM_GLOBAL_DIR=`` is how a shell says "none"."""
+    for raw, source in ((file.get("global_dir"), "settings"), (env.get(GLOBAL_ENV), "env")):
+        if isinstance(raw, str):
+            if not raw.strip() or raw.strip().lower() in FALSE_WORDS:
+                return None, source  # type: ignore[return-value]
+            return Path(os.path.abspath(Path(raw.strip()).expanduser())), \
+                source  # type: ignore[return-value]
+    return Path(os.path.abspath(Path(DEFAULT_GLOBAL_DIR).expanduser())), "default"
+
+
 def read_settings_file(state_dir: Path) -> dict[str, object]:
     """The settings file as a dict; an absent file is empty, a malformed one an error."""
     if os.path.lexists(state_dir) and not state_dir.is_dir():  # not "cannot read settings.json"
@@ -324,7 +343,10 @@ def load_settings(
     for key, env_name in TEXT_ENV.items():
         if found := _layered(key, env_name, env, file, parse_text):
             values[key], sources[key] = found
-    known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV)
+    values["global_dir"], global_source = resolve_global_dir(env, file)
+    if global_source != "default":
+        sources["global_dir"] = global_source
+    known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV) | {"global_dir"}
     warnings = tuple(f"{state / SETTINGS_FILE}: unknown setting {key!r} ignored"
                      for key in file if key not in known)
     warnings += tuple(f"{state / SETTINGS_FILE}: {key} = {file[key]!r} is not a legal value; "
@@ -349,6 +371,8 @@ def describe_settings(settings: Settings) -> list[tuple[str, object, Source, str
                      spec.env))
     for key, env_name in {**FLAG_ENV, **TEXT_ENV}.items():
         rows.append((key, getattr(settings, key), settings.source(key), env_name))
+    shown = "off" if settings.global_dir is None else str(settings.global_dir)
+    rows.append(("global_dir", shown, settings.source("global_dir"), GLOBAL_ENV))
     return rows
 
 

@@ -9,6 +9,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    ├── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
      │    └── UnknownEmbedder  an ``embedder`` setting that names no registered embedder
      ├── DirectoryMissing         the memory directory does not exist
+     │    └── NoGlobalLayer       ``--global`` with no global layer (off, missing, the project)
      ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
@@ -452,3 +453,14 @@ class HostConfigError(SagememError):
     def __init__(self, path: Path, problem: str) -> None:
         self.path, self.problem = path, problem
         super().__init__(f"{path} {problem}; nothing was changed")
+
+
+class NoGlobalLayer(DirectoryMissing):
+    """``--global`` asked for the global layer, and there is none: the setting is off,
+    its folder does not exist, or it is the project folder itself (``layers/``)."""
+
+    def __init__(self, path: Path | None, why: str) -> None:
+        self.path, self.why = path, why  # type: ignore[assignment]
+        where = path if path is not None else "~/.sage-mem/global"
+        SagememError.__init__(self, f"no global layer: {why}; create one with "
+                              f"`mkdir -p {where}` or set SAGE_MEM_GLOBAL_DIR to a folder")

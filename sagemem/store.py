@@ -47,8 +47,12 @@ class MemoryStore(MemoryFolder):
 
     def __init__(self, directory: Path | str, state_dir: Path | str | None = None, *,
                  max_bytes: int = MAX_FILE_BYTES, semantic: bool = False,
-                 embedder: str = DEFAULT_EMBEDDER) -> None:
+                 embedder: str = DEFAULT_EMBEDDER,
+                 embedder_of: MemoryStore | None = None) -> None:
         super().__init__(directory, state_dir, max_bytes=max_bytes)
+        self._embedder_of = embedder_of
+        """A store whose embedder (and its ~80 MB cache) this one uses: the global layer
+        the project's, rather than loading a second one inside the prompt hook's budget."""
         self.semantic = semantic
         """Search modes default to hybrid (vectors beside the lexical index) when set."""
         self.embedder_key = embedder
@@ -89,6 +93,8 @@ class MemoryStore(MemoryFolder):
 
     def embedder(self) -> Embedder:
         """The embedder of the ``embedder`` setting (UnknownEmbedder if none is registered)."""
+        if self._embedder is None and self._embedder_of is not None:
+            self._embedder = self._embedder_of.embedder()
         if self._embedder is None:
             from .embed.embedder import get_embedder
 

@@ -17,6 +17,9 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # The suite's expectations are lexical (issue 13 keeps those numbers with semantic
     # off); the tests of vectors and modes turn it on themselves.
     monkeypatch.setenv("SAGE_MEM_SEMANTIC", "off")
+    # A real ~/.sage-mem/global must not join every test's searches; the layer tests
+    # point it at a folder of their own.
+    monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", "off")
 
 
 def write_memory(directory: Path, name: str, text: str) -> Path:

@@ -42,7 +42,7 @@ SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
                 "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
                 "validity",
-                "debug", "semantic", "task_id", "embedder", "session"]
+                "debug", "semantic", "task_id", "embedder", "session", "global_dir"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\
@@ -479,7 +479,7 @@ def test_list_json_has_the_documented_shape(run: Run, memory_dir: Path) -> None:
     assert set(data) == {"version", "memories", "errors"}
     assert data["version"] == 1
     assert data["errors"] == []
-    assert all(set(m) == SUMMARY_KEYS for m in data["memories"])
+    assert all(set(m) == SUMMARY_KEYS | {"layer"} for m in data["memories"])
     prefs = next(m for m in data["memories"] if m["file"] == "user_prefs.md")
     assert prefs == {
         "file": "user_prefs.md",
@@ -499,6 +499,7 @@ def test_list_json_has_the_documented_shape(run: Run, memory_dir: Path) -> None:
         "invalid": False,
         "size": len(USER_PREFS.encode("utf-8")),
         "revision": prefs["revision"],
+        "layer": "project",
         "problems": 0,
     }
     assert len(prefs["revision"]) == 64

@@ -44,7 +44,8 @@ def test_inject_json_has_the_documented_keys(capsys, dirs) -> None:
     _, out, _ = run(capsys, dirs, "inject", "what is the cat called", "--json")
     data = json.loads(out)
     assert set(data) == {"version", "text", "items", "suppressed", "status_card", "budget"}
-    assert set(data["items"][0]) == {"file", "start_line", "end_line", "reason", "chars"}
+    assert set(data["items"][0]) == {"file", "start_line", "end_line", "reason", "chars",
+                                     "layer"}
     assert set(data["budget"]) == {"used", "body_pool", "card_reserve"}
 
 

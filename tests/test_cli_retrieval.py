@@ -23,7 +23,7 @@ from sagemem.files.memory import file_lines
 SEARCH_KEYS = {"version", "query", "results", "coverage"}
 RESULT_KEYS = {"file", "name", "description", "type", "score", "start_line", "end_line",
                "paragraph", "invalid", "invalid_at", "superseded_by", "revision", "archived",
-               "valid_at", "not_yet_valid"}
+               "valid_at", "not_yet_valid", "layer"}
 COVERAGE_KEYS = {"files_scanned", "candidates", "paragraphs_filtered", "next_cursor",
                  "files_without_vectors"}
 EVAL_KEYS = {"recall@5", "mrr@10", "passage_hit", "spurious_unrelated", "spurious_injected",

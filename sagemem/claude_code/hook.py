@@ -33,7 +33,7 @@ from ..files.atomic import append_line, make_folder
 from ..history.journal import pending_notice
 from ..inject.block import inject
 from ..inject.session import DEFAULT_SESSION, reset_session
-from ..store import MemoryStore
+from ..layers import Layers
 from .gate import TOOL_EVENTS, gate
 
 MAX_STDIN_BYTES = 1024 * 1024
@@ -149,9 +149,9 @@ def _respond(event: HookEvent, settings: Settings, log: Path | None, started: fl
         reset_session(settings.state_dir, event.session_id)
     if event.name != "UserPromptSubmit" or event.prompt is None:
         return ""
-    with MemoryStore.from_settings(settings) as store:
+    with Layers.from_settings(settings) as layers:  # the project's and the global layer
         budget = settings.hook_budget_ms / 1000
-        injection = inject(store, event.prompt, event.session_id, settings,
+        injection = inject(layers, event.prompt, event.session_id, settings,
                            max_text_chars=MAX_CONTEXT_CHARS,
                            deadline=started + budget - min(AFTER_SYNC_SECONDS, budget / 2))
     spent = time.monotonic() - started

@@ -25,6 +25,7 @@ from ..files.plural import counted
 from ..inject.session import DEFAULT_SESSION
 from ..store import MemoryStore
 from .base import (
+    GlobalOption,
     Globals,
     JsonOption,
     app,
@@ -40,6 +41,7 @@ from .batch import read_batch
 from .embedding import EvalModeOption, ModeOption, embed_all, mode_of, semantic_off
 
 if TYPE_CHECKING:
+    from ..layers import Layers
     from ..search.hybrid import Mode
     from ..search.results import SearchResponse
 
@@ -67,16 +69,16 @@ def search(
     if type_ and tag:
         raise typer.BadParameter("give --type or --tag, not both", param_hint="--tag")
     scope = memory_type(type_) if type_ else tag
-    with ctx.obj.store() as store:
-        semantic_off(store, mode)
+    with ctx.obj.layers() as layers:
+        semantic_off(layers.project, mode)
         if batch is not None:
-            raise typer.Exit(_search_batch(ctx.obj, store, batch, scope, limit,
+            raise typer.Exit(_search_batch(ctx.obj, layers, batch, scope, limit,
                                            include_archived, mode))
         if query is None or not query.strip():
             raise missing("QUERY", "Give a question, or --batch FILE.", "argument")
-        response = store.search(query, scope=scope, limit=limit, cursor=cursor,
-                                include_archived=include_archived, mode=mode_of(mode))
-        seen_warnings = _record_seen(ctx.obj, store, response)
+        response = layers.search(query, scope=scope, limit=limit, cursor=cursor,
+                                 include_archived=include_archived, mode=mode_of(mode))
+        seen_warnings = _record_seen(ctx.obj, layers.project, response)
     _notices(response.notices)
     _warnings(seen_warnings)
     if as_json:
@@ -93,15 +95,15 @@ def search(
                  f"--cursor {response.coverage.next_cursor}", err=True)
 
 
-def _search_batch(globals_: Globals, store: MemoryStore, path: Path, scope: str | None,
+def _search_batch(globals_: Globals, layers: Layers, path: Path, scope: str | None,
                   limit: int, include_archived: bool, mode: str | None) -> int:
     from .output_agent import search_json
 
     def answer(number: int, item: dict[str, Any]) -> dict[str, Any]:
-        response = store.search(item["query"], scope=scope, limit=limit,
-                                include_archived=include_archived, mode=mode_of(mode))
+        response = layers.search(item["query"], scope=scope, limit=limit,
+                                 include_archived=include_archived, mode=mode_of(mode))
         _notices(response.notices)
-        _warnings(_record_seen(globals_, store, response))
+        _warnings(_record_seen(globals_, layers.project, response))
         return search_json(response)
 
     return _batch(path, answer)
@@ -132,6 +134,7 @@ def read(
         "--max-bytes", min=1, help="Page size in bytes (default 16384).")] = None,
     revision: Annotated[str | None, typer.Option(
         "--revision", help="The revision you last read; refuse if it changed.")] = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Read a memory's body by line or byte, a page at a time."""
@@ -141,12 +144,13 @@ def read(
 
     if revision is not None:
         revision = revision_param(revision, "--revision")
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     result = store.read(name, start_line=start_line, start_byte=start_byte,
                         max_bytes=max_bytes, revision=revision)
     warnings = [*record_if_possible(store.state_dir, "read", [result.file],
                                     datetime.now(timezone.utc)),
-                *_record_seen(ctx.obj, store, {result.file: result.revision})
+                *([] if global_ else _record_seen(ctx.obj, store,
+                                                  {result.file: result.revision}))
                 ] if result.status == "ok" else []
     _warnings(warnings)
     if as_json:
@@ -237,12 +241,12 @@ def inject(
     from .output_agent import explain_text, injection_json
 
     settings = ctx.obj.settings()
-    with MemoryStore.from_settings(settings) as store:
+    with ctx.obj.layers(warn_pending=False) as layers:
         if batch is not None:
-            raise typer.Exit(_inject_batch(store, settings, batch))
+            raise typer.Exit(_inject_batch(layers, settings, batch))
         if question is None:
             raise missing("QUESTION", "Give a question, or --batch FILE.", "argument")
-        injection = inject_block(store, question, session, settings)
+        injection = inject_block(layers, question, session, settings)
     _notices(injection.notices)
     if as_json:
         echo_json(injection_json(injection) | ({"explain": list(injection.explain)}
@@ -256,7 +260,7 @@ def inject(
         echo("\n".join(explain_text(injection.explain)), err=True)
 
 
-def _inject_batch(store: MemoryStore, settings: Settings, path: Path) -> int:
+def _inject_batch(store: Layers, settings: Settings, path: Path) -> int:
     """A line without ``session`` gets a fresh session of its own, never saved."""
     from ..inject.block import inject as inject_block
     from .output_agent import injection_json
@@ -324,11 +328,12 @@ def ledger(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def use(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
+    global_: GlobalOption = False,
 ) -> None:
     """Record that you adopted a memory (the ledger's "use" count; it never changes ranking)."""
     from ..history.ledger import record as record_access
 
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     memory = store.get(name)
     _warnings(record_access(store.state_dir, "use", [memory.file], datetime.now(timezone.utc)))
     echo(f"used  {memory.file}")
@@ -416,9 +421,9 @@ def _record_seen(globals_: Globals, store: MemoryStore,
     from ..files.folder import ARCHIVE_DIR
     from ..inject.seen import record_seen
 
-    revisions = seen if isinstance(seen, Mapping) else {
+    revisions = seen if isinstance(seen, Mapping) else {  # the gate guards the project's
         f"{ARCHIVE_DIR}/{r.file}" if r.archived else r.file: r.revision
-        for r in seen.results if r.revision}
+        for r in seen.results if r.revision and r.layer == "project"}
     session = globals_.settings().session or DEFAULT_SESSION
     return record_seen(store.state_dir, session, revisions)
 

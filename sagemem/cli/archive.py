@@ -23,7 +23,7 @@ from ..config import JSON_VERSION
 from ..errors import SagememError
 from ..store import MemoryStore
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
+from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
 from .output import wrap
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
@@ -64,6 +64,7 @@ def archive(
     ] = False,
     yes: YesOption = False,
     dry_run: DryRunOption = False,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Move a memory into archive/ and drop its MEMORY.md line (restore brings it back);
@@ -83,7 +84,7 @@ def archive(
         raise typer.BadParameter("say why: it is kept in archive.jsonl", param_hint="--reason")
     from ..history.archive import archive_memory
 
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     _run(lambda plan: archive_memory(store, name, reason, by=BY, dry_run=plan),
          f"archive {{file}} (reason: {reason.strip()})?", yes=yes, dry_run=dry_run,
          as_json=as_json)
@@ -91,12 +92,13 @@ def archive(
 
 @app.command()
 def restore(ctx: typer.Context, name: NameArgument, yes: YesOption = False,
-            dry_run: DryRunOption = False, as_json: JsonOption = False) -> None:
+            dry_run: DryRunOption = False,
+            global_: GlobalOption = False, as_json: JsonOption = False) -> None:
     """Bring an archived memory back, with its MEMORY.md line (refused if the name is
     taken at the top level)."""
     from ..history.archive import restore_memory
 
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     _run(lambda plan: restore_memory(store, name, by=BY, dry_run=plan),
          "restore {file} from archive/?", yes=yes, dry_run=dry_run, as_json=as_json)
 
@@ -108,13 +110,14 @@ def purge(
     reason: Annotated[str, typer.Option("--reason", help="Why (kept in archive.jsonl).")] = "",
     yes: YesOption = False,
     dry_run: DryRunOption = False,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Delete an ARCHIVED memory for good (never a live or locked one). Irreversible:
     asks first unless --yes; only its line in archive.jsonl remains."""
     from ..history.archive import purge_memory
 
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     _run(lambda plan: purge_memory(store, name, reason=reason, by=BY, dry_run=plan),
          "permanently delete archive/{file}? This is irreversible.", yes=yes,
          dry_run=dry_run, as_json=as_json, required="to purge (it is irreversible)")
@@ -237,21 +240,23 @@ def candidates_text(report: CandidateReport, thresholds: dict[str, int],
 
 @app.command()
 def lock(ctx: typer.Context, name: NameArgument, dry_run: DryRunOption = False,
+         global_: GlobalOption = False,
          as_json: JsonOption = False) -> None:
     """Lock a memory: it is never archived or purged, whoever asks (kept in the state
     directory's locked.json, not in the file)."""
     from ..history.locks import lock_memory
 
-    _locked(lock_memory(ctx.obj.store(), name, by=BY, dry_run=dry_run), as_json)
+    _locked(lock_memory(ctx.obj.store(global_=global_), name, by=BY, dry_run=dry_run), as_json)
 
 
 @app.command()
 def unlock(ctx: typer.Context, name: NameArgument, dry_run: DryRunOption = False,
+           global_: GlobalOption = False,
            as_json: JsonOption = False) -> None:
     """Remove a memory's lock (a memory that is not locked is left as it is)."""
     from ..history.locks import unlock_memory
 
-    _locked(unlock_memory(ctx.obj.store(), name, by=BY, dry_run=dry_run), as_json)
+    _locked(unlock_memory(ctx.obj.store(global_=global_), name, by=BY, dry_run=dry_run), as_json)
 
 
 def _locked(change: LockChange, as_json: bool) -> None:

@@ -28,6 +28,7 @@ from ..files.controls import json_safe, visible
 from ..files.fields import TYPES
 
 if TYPE_CHECKING:
+    from ..layers import Layers
     from ..store import MemoryStore
 
 app = typer.Typer(
@@ -41,6 +42,8 @@ app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (see README: JSON output).")]
+GlobalOption = Annotated[bool, typer.Option(
+    "--global", help="The global layer (SAGE_MEM_GLOBAL_DIR), not the project's folder.")]
 
 
 @dataclass(frozen=True)
@@ -60,16 +63,39 @@ class Globals:
             echo(f"warning: {warning}", err=True)
         return settings
 
-    def store(self, *, warn_pending: bool = True) -> MemoryStore:
-        """The store; first a warning when a killed operation left the folder half done
-        (every command that opens the store says so, reading ones included)."""
-        from ..history.journal import pending_notice  # `sagemem config` needs no store
+    def store(self, *, warn_pending: bool = True, global_: bool = False) -> MemoryStore:
+        """The store (the global layer's with ``global_``: NoGlobalLayer if there is
+        none); first a warning when a killed operation left the folder half done (every
+        command that opens the store says so, reading ones included)."""
         from ..store import MemoryStore
 
-        store = MemoryStore.from_settings(self.settings())
-        if warn_pending and (notice := pending_notice(store.state_dir)):
-            typer.echo(f"warning: {notice}; finish it: {self.command('recover')}", err=True)
+        if global_:
+            store = self.layers(warn_pending=False).for_write(global_=True)
+        else:
+            store = MemoryStore.from_settings(self.settings())
+        if warn_pending:
+            self._warn_pending(store)
         return store
+
+    def layers(self, *, warn_pending: bool = True) -> Layers:
+        """The project store and the global one, if any; a global folder named but
+        missing is said once, on stderr."""
+        from ..layers import Layers
+
+        layers = Layers.from_settings(self.settings())
+        for notice in layers.notices:
+            echo(f"notice: {notice}", err=True)
+        if warn_pending:
+            for _, store in layers.stores():
+                self._warn_pending(store)
+        return layers
+
+    def _warn_pending(self, store: MemoryStore) -> None:
+        """Say that a killed operation left ``store``'s folder half done."""
+        from ..history.journal import pending_notice  # `sagemem config` needs no store
+
+        if notice := pending_notice(store.state_dir):
+            typer.echo(f"warning: {notice}; finish it: {self.command('recover')}", err=True)
 
     def command(self, *args: str) -> str:
         """A sagemem command line to paste, with the directory options this run was given

@@ -19,7 +19,7 @@ from ..writes import conflicts
 from ..writes import resolve as conflict_resolve
 from ..writes.contradictions import moot_sides
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
+from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
 from .output import conflict_json, conflict_text, conflicts_text
 
 WRITER = "cli"
@@ -35,13 +35,14 @@ def conflicts_list(
     ctx: typer.Context,
     status: Annotated[str | None, typer.Option(
         "--status", help="Only open or resolved records.")] = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Every conflict record, oldest first: id, status, kind, file; a contradiction with a
     side archived or deleted is marked moot (it keeps nothing out of injection)."""
     if status not in (None, "open", "resolved"):
         raise typer.BadParameter("must be open or resolved", param_hint="--status")
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     state_dir = store.state_dir
     records = conflicts.list_conflicts(state_dir, status)
     gone = {c.id: moot_sides(store, c) for c in records}

@@ -13,10 +13,20 @@ import typer
 from ..config import default_state_dir, load_settings
 from ..files.fields import TYPES
 from ..files.init import init_directory
-from .base import Globals, JsonOption, app, echo, echo_json, echo_lines, memory_type, stdin_text
+from .base import (
+    GlobalOption,
+    Globals,
+    JsonOption,
+    app,
+    echo,
+    echo_json,
+    echo_lines,
+    memory_type,
+    stdin_text,
+)
 from .output import (
     init_json,
-    listing_json,
+    layers_listing_json,
     listing_text,
     memory_json,
     memory_text,
@@ -69,13 +79,19 @@ def list_(
     """List memories: file, type, updated, size, description; archived/invalid marked."""
     type_ = memory_type(type_) if type_ is not None else None
     today = date.today()
-    listing = ctx.obj.store().list(type=type_, tag=tag, active=active, today=today)
+    with ctx.obj.layers() as layers:
+        listings = [(layer, store.list(type=type_, tag=tag, active=active, today=today))
+                    for layer, store in layers.stores()]
+    columns = shutil.get_terminal_size((80, 24)).columns
     if as_json:
-        echo_json(listing_json(listing, today))
-    else:
-        echo_lines(listing_text(listing, today, shutil.get_terminal_size((80, 24)).columns))
-    for error in listing.errors:
-        echo(f"warning: {error.error}", err=True)
+        echo_json(layers_listing_json(listings, today))
+    for layer, listing in listings:
+        if not as_json:
+            if layer == "global":  # the project's table stays as it was; the global follows
+                echo(f"\n[global] {layers.folder}")
+            echo_lines(listing_text(listing, today, columns))
+        for error in listing.errors:
+            echo(f"warning: {error.error}", err=True)
 
 
 @app.command()
@@ -83,10 +99,11 @@ def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
     archived: Annotated[bool, typer.Option("--archived", help="Look in archive/.")] = False,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Show a memory: its fields, revision, parse problems and body."""
-    memory = ctx.obj.store().get(name, archived=archived)
+    memory = ctx.obj.store(global_=global_).get(name, archived=archived)
     if as_json:
         echo_json(memory_json(memory, date.today()))
     else:
@@ -106,6 +123,7 @@ def new(
     body: Annotated[str, typer.Option("--body", help="Body text, or - to read stdin.")] = "",
     file: Annotated[str | None, typer.Option(
         "--file", help="Explicit file name instead of <type>_<slug>.md.")] = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Write a new memory <type>_<slug>.md (never overwriting) and index it in MEMORY.md."""
@@ -113,7 +131,7 @@ def new(
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = stdin_text("--body") if body == "-" else body
-    memory = ctx.obj.store().new(type=type_, name=name, description=description,
+    memory = ctx.obj.store(global_=global_).new(type=type_, name=name, description=description,
                                  tags=tag or (), aliases=alias or (), body=text, file=file)
     from .write import redaction_warnings
 

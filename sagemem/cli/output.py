@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -83,10 +83,19 @@ def error_json(error: ListError) -> dict[str, Any]:
 
 
 def listing_json(listing: Listing, today: date) -> dict[str, Any]:
+    return layers_listing_json([("project", listing)], today)
+
+
+def layers_listing_json(listings: Sequence[tuple[str, Listing]], today: date
+                        ) -> dict[str, Any]:
+    """``list --json`` over the layers: each memory says its ``layer``, and an error of
+    the global layer says so (the project's errors keep their shape)."""
     return {
         "version": JSON_VERSION,
-        "memories": [memory_summary_json(m, today) for m in listing.memories],
-        "errors": [error_json(e) for e in listing.errors],
+        "memories": [{**memory_summary_json(m, today), "layer": layer}
+                     for layer, listing in listings for m in listing.memories],
+        "errors": [{**error_json(e), **({"layer": layer} if layer != "project" else {})}
+                   for layer, listing in listings for e in listing.errors],
     }
 
 

@@ -58,14 +58,16 @@ def search_text(response: SearchResponse, columns: int = 80) -> list[str]:
     given = _injected_files(response)
     for result in response.results:
         weak = "  (weak)" if given is not None and result.file not in given else ""
-        lines += wrap(f"{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
+        tag, flag = ("[global] ", " --global") if result.layer == "global" else ("", "")
+        lines += wrap(f"{tag}{result.file}:{result.start_line}-{result.end_line}  [{result.type}]"
                       f"  {result.score:.2f}{weak}{_marks(result)}", columns)
         lines.append("  " + fit(result.description, columns - 2).rstrip())
         paragraph = file_lines(result.paragraph)  # the lines start_line-end_line count
         lines += [part for line in paragraph[:PARAGRAPH_LINES]
                   for part in wrap("    " + line, columns)]
         if len(paragraph) > PARAGRAPH_LINES:
-            lines.append(f"    … (sagemem read {result.file} --start-line {result.start_line})")
+            lines.append(f"    … (sagemem read{flag} {result.file} --start-line "
+                         f"{result.start_line})")
         lines.append("")
     if not response.results:
         lines.append("(no memory matches)")

@@ -13,7 +13,16 @@ import typer
 from ..config import JSON_VERSION
 from ..files.plural import counted
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines, progress_bar
+from .base import (
+    GlobalOption,
+    JsonOption,
+    YesOption,
+    app,
+    echo,
+    echo_json,
+    echo_lines,
+    progress_bar,
+)
 from .output import wrap
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it: every other
@@ -38,6 +47,7 @@ def snapshot_create(
     label: Annotated[str | None, typer.Option("--label", help="A note to find it by.")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Say what would be copied and rotated away; write nothing.")] = False,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Copy every memory file and MEMORY.md into <state>/snapshots/<id>/, then keep only
@@ -50,7 +60,7 @@ def snapshot_create(
         snapshot_json,
     )
 
-    store, keep = ctx.obj.store(), ctx.obj.settings().snapshot_keep
+    store, keep = ctx.obj.store(global_=global_), ctx.obj.settings().snapshot_keep
     if dry_run:
         files = len(memory_file_names(store))
         rotated = rotation_victims(store, keep, one_more=True)
@@ -74,14 +84,15 @@ def snapshot_create(
 
 
 @snapshot_app.command("list")
-def snapshot_list(ctx: typer.Context, as_json: JsonOption = False) -> None:
+def snapshot_list(ctx: typer.Context, global_: GlobalOption = False,
+                  as_json: JsonOption = False) -> None:
     """Every snapshot, oldest first: id, kind, number of files, label (or reason).
 
     Files are not hashed here (20 snapshots of 10k files would take seconds): `snapshot
     show ID` says whether one is damaged."""
     from ..history.snapshots import list_snapshots, snapshot_json
 
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     store.require_directory()  # like every other command: no "no snapshots" for a typo
     listing = list_snapshots(store)
     if as_json:
@@ -144,6 +155,7 @@ def rollback_(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the report; change nothing.")] = False,
     yes: YesOption = False,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Take the memory directory back to a snapshot. Nothing is deleted: files that
@@ -153,7 +165,7 @@ def rollback_(
 
     if scope not in SCOPES:
         raise typer.BadParameter(f"must be one of {', '.join(SCOPES)}", param_hint="--scope")
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     plan = plan_rollback(store, snapshot_id, scope)
     if not dry_run:
         cli.confirm("roll back?", yes=yes, required="to roll back (it changes many files)",

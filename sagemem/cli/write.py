@@ -31,7 +31,16 @@ from ..files.paths import with_suffix
 from ..store import MemoryStore
 from ..writes.redact import redact_memory
 from . import base as cli
-from .base import JsonOption, app, echo, echo_json, missing, revision_param, stdin_text
+from .base import (
+    GlobalOption,
+    JsonOption,
+    app,
+    echo,
+    echo_json,
+    missing,
+    revision_param,
+    stdin_text,
+)
 from .output import memory_json
 
 WRITER = "cli"
@@ -67,6 +76,7 @@ def write(
     ] = "",
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Replace a memory's text, only if it is still at --expect; otherwise nothing is
@@ -79,7 +89,7 @@ def write(
                                   f"it) or {NEW}.")
     expected = None if expect == NEW else revision_param(expect, "--expect")
     text = _read_text(from_file) if from_file is not None else stdin_text("-")
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     if expected is not None and store.existing_name(with_suffix(name)) is None:
         raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
     memory = store.write(name, text, expected, reason=reason, writer=WRITER)
@@ -113,11 +123,12 @@ def edit(
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
     update_index: UpdateIndexOption = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Open $EDITOR on a copy, then write it back only if the memory did not change
     meanwhile (otherwise a conflict record keeps both sides)."""
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     memory = store.get(name)
     with tempfile.TemporaryDirectory(prefix="sagemem-edit-") as scratch:
         copy = Path(scratch) / memory.file
@@ -195,6 +206,7 @@ def set_(
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
     update_index: UpdateIndexOption = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Set frontmatter fields; only those fields change. No revision is needed: other
@@ -202,7 +214,7 @@ def set_(
     from ..files.edit import field_value
 
     fields = dict(_assignment(a) for a in assignments)
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     memory = store.get(name)
     read = {key: field_value(memory.text, key, memory.file) for key in fields}
     saved = store.write(memory.file, fields=fields, expected_fields=read, reason=reason,

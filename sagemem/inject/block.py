@@ -1,12 +1,16 @@
 """Composing the block the model sees before it answers.
 
-``inject(store, question, session_id, settings)`` decides what goes in: the memories
-search finds (each as ``### file.md:40-52``, its description, how old it is, and the
-matching paragraph), the baseline memories at a session's first step, a task checkpoint
-handle, and — only when something real was left out — a short status card saying what
-and how to look it up (``card.py``). Within budgets: a per-memory character cap, a
-per-session byte pool for bodies and a small reserve for status cards. Nothing is kept
-out silently: every candidate ends up injected or listed in ``suppressed`` with its reason.
+``inject(layers, question, session_id, settings)`` decides what goes in: the memories
+search finds in the project layer and the global one (``layers/``; each as
+``### file.md:40-52``, a global one as ``### [global] file.md:40-52``, its description, how
+old it is, and the matching paragraph), the baseline memories at a session's first step,
+a task checkpoint handle, and — only when something real was left out — a short status
+card saying what and how to look it up (``card.py``). Within budgets the layers share: a
+per-memory character cap, a per-session byte pool for bodies and a small reserve for
+status cards. The session, the task checkpoint and the block's records are the
+project's; each memory's contradictions and access counts are its own layer's. Nothing
+is kept out silently: every candidate ends up injected or listed in ``suppressed`` with
+its reason.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from ..config import Settings
 from ..errors import SagememError, UnsafeFile, WriteFailed
 from ..files.controls import visible
 from ..files.memory import Memory, file_lines
+from ..layers import GLOBAL, PROJECT, Layers
+from ..layers.titles import shadowed
 from ..search.gate import injectable
 from ..search.results import SearchResult
 from ..search.text import paragraphs
@@ -59,6 +65,7 @@ class InjectedItem:
     end_line: int
     reason: str  # "match" or "baseline"
     chars: int
+    layer: str = PROJECT
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class Suppressed:
     file: str
     reason: str  # below_gate, expired_source, not_yet_valid, conflict_pending, budget, text_cap,
     # max_results
+    layer: str = PROJECT
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,7 @@ class _Candidate:
     text: str
     memory: Memory
     outcome: str = "candidate"
+    layer: str = PROJECT
 
 
 @dataclass
@@ -115,22 +124,26 @@ def is_explicit_request(question: str) -> bool:
     return bool(_EXPLICIT.search(question))
 
 
-def inject(store: MemoryStore, question: str, session_id: str, settings: Settings, *,
-           now: datetime | None = None, max_text_chars: int | None = None,
+def inject(layers: Layers | MemoryStore, question: str, session_id: str, settings: Settings,
+           *, now: datetime | None = None, max_text_chars: int | None = None,
            persist: bool = True, deadline: float | None = None) -> Injection:
     """Compose the block for ``question`` in session ``session_id``, and remember it;
-    past ``deadline`` (``time.monotonic()``, the hook's budget) from what is indexed."""
+    past ``deadline`` (``time.monotonic()``, the hook's budget) from what is indexed. A
+    bare store is the project layer alone."""
+    layers = layers if isinstance(layers, Layers) else Layers(layers)
+    store = layers.project
     now = now or datetime.now(timezone.utc)
     state = load_session(store.state_dir, session_id) if persist else SessionState(session_id)
     step = state.steps + 1
     repeat = state.last_signature == signature(question) and not is_explicit_request(question)
     searched = not repeat and bool(question.strip())
-    candidates, below, notices, more = _candidates(store, question, settings, step, searched,
+    candidates, below, notices, more = _candidates(layers, question, settings, step, searched,
                                                    deadline)
+    notices = [*layers.notices, *notices]
     plan = _Plan(Budget.of(settings.max_session_bytes), state,
                  _item_cap(settings, max_text_chars), max_text_chars)
-    plan.suppressed += [Suppressed(r.file, BELOW_GATE) for r in below]
-    _filter(store, settings, candidates, now.date(), plan)
+    plan.suppressed += [Suppressed(r.file, BELOW_GATE, r.layer) for r in below]
+    _filter(layers, settings, candidates, now.date(), plan)
     _place(candidates, plan, settings, now)
     handle = _task_handle(store, settings, session_id, state, step)
     # Only a search that ran and found nothing may say "nothing matched": a repeat runs
@@ -142,7 +155,7 @@ def inject(store: MemoryStore, question: str, session_id: str, settings: Setting
     new_state = _next_state(state, question, plan, card, handle, candidates, below, now,
                             repeat)
     if persist:
-        notices += _save_session(store, new_state) + _record_injected(store, plan, now)
+        notices += _save_session(store, new_state) + _record_injected(layers, plan, now)
     return Injection(text, tuple(plan.items), tuple(plan.suppressed), card,
                      plan.body_bytes, plan.budget.body_pool, plan.budget.card_reserve,
                      new_state.attempts[-1:], tuple(notices + plan.notices))
@@ -155,7 +168,7 @@ def _item_cap(settings: Settings, max_text_chars: int | None) -> int:
     return max(200, min(settings.max_chars, max_text_chars // 5))
 
 
-def _candidates(store: MemoryStore, question: str, settings: Settings, step: int,
+def _candidates(layers: Layers, question: str, settings: Settings, step: int,
                 search: bool, deadline: float | None
                 ) -> tuple[list[_Candidate], list[SearchResult], list[str], int]:
     """What search finds (when it runs: not for a repeat or an empty question) and, at a
@@ -166,35 +179,45 @@ def _candidates(store: MemoryStore, question: str, settings: Settings, step: int
     notices: list[str] = []
     more = 0
     if search:  # hybrid when semantic is on: then only what passes the gate goes in
-        response = store.search(question, limit=settings.max_results, deadline=deadline)
+        response = layers.search(question, limit=settings.max_results, deadline=deadline)
         notices += response.notices
         chosen = injectable(response)
         more = max(response.coverage.candidates - len(response.results), 0) if chosen else 0
-        found += [c for c in (_matched(store, r) for r in chosen) if c]
-        given = {r.file for r in chosen}
-        below = [r for r in response.results if r.file not in given]
+        found += [c for c in (_matched(layers, r) for r in chosen) if c]
+        given = {(r.layer, r.file) for r in chosen}
+        below = [r for r in response.results if (r.layer, r.file) not in given]
     if step == 1:
-        if not search:  # else the search brought the index up to date
-            index = store.search_index()
-            index.sync(deadline=deadline)
-            notices, index.notices[:] = notices + index.notices, []
-        found = _baselines(store, settings) + found
+        if not search:  # else the search brought the indexes up to date
+            for _, store in layers.stores():
+                index = store.search_index()
+                index.sync(deadline=deadline)
+                notices, index.notices[:] = notices + index.notices, []
+        found = _baselines(layers, settings) + found
     return _dedupe(found), below, notices, more
 
 
-def _matched(store: MemoryStore, result: Any) -> _Candidate | None:
+def _matched(layers: Layers, result: SearchResult) -> _Candidate | None:
     try:
-        memory = store.get(result.file)
+        memory = layers.store(result.layer).get(result.file)
     except SagememError:
         return None
     return _Candidate(result.file, "match", result.score, result.start_line, result.end_line,
-                      result.paragraph, memory)
+                      result.paragraph, memory, layer=result.layer)
 
 
-def _baselines(store: MemoryStore, settings: Settings) -> list[_Candidate]:
-    """Baseline memories, injected from the start of the body, highest priority first."""
+def _baselines(layers: Layers, settings: Settings) -> list[_Candidate]:
+    """Baseline memories of both layers, injected from the start of the body, highest
+    priority first (the project's first on a tie), ``max_baseline`` in all; a global one
+    the project shadows (same title) stays out, as in search."""
+    listed = [(layer, store, indexed) for layer, store in layers.stores()
+              for indexed in store.search_index().baselines()]
+    if any(layer != PROJECT for layer, _, _ in listed):
+        keys = layers.shadowing()
+        listed = [(layer, store, f) for layer, store, f in listed if layer == PROJECT
+                  or not shadowed(f.name, _text(f.info.get("name")), keys)]
+    listed.sort(key=lambda t: -int(t[2].info.get("baselinePriority") or 0))  # stable
     found = []
-    for indexed in store.search_index().baselines()[: settings.max_baseline]:
+    for layer, store, indexed in listed[: settings.max_baseline]:
         try:
             memory = store.get(indexed.name)
         except SagememError:
@@ -203,26 +226,36 @@ def _baselines(store: MemoryStore, settings: Settings) -> list[_Candidate]:
         if blocks:
             start, end = blocks[0].start_line, blocks[-1].end_line
             text = "\n".join(file_lines(memory.text)[start - 1:end])
-            found.append(_Candidate(memory.file, "baseline", 0.0, start, end, text, memory))
+            found.append(_Candidate(memory.file, "baseline", 0.0, start, end, text, memory,
+                                    layer=layer))
     return found
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _dedupe(found: list[_Candidate]) -> list[_Candidate]:
     """A memory both baseline and matched is injected once, as a match (the soft cap)."""
-    matched = {c.file for c in found if c.reason == "match" and c.outcome == "candidate"}
-    return [c for c in found if not (c.reason == "baseline" and c.file in matched)]
+    matched = {(c.layer, c.file) for c in found
+               if c.reason == "match" and c.outcome == "candidate"}
+    return [c for c in found if not (c.reason == "baseline" and (c.layer, c.file) in matched)]
 
 
-def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate],
+def _filter(layers: Layers, settings: Settings, candidates: list[_Candidate],
             today: date, plan: _Plan) -> None:
     """Memories that do not hold today (expired, or before their ``valid_at``) and both
-    sides of an open contradiction (while both are live memories) stay out, with a reason."""
+    sides of an open contradiction (while both are live memories) stay out, with a reason.
+    A layer's contradictions are recorded in its own state directory."""
     if not settings.validity:
         return
-    contradicted = disputed(store)
-    plan.notices += [f"{path} is not a readable conflict record; a contradiction in it is "
-                     "not applied (sagemem conflicts list)"
-                     for path in unreadable_records(store.state_dir)]
+    contradicted = set()
+    for layer, store in layers.stores():
+        if layer == PROJECT or any(c.layer == layer for c in candidates):
+            contradicted |= {(layer, name) for name in disputed(store)}
+            plan.notices += [f"{path} is not a readable conflict record; a contradiction in "
+                             "it is not applied (sagemem conflicts list)"
+                             for path in unreadable_records(store.state_dir)]
     for candidate in candidates:
         if candidate.outcome != "candidate":
             continue
@@ -230,13 +263,13 @@ def _filter(store: MemoryStore, settings: Settings, candidates: list[_Candidate]
             _suppress(candidate, "expired_source", plan)
         elif candidate.memory.is_not_yet_valid(today):
             _suppress(candidate, "not_yet_valid", plan)
-        elif candidate.file in contradicted:
+        elif (candidate.layer, candidate.file) in contradicted:
             _suppress(candidate, "conflict_pending", plan)
 
 
 def _suppress(candidate: _Candidate, reason: str, plan: _Plan) -> None:
     candidate.outcome = reason
-    plan.suppressed.append(Suppressed(candidate.file, reason))
+    plan.suppressed.append(Suppressed(candidate.file, reason, candidate.layer))
 
 
 def _place(candidates: list[_Candidate], plan: _Plan, settings: Settings, now: datetime) -> None:
@@ -255,7 +288,8 @@ def _place(candidates: list[_Candidate], plan: _Plan, settings: Settings, now: d
         plan.blocks.append(block)
         plan.body_bytes += len(block.encode("utf-8"))
         plan.items.append(InjectedItem(candidate.file, candidate.start_line,
-                                       candidate.end_line, candidate.reason, len(block)))
+                                       candidate.end_line, candidate.reason, len(block),
+                                       candidate.layer))
 
 
 def _why_not(candidate: _Candidate, block: str, plan: _Plan, placed: int,
@@ -276,7 +310,8 @@ def _why_not(candidate: _Candidate, block: str, plan: _Plan, placed: int,
 def _render_item(candidate: _Candidate, max_chars: int, stale_days: int, now: datetime) -> str:
     body = candidate.text if len(candidate.text) <= max_chars else (
         candidate.text[:max_chars].rstrip() + TRUNCATED)
-    header = inert(f"### {candidate.file}:{candidate.start_line}-{candidate.end_line}")
+    tag = "[global] " if candidate.layer == GLOBAL else ""
+    header = inert(f"### {tag}{candidate.file}:{candidate.start_line}-{candidate.end_line}")
     about = " ".join(candidate.memory.description.split()) or candidate.memory.title
     fresh = _freshness(candidate.memory, stale_days, now)
     lines = [header, inert(about + (f" ({fresh})" if fresh else ""))]
@@ -332,16 +367,18 @@ def _render(plan: _Plan, handle: tuple[str, str] | None, card: str | None) -> st
 def _next_state(state: SessionState, question: str, plan: _Plan, card: str | None,
                 handle: tuple[str, str] | None, candidates: list[_Candidate],
                 below: list[SearchResult], now: datetime, repeat: bool) -> SessionState:
-    listed = [(c.file, c.reason, c.score, c.start_line, c.end_line, c.outcome)
+    listed = [(c.file, c.reason, c.score, c.start_line, c.end_line, c.outcome, c.layer)
               for c in candidates]
-    listed += [(r.file, "match", r.score, r.start_line, r.end_line, BELOW_GATE) for r in below]
+    listed += [(r.file, "match", r.score, r.start_line, r.end_line, BELOW_GATE, r.layer)
+               for r in below]
     from ..writes.redact import redact  # a prompt may hold a pasted token: kept redacted
 
     attempt = {"at": now.isoformat(timespec="seconds"), "question": redact(question).text[:200],
                "step": state.steps + 1, "repeat": repeat,
                "candidates": [{"file": file, "reason": reason, "score": round(score, 4),
-                               "lines": f"{start}-{end}", "outcome": outcome}
-                              for file, reason, score, start, end, outcome in listed]}
+                               "lines": f"{start}-{end}", "outcome": outcome,
+                               **({"layer": layer} if layer != PROJECT else {})}
+                              for file, reason, score, start, end, outcome, layer in listed]}
     return replace(
         state.with_attempt(attempt), steps=state.steps + 1,
         body_used=state.body_used + plan.body_bytes,
@@ -365,8 +402,12 @@ def _save_session(store: MemoryStore, state: SessionState) -> list[str]:
     return []
 
 
-def _record_injected(store: MemoryStore, plan: _Plan, now: datetime) -> list[str]:
+def _record_injected(layers: Layers, plan: _Plan, now: datetime) -> list[str]:
+    """Each layer's access ledger counts its own memories."""
     from ..history.ledger import record_if_possible
 
-    files = [item.file for item in plan.items]
-    return record_if_possible(store.state_dir, "injected", files, now) if files else []
+    warnings = []
+    for layer, store in layers.stores():
+        files = [item.file for item in plan.items if item.layer == layer]
+        warnings += record_if_possible(store.state_dir, "injected", files, now) if files else []
+    return warnings

@@ -38,6 +38,7 @@ class Considered(Protocol):
     end_line: int
     memory: Memory
     outcome: str  # "injected", or why it stayed out
+    layer: str  # "project" or "global" (``layers/``)
 
 
 def asks_about_history(question: str) -> bool:
@@ -65,9 +66,11 @@ def _gap_lines(question: str, candidates: Sequence[Considered], more: int, has_t
     lines = []
     if cut:
         best = max(cut, key=lambda c: c.score)
+        tag, flag = ("[global] ", " --global") if best.layer == "global" else ("", "")
         lines.append(f"{len(cut)} matching memor{'y was' if len(cut) == 1 else 'ies were'} left "
-                     f"out (budget). Best clue: {best.file}:{best.start_line}-{best.end_line}. "
-                     f"Read it: sagemem read {best.file} --start-line {best.start_line}.")
+                     f"out (budget). Best clue: {tag}{best.file}:{best.start_line}-"
+                     f"{best.end_line}. Read it: sagemem read{flag} {best.file} --start-line "
+                     f"{best.start_line}.")
     if expired:
         newer = sorted({c.memory.superseded_by for c in expired if c.memory.superseded_by})
         lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "

@@ -58,6 +58,7 @@ class MemoryEntry:
     revision: str
     archived: bool = False
     baseline: bool = False
+    layer: str = "project"  # the server serves the project layer (README: MCP server)
 
 
 @dataclass(frozen=True)

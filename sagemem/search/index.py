@@ -374,6 +374,12 @@ class SearchIndex:
                 else self._in(sql + " AND id IN ({})", list(file_ids)))
         return {i: IndexedFile(i, n, r, json.loads(info)) for i, n, r, info in rows}
 
+    def names(self) -> list[tuple[str, str | None]]:
+        """(file, ``name`` field) of every readable memory: the titles another layer's
+        memories are compared with, without parsing each one's summary."""
+        return [(n, t if isinstance(t, str) else None) for n, t in self.conn.execute(
+            "SELECT name, json_extract(info, '$.name') FROM files WHERE revision IS NOT NULL")]
+
     def baselines(self) -> list[IndexedFile]:
         """Memories marked ``baseline: true``, highest ``baselinePriority`` first."""
         rows = self.conn.execute(

@@ -39,6 +39,7 @@ class SearchResult:
     archived: bool = False  # found in archive/ (only with include_archived)
     valid_at: str | None = None
     not_yet_valid: bool = False  # valid_at is still ahead: found, but it does not hold yet
+    layer: str = "project"  # "global": found in the global layer (``layers/``)
 
 
 @dataclass(frozen=True)

@@ -441,9 +441,6 @@ class InvalidArgument(SagememError):
         super().__init__(f"{argument}: {problem}")
 
 
-__all__ = sorted(name for name, value in list(globals().items())  # every class above
-                 if isinstance(value, type) and issubclass(value, SagememError))
-
 
 class HostConfigError(SagememError):
     """A file of an agent host (Claude Code's ``settings.json``, ``.mcp.json``,
@@ -464,3 +461,7 @@ class NoGlobalLayer(DirectoryMissing):
         where = path if path is not None else "~/.sage-mem/global"
         SagememError.__init__(self, f"no global layer: {why}; create one with "
                               f"`mkdir -p {where}` or set SAGE_MEM_GLOBAL_DIR to a folder")
+
+
+__all__ = sorted(name for name, value in list(globals().items())  # every class above
+                 if isinstance(value, type) and issubclass(value, SagememError))

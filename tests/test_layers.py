@@ -249,3 +249,22 @@ def test_a_global_snapshot_is_kept_in_the_global_layers_state(
     assert not (default_state_dir(project) / "snapshots").exists()
     listed = run(capsys, project, "snapshot", "list", "--global", "--json")
     assert listed.code == 0 and len(json.loads(listed.out)) == 1
+
+
+def test_remember_global_saves_into_the_global_layer_and_updates_it_there(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.cli import main
+
+    project, global_dir = tmp_path / "project", tmp_path / "global"
+    project.mkdir()
+    global_dir.mkdir()
+    args = ["--dir", str(project), "remember", "--global", "--type", "user", "--title",
+            "Reply language", "--body"]
+    monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", str(global_dir))
+    assert main([*args, "Reply in English."]) == 0
+    assert main([*args, "Reply in Chinese."]) == 0
+    capsys.readouterr()
+    saved = list(global_dir.glob("user_*.md"))
+    assert len(saved) == 1 and "Reply in Chinese." in saved[0].read_text()
+    assert not list(project.glob("user_*.md"))

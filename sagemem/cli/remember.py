@@ -13,7 +13,7 @@ import typer
 
 from ..files.fields import TYPES
 from ..writes.remember import RememberResult
-from .base import Globals, JsonOption, app, echo, echo_json, memory_type, stdin_text
+from .base import GlobalOption, Globals, JsonOption, app, echo, echo_json, memory_type, stdin_text
 from .output import memory_json
 
 WRITER = "cli"
@@ -42,6 +42,7 @@ def remember(
         "--distinct", help="Save a new memory even beside a similar title.")] = False,
     reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
                       ] = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Save a memory by its title: the memory with this title (and --when) is updated —
@@ -49,7 +50,7 @@ def remember(
     A title only similar to an existing one writes nothing and exits 1."""
     text = _body(body, from_file)
     g: Globals = ctx.obj
-    result = g.store().remember(
+    result = g.store(global_=global_).remember(
         type=memory_type(type_), title=title, body=text, description=description,
         when=when, tags=tag, aliases=alias, distinct=distinct, writer=WRITER, reason=reason)
     _show(g, result, as_json)

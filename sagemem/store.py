@@ -28,6 +28,7 @@ from .files.folder import Listing as Listing
 from .files.folder import MemoryFolder
 from .files.memory import Memory
 from .files.paths import MAX_FILE_BYTES, check_name, file_name_for, with_suffix
+from .writes import changelog
 from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
@@ -166,8 +167,9 @@ class MemoryStore(MemoryFolder):
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
-            today: date | None = None) -> Memory:
-        """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md."""
+            today: date | None = None, writer: str = "library") -> Memory:
+        """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md;
+        ``writer`` (cli, mcp, …) is who the change log names."""
         self.require_directory()
         if type not in TYPES:
             raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
@@ -196,6 +198,8 @@ class MemoryStore(MemoryFolder):
                 if isinstance(exc, WriteFailed):
                     raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
                 raise
+            changelog.record_write(self.state_dir, file, "new", writer=writer, reason=None,
+                                   replaced=None, written=data)
         return self.get(file)
 
     def _refuse_existing(self, name: str) -> None:

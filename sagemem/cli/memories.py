@@ -114,7 +114,8 @@ def new(
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = stdin_text("--body") if body == "-" else body
     memory = ctx.obj.store().new(type=type_, name=name, description=description,
-                                 tags=tag or (), aliases=alias or (), body=text, file=file)
+                                 tags=tag or (), aliases=alias or (), body=text, file=file,
+                                 writer="cli")
     if as_json:
         echo_json(memory_json(memory, date.today()))
     else:

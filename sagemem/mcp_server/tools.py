@@ -259,7 +259,8 @@ class MemoryTools:
         (passwords, tokens, keys) — store where they are kept."""
         try:
             memory = self.store.new(type=type, name=name, description=description,
-                                    body=body, tags=tags or (), aliases=aliases or ())
+                                    body=body, tags=tags or (), aliases=aliases or (),
+                                    writer=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, None)
         return self._wrote("created", memory, None)

@@ -25,7 +25,8 @@ from sagemem.cli.main import COMMANDS as LAZY_COMMANDS
 from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "write", "edit", "set", "search", "read", "eval",
-            "index", "inject", "ledger", "use", "config", "rollback", "recover",
+            "index", "inject", "ledger", "use", "config", "rollback", "recover", "log",
+            "revert",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
             "doctor", "mcp"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",

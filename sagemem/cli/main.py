@@ -34,6 +34,7 @@ COMMANDS = {
     **dict.fromkeys(("audit", "watch"), "audit"),
     **dict.fromkeys(("init", "list", "show", "new", "config"), "memories"),
     **dict.fromkeys(("rollback", "recover"), "snapshot"),
+    **dict.fromkeys(("log", "revert"), "history"),
     **dict.fromkeys(("write", "edit", "set"), "write"),
     **dict.fromkeys(("session", "task", "hook"), "agent"),
     **dict.fromkeys(("install", "doctor"), "hosts"),

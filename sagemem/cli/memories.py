@@ -15,6 +15,7 @@ from ..files.fields import TYPES
 from ..files.init import init_directory
 from .base import Globals, JsonOption, app, echo, echo_json, echo_lines, memory_type, stdin_text
 from .output import (
+    history_text,
     init_json,
     listing_json,
     listing_text,
@@ -83,14 +84,33 @@ def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
     archived: Annotated[bool, typer.Option("--archived", help="Look in archive/.")] = False,
+    history: Annotated[bool, typer.Option(
+        "--history", help="List the versions snapshots and kept copies hold, newest first "
+                          "(sagemem revert NAME --to REV goes back to one).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Show a memory: its fields, revision, parse problems and body."""
+    if history:
+        _show_history(ctx, name, archived, as_json)
+        return
     memory = ctx.obj.store().get(name, archived=archived)
     if as_json:
         echo_json(memory_json(memory, date.today()))
     else:
         echo_lines(memory_text(memory, date.today()))
+
+
+def _show_history(ctx: typer.Context, name: str, archived: bool, as_json: bool) -> None:
+    from ..history.revisions import history_json, versions_of  # only --history needs them
+
+    if archived:
+        raise typer.BadParameter("an archived memory's versions are listed once it is "
+                                 "restored", param_hint="--history")
+    history = versions_of(ctx.obj.store(), name)
+    if as_json:
+        echo_json(history_json(history))
+    else:
+        echo_lines(history_text(history.versions))
 
 
 @app.command()

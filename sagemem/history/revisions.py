@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 from ..errors import SagememError, VersionNotHeld
 from ..files.memory import Memory, checked_revision, decode
-from ..files.paths import name_key, with_suffix
+from ..files.paths import name_key
 from ..store import MemoryStore
 from ..writes import changelog, versions
 from ..writes.guard import guarded_write
@@ -50,6 +50,14 @@ class Version:
 
 
 @dataclass(frozen=True)
+class History:
+    """A memory's file name and its held versions, newest first."""
+
+    file: str
+    versions: tuple[Version, ...]
+
+
+@dataclass(frozen=True)
 class Reverted:
     """What ``revert`` did: ``file`` went from ``before`` to ``after`` (the version
     chosen); ``changed`` is False when it already was that version."""
@@ -61,7 +69,7 @@ class Reverted:
     memory: Memory
 
 
-def versions_of(store: MemoryStore, name: str) -> tuple[Version, ...]:
+def versions_of(store: MemoryStore, name: str) -> History:
     """The versions of ``name`` that snapshots or kept copies hold, newest first; the
     current one (held or not) is among them, marked."""
     current = store.get(name)
@@ -79,7 +87,8 @@ def versions_of(store: MemoryStore, name: str) -> tuple[Version, ...]:
                 found[entry.sha256] = _merge(found.get(entry.sha256), Version(
                     entry.sha256, entry.size, snapshot.created, False, False,
                     (Held(snapshot.id, snapshot.created),)))
-    return tuple(sorted(found.values(), key=lambda v: (v.current, v.seen), reverse=True))
+    return History(current.file, tuple(sorted(found.values(), key=lambda v: (v.current, v.seen),
+                                              reverse=True)))
 
 
 def _names_and_replaced(store: MemoryStore, file: str
@@ -121,8 +130,7 @@ def revert(store: MemoryStore, name: str, to: str | None = None, *,
     the file changed meanwhile (recorded as a conflict) or the bytes hold merge markers.
     """
     memory = store.get(name)
-    held = versions_of(store, memory.file)
-    target = _chosen(held, to, memory.file)
+    target = _chosen(versions_of(store, memory.file).versions, to, memory.file)
     if target.revision == memory.revision:
         return Reverted(memory.file, memory.revision, memory.revision, False, memory)
     text = decode(_bytes(store, target, memory.file), memory.file)
@@ -165,12 +173,12 @@ def _snapshot_copy(snapshot: Snapshot, revision: str) -> bytes | None:
         return None
 
 
-def history_json(file: str, held: tuple[Version, ...]) -> dict[str, object]:
+def history_json(history: History) -> dict[str, object]:
     """The stable JSON shape of ``show NAME --history``."""
     from ..config import JSON_VERSION
 
-    return {"version": JSON_VERSION, "file": with_suffix(file), "versions": [
+    return {"version": JSON_VERSION, "file": history.file, "versions": [
         {"revision": v.revision, "size": v.size, "seen": v.seen.isoformat(),
          "current": v.current, "kept": v.kept,
          "snapshots": [{"id": h.snapshot, "created": h.created.isoformat()}
-                       for h in v.snapshots]} for v in held]}
+                       for h in v.snapshots]} for v in history.versions]}

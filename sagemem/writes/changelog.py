@@ -176,8 +176,7 @@ def append(state_dir: Path, item: Entry) -> str | None:
     path = state_dir / LOG_FILE
     try:
         _rotate_if_full(path, len(line))
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                     0o600)
+        fd = _open_log(path)
         try:
             written = os.write(fd, line)
         finally:
@@ -188,6 +187,17 @@ def append(state_dir: Path, item: Entry) -> str | None:
     if written != len(line):  # a full disk mid-line: the torn line is skipped when read
         return f"the change was made, but its line in {visible(str(path))} is incomplete"
     return None
+
+
+def _open_log(path: Path) -> int:
+    """The log open for appending; the state directory is made if it is not there yet
+    (a library caller's first change), never through a symlink in the log's place."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o600)
 
 
 def _rotate_if_full(path: Path, adding: int) -> None:

@@ -9,4 +9,8 @@
   and which records are moot, one side no longer a live memory (``moot_sides``).
 - ``resolve``: settling a recorded conflict (``resolve_keep``, ``resolve_invalidate``,
   and undoing a resolution).
+- ``changelog``: ``<state>/journal.jsonl``, one line per change sagemem made (``record``,
+  ``record_write``, ``read``, ``parse_since``); never a memory's text.
+- ``versions``: ``<state>/versions/<sha256>``, the bytes each write replaced, bounded,
+  checked by hash when read (``keep``, ``load``, ``kept``, ``prune``).
 """

@@ -239,6 +239,20 @@ def test_kept_versions_are_bounded_oldest_first(store: MemoryStore) -> None:
     assert len(dropped) == 3 and len(versions.kept(store.state_dir)) == 2
 
 
+def test_keeping_versions_stays_within_the_count_bound(store: MemoryStore,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(versions, "MAX_VERSIONS", 5)
+    for n in range(12):
+        rewrite(store, TEXT + f"{n}\n")
+    assert 1 <= len(versions.kept(store.state_dir)) <= 5
+
+
+def test_a_forgotten_version_is_no_longer_held(store: MemoryStore) -> None:
+    rewrite(store, "secret taken out\n")
+    assert versions.forget(store.state_dir, sha(TEXT))
+    assert [v.current for v in versions_of(store, "project_a").versions] == [True]
+
+
 def test_show_history_lists_versions_snapshots_and_kept_copies_hold(store: MemoryStore
                                                                      ) -> None:
     snapshot = create_snapshot(store)

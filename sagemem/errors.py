@@ -46,9 +46,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── EditorFailed             ``edit``'s editor could not be run or exited non-zero
      ├── WriteFailed              the operating system refused a write (disk full, read-only)
      │    └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
-     └── HostConfigError          an agent host's config file (Claude Code's settings.json,
-                                  .mcp.json) that sagemem will not edit: not plain JSON,
-                                  an unexpected shape, changed while being edited
+     ├── HostConfigError          an agent host's config file (Claude Code's settings.json,
+     │                            .mcp.json) that sagemem will not edit: not plain JSON,
+     │                            an unexpected shape, changed while being edited
+     └── VersionNotHeld           ``revert`` to a version no snapshot or kept copy holds
 """
 
 from __future__ import annotations
@@ -461,6 +462,19 @@ class NoGlobalLayer(DirectoryMissing):
         where = path if path is not None else "~/.sage-mem/global"
         SagememError.__init__(self, f"no global layer: {why}; create one with "
                               f"`mkdir -p {where}` or set SAGE_MEM_GLOBAL_DIR to a folder")
+
+
+class VersionNotHeld(SagememError):
+    """``revert``: no snapshot or kept copy holds the version asked for (``revision``;
+    None: there is no earlier version at all), or its copy no longer matches it."""
+
+    def __init__(self, file: str, revision: str | None, problem: str | None = None) -> None:
+        self.file, self.revision, self.problem = file, revision, problem
+        what = (f"no earlier version of {file}" if revision is None
+                else f"no version {revision} of {file}")
+        why = problem or "is held by a snapshot or kept"
+        super().__init__(f"{what} {why}; `sagemem show {file[:-3]} --history` lists the "
+                         "versions there are")
 
 
 __all__ = sorted(name for name, value in list(globals().items())  # every class above

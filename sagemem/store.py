@@ -28,6 +28,7 @@ from .files.folder import Listing as Listing
 from .files.folder import MemoryFolder
 from .files.memory import Memory
 from .files.paths import MAX_FILE_BYTES, check_name, file_name_for, with_suffix
+from .writes import changelog
 from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
@@ -173,9 +174,10 @@ class MemoryStore(MemoryFolder):
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
-            today: date | None = None) -> Memory:
+            today: date | None = None, writer: str = "library") -> Memory:
         """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md;
-        every text is redacted first (``writes/redact.py``), the file name included."""
+        every text is redacted first (``writes/redact.py``), the file name included;
+        ``writer`` (cli, mcp, …) is who the change log names."""
         self.require_directory()
         if type not in TYPES:
             raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
@@ -208,6 +210,8 @@ class MemoryStore(MemoryFolder):
                 if isinstance(exc, WriteFailed):
                     raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
                 raise
+            changelog.record_write(self.state_dir, file, "new", writer=writer, reason=None,
+                                   replaced=None, written=data)
         return self.get(file)
 
     def remember(self, *, type: str, title: str, body: str, description: str | None = None,

@@ -26,6 +26,7 @@ from sagemem.store import MemoryStore
 
 COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "search",
             "read", "eval", "index", "inject", "ledger", "use", "config", "rollback", "recover",
+            "log", "revert",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
             "doctor", "mcp"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",

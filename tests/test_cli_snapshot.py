@@ -201,10 +201,10 @@ def test_a_rollback_that_met_a_newer_edit_exits_1_after_its_report(
     target.write_text("---\nname: A\n---\nedited once\n")
     real_apply = rollback.apply_rollback
 
-    def edit_between_plan_and_apply(store_: MemoryStore, plan: rollback.RollbackPlan
-                                    ) -> rollback.RollbackReport:
+    def edit_between_plan_and_apply(store_: MemoryStore, plan: rollback.RollbackPlan,
+                                    writer: str = "library") -> rollback.RollbackReport:
         target.write_text("---\nname: A\n---\nedited again while asked\n")
-        return real_apply(store_, plan)
+        return real_apply(store_, plan, writer=writer)
 
     monkeypatch.setattr(rollback, "apply_rollback", edit_between_plan_and_apply)
     result = run("rollback", snapshot_id, "--yes")

@@ -23,9 +23,12 @@ from ..files import indexfile
 from ..files.memory import line_of, revision_of, split
 from ..files.paths import INDEX_FILE
 from ..store import MemoryStore
+from ..writes import changelog
+from ..writes.guard import guarded_write
 from .report import AuditReport, Finding, audit, index_spellings
 
 SNAPSHOT_KEEP = 20
+REASON = "audit --fix"
 
 FIXABLE = ("not_in_index", "dangling_index_entry", "crlf_line_endings", "comment_swallowed",
            "secret")
@@ -63,12 +66,14 @@ class FixReport:
 
 
 def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool = False,
-        snapshot: bool = True, keep: int = SNAPSHOT_KEEP) -> FixReport:
+        snapshot: bool = True, keep: int = SNAPSHOT_KEEP, writer: str = "library"
+        ) -> FixReport:
     """Make the safe repairs ``report`` (default: a fresh audit) calls for, then re-audit.
 
     First, only when something is about to change (never on a dry run), an ``auto``
     snapshot is taken so every repair can be rolled back; its id is the report's
     ``snapshot``. ``snapshot=False`` skips it; ``keep`` is the rotation's setting.
+    Each file repaired gets a change-log line (op ``fix``, by ``writer``).
     """
     report = report or audit(store)
     fixable = [f for f in report.findings if is_fixable(f)]
@@ -83,7 +88,7 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
     skipped: list[Skipped] = []
     for file, found in _by_file(fixable):
         try:
-            changes += _apply(store, report, file, found)
+            changes += _apply(store, report, file, found, writer)
         except (StaleRevision, _Moved):
             skipped.append(Skipped(file, "changed since the audit read it; audit again"))
         except SagememError as exc:  # merge markers, a vanished file, a full disk, …
@@ -92,8 +97,8 @@ def fix(store: MemoryStore, report: AuditReport | None = None, *, dry_run: bool 
 
 
 def fix_confirmed(store: MemoryStore, report: AuditReport | None = None, *,
-                  confirm: Callable[[FixReport], bool], keep: int = SNAPSHOT_KEEP
-                  ) -> FixReport:
+                  confirm: Callable[[FixReport], bool], keep: int = SNAPSHOT_KEEP,
+                  writer: str = "library") -> FixReport:
     """Plan the repairs, let ``confirm`` see the plan, then make exactly those.
 
     Nothing to repair asks nothing; a declined plan is returned as the dry run it is.
@@ -104,7 +109,7 @@ def fix_confirmed(store: MemoryStore, report: AuditReport | None = None, *,
     plan = fix(store, report, dry_run=True)
     if plan.changes and not confirm(plan):
         return plan
-    return fix(store, report, keep=keep)
+    return fix(store, report, keep=keep, writer=writer)
 
 
 def _snapshot_before_fixing(store: MemoryStore, keep: int) -> tuple[str, tuple[str, ...]]:
@@ -156,17 +161,18 @@ def _detail(f: Finding) -> str:
     return f"quote {f.data['field']}: {_quoted(str(f.data['raw']))}"
 
 
-def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Finding]
-           ) -> list[Change]:
+def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Finding],
+           writer: str) -> list[Change]:
     if file == INDEX_FILE:
-        return _apply_index(store, report, found)
+        return _apply_index(store, report, found, writer)
     memory = store.get(file)
     if memory.revision != report.revisions.get(file):
         raise _Moved(file)
     text = memory.text
     for f in _ordered(found):
         text = _repaired(text, f)
-    store.write(file, text, memory.revision, reason="audit --fix", conflict_kind=None)
+    guarded_write(store, file, text, memory.revision, reason=REASON, writer=writer,
+                  conflict_kind=None, op="fix")
     return _planned(file, found)
 
 
@@ -180,8 +186,8 @@ def _repaired(text: str, f: Finding) -> str:
     return to_lf(text)
 
 
-def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]
-                 ) -> list[Change]:
+def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding],
+                 writer: str) -> list[Change]:
     expected = report.revisions.get(INDEX_FILE)
 
     def edit(text: str) -> str:
@@ -192,7 +198,9 @@ def _apply_index(store: MemoryStore, report: AuditReport, found: list[Finding]
         return text
 
     with store.locked():
-        store.update_index(edit)  # guarded: an editor saving MEMORY.md meanwhile wins
+        update = store.update_index(edit)  # guarded: an editor saving MEMORY.md meanwhile wins
+        if update is not None:
+            changelog.record_index(store, update, "fix", writer=writer, reason=REASON)
     store.notice_change()
     return _planned(INDEX_FILE, found)
 

@@ -128,7 +128,7 @@ def _fix(store: MemoryStore, report: AuditReport, *, dry_run: bool, yes: bool, a
     if dry_run:
         result = fix(store, report, dry_run=True)
     else:
-        result = fix_confirmed(store, report, keep=keep,
+        result = fix_confirmed(store, report, keep=keep, writer="cli",
                                confirm=lambda plan: yes or _confirmed(plan))
     if as_json:
         echo_json(fix_json(result, report))

@@ -35,6 +35,7 @@ COMMANDS = {
     **dict.fromkeys(("init", "list", "show", "new", "config"), "memories"),
     "remember": "remember",
     **dict.fromkeys(("rollback", "recover"), "snapshot"),
+    **dict.fromkeys(("log", "revert"), "history"),
     **dict.fromkeys(("write", "edit", "set"), "write"),
     **dict.fromkeys(("session", "task", "hook"), "agent"),
     **dict.fromkeys(("install", "doctor"), "hosts"),

@@ -25,6 +25,7 @@ from .base import (
     stdin_text,
 )
 from .output import (
+    history_text,
     init_json,
     layers_listing_json,
     listing_text,
@@ -99,15 +100,35 @@ def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
     archived: Annotated[bool, typer.Option("--archived", help="Look in archive/.")] = False,
+    history: Annotated[bool, typer.Option(
+        "--history", help="List the versions snapshots and kept copies hold, newest first "
+                          "(sagemem revert NAME --to REV goes back to one).")] = False,
     global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Show a memory: its fields, revision, parse problems and body."""
+    if history:
+        _show_history(ctx, name, archived, as_json, global_)
+        return
     memory = ctx.obj.store(global_=global_).get(name, archived=archived)
     if as_json:
         echo_json(memory_json(memory, date.today()))
     else:
         echo_lines(memory_text(memory, date.today()))
+
+
+def _show_history(ctx: typer.Context, name: str, archived: bool, as_json: bool,
+                  global_: bool) -> None:
+    from ..history.revisions import history_json, versions_of  # only --history needs them
+
+    if archived:
+        raise typer.BadParameter("an archived memory's versions are listed once it is "
+                                 "restored", param_hint="--history")
+    history = versions_of(ctx.obj.store(global_=global_), name)
+    if as_json:
+        echo_json(history_json(history))
+    else:
+        echo_lines(history_text(history.versions))
 
 
 @app.command()
@@ -131,8 +152,9 @@ def new(
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = stdin_text("--body") if body == "-" else body
-    memory = ctx.obj.store(global_=global_).new(type=type_, name=name, description=description,
-                                 tags=tag or (), aliases=alias or (), body=text, file=file)
+    memory = ctx.obj.store(global_=global_).new(
+        type=type_, name=name, description=description, tags=tag or (), aliases=alias or (),
+        body=text, file=file, writer="cli")
     from .write import redaction_warnings
 
     warnings = redaction_warnings(name, description, text, *(tag or ()), *(alias or ()))

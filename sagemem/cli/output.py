@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # annotations only: `sagemem config` imports neither store no
     from ..files.fields import Problem
     from ..files.init import InitReport
     from ..files.memory import Memory
+    from ..history.revisions import Version
     from ..store import ListError, Listing
     from ..writes.conflicts import Conflict
 
@@ -300,4 +301,17 @@ def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
         lines.append(f"{fit(a, half)} | {fit(b, half)}".rstrip())
     lines += [""] + [line.rstrip("\n") for line in difflib.unified_diff(
         left, right, "disk", "mine", lineterm="")]
+    return lines
+
+
+def history_text(held: tuple[Version, ...]) -> list[str]:
+    """``show NAME --history``: one version a line, newest first, ``*`` the current;
+    where each is held (kept, the snapshots) wraps under it."""
+    lines = []
+    for v in held:
+        places = (["current"] if v.current else []) + (["kept"] if v.kept else []) + \
+            [f"snapshot {h.snapshot}" for h in v.snapshots]
+        seen = v.seen.strftime("%Y-%m-%d %H:%M")
+        lines += wrap(f"{'*' if v.current else ' '} {v.revision[:12]}  {v.size:>8} bytes  "
+                      f"{seen}  " + ", ".join(places))
     return lines

@@ -170,7 +170,7 @@ def rollback_(
     if not dry_run:
         cli.confirm("roll back?", yes=yes, required="to roll back (it changes many files)",
                     preview=lambda: report_text(preview(plan)))
-    report = preview(plan) if dry_run else apply_rollback(store, plan)
+    report = preview(plan) if dry_run else apply_rollback(store, plan, writer="cli")
     if as_json:
         echo_json(report_json(report))
     else:

@@ -10,6 +10,8 @@
   ``candidates``: ``archive_candidates`` by idle days.
 - ``journal``: an intent record per multi-file operation in flight;
   ``recover``: ``recover`` finishes the ones a killed process left half done.
+- ``revisions``: one memory's held versions (``versions_of``: snapshots' copies and
+  kept versions) and ``revert`` to one, as a guarded write.
 - ``ledger``: the access ledger (reads, uses, injections per memory) the candidates and
   the injection rely on.
 

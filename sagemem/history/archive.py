@@ -36,6 +36,7 @@ from ..files.atomic import TMP_SUFFIX, make_folder
 from ..files.memory import Memory
 from ..files.paths import check_name, lstat_regular, name_key, with_suffix
 from ..store import IndexUpdate, MemoryStore
+from ..writes import changelog
 from . import archive_log, journal
 from .archive_log import ArchiveEvent
 from .locks import LOCKS_FILE as LOCKS_FILE
@@ -210,6 +211,8 @@ def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: 
         raise  # undone: the original error, whose message says nothing was changed
     finally:
         store.notice_change()  # a watching index must not trust its silence now
+    changelog.record_move(store.state_dir, store.folder(archived=into_archive) / record.file,
+                          record.action, writer=record.by, reason=record.reason)
     journal.finish(store.state_dir, intent)
     return update is not None
 
@@ -258,7 +261,10 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
                                  ) from exc
         journal.finish(store.state_dir, intent)
         raise
+    gone = changelog.file_facts(aside)
     unlink_logged_purge(store, aside, record.file)
+    changelog.record(store.state_dir, record.file, "purge", writer=record.by,
+                     reason=record.reason, before=gone, after=None)
     journal.finish(store.state_dir, intent)
 
 

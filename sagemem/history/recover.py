@@ -24,6 +24,7 @@ from ..files import indexfile
 from ..files.memory import Memory
 from ..files.paths import file_sha256, name_key
 from ..store import MemoryStore
+from ..writes import changelog
 from . import archive_log, journal
 from .archive import unlink_logged_purge, with_index_line
 from .archive_log import ArchiveEvent
@@ -85,10 +86,13 @@ def _event(intent: Intent) -> ArchiveEvent:
                         args["by"])
 
 
-def _log_once(store: MemoryStore, record: ArchiveEvent) -> None:
-    """The line the operation would have written, unless it did before it was killed."""
-    if record not in archive_log.read_log(store.state_dir)[0]:
-        archive_log.append(store.state_dir, record)
+def _log_once(store: MemoryStore, record: ArchiveEvent) -> bool:
+    """The line the operation would have written, unless it did before it was killed;
+    True when written now (its change-log line, written after it, is missing too)."""
+    if record in archive_log.read_log(store.state_dir)[0]:
+        return False
+    archive_log.append(store.state_dir, record)
+    return True
 
 
 def _here(store: MemoryStore, file: str, *, archived: bool) -> bool:
@@ -114,7 +118,9 @@ def _move(store: MemoryStore, intent: Intent, *, into_archive: bool) -> Recovery
     else:
         memory = _memory_or_none(store, file)
         changed = store.update_index(lambda text: with_index_line(text, file, memory))
-    _log_once(store, record)
+    if _log_once(store, record):
+        changelog.record_move(store.state_dir, store.folder(archived=into_archive) / file,
+                              record.action, writer=record.by, reason=record.reason)
     line = "MEMORY.md line removed" if into_archive else "MEMORY.md line added"
     return Recovery(record.action, file, "finished",
                     f"the file had moved; {line if changed else 'MEMORY.md already in step'}"
@@ -134,8 +140,11 @@ def _purge(store: MemoryStore, intent: Intent) -> Recovery:
     if not aside.exists() and _here(store, record.file, archived=True):
         return Recovery("purge", record.file, "not_started",
                         "the file was never moved aside; nothing had changed")
-    _log_once(store, record)
+    gone, logged = changelog.file_facts(aside), _log_once(store, record)
     unlink_logged_purge(store, aside, record.file)
+    if logged:
+        changelog.record(store.state_dir, record.file, "purge", writer=record.by,
+                         reason=record.reason, before=gone, after=None)
     return Recovery("purge", record.file, "finished", "logged and deleted, as asked")
 
 

@@ -24,6 +24,7 @@ from ..errors import (
 from ..files import indexfile
 from ..files.paths import check_name, lstat_regular, name_key, with_suffix
 from ..store import MemoryStore
+from ..writes import changelog
 from .archive import move_without_overwrite
 from .locks import locked_names
 
@@ -38,7 +39,8 @@ class Renamed:
     index_changed: bool
 
 
-def rename_memory(store: MemoryStore, name: str, new_name: str) -> Renamed:
+def rename_memory(store: MemoryStore, name: str, new_name: str, *, writer: str = "library"
+                  ) -> Renamed:
     """Rename the live memory ``name`` to ``new_name`` and retarget its MEMORY.md lines.
 
     Raises MemoryNotFound, MemoryLocked (action ``rename``), NameCollision when
@@ -67,6 +69,8 @@ def rename_memory(store: MemoryStore, name: str, new_name: str) -> Renamed:
             raise
         finally:
             store.notice_change()
+        changelog.record_move(store.state_dir, store.directory / target, "rename",
+                              writer=writer, reason=None, renamed_from=file)
     return Renamed(file, target, update is not None)
 
 

@@ -48,7 +48,7 @@ from .locks import locked_names
 from .rollback_log import HISTORY_FILE as HISTORY_FILE
 from .rollback_log import RollbackReport as RollbackReport
 from .rollback_log import Skip as Skip
-from .rollback_log import append_history, check_history_file
+from .rollback_log import append_history, check_history_file, log_changes
 from .rollback_log import report_json as report_json
 from .rollback_log import rollback_history as rollback_history
 from .snapshot_diff import CurrentFile, Pairing, current_files, pair
@@ -155,8 +155,8 @@ def _moves(store: MemoryStore, snapshot: Snapshot, added: tuple[CurrentFile, ...
     return moves, skips, []
 
 
-def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | None = None
-                   ) -> RollbackReport:
+def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | None = None,
+                   writer: str = "library") -> RollbackReport:
     """Carry out ``plan`` under the store lock: a protection snapshot of now first, then
     each restore and move, each guarded against a change since the plan (refused and
     reported as skipped, with a conflict record for a restore). Appends to the history.
@@ -176,7 +176,7 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
             "snapshot": plan.snapshot.id, "scope": plan.scope, "protection": protection.id,
             "time": when.isoformat()}, now=when)
         try:
-            report = carry_out(store, plan, protection, when)
+            report = carry_out(store, plan, protection, when, writer=writer)
         finally:
             store.notice_change()  # an open search index must not trust its silence now
         report = replace(report, history_error=append_history(store, report))
@@ -186,9 +186,10 @@ def apply_rollback(store: MemoryStore, plan: RollbackPlan, *, now: datetime | No
 
 
 def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when: datetime,
-              *, recovered: bool = False) -> RollbackReport:
-    """Each restore and move of ``plan``; the caller holds the lock, ``protection`` holds
-    what the rollback replaces, and the caller appends the history line."""
+              *, recovered: bool = False, writer: str = "library") -> RollbackReport:
+    """Each restore and move of ``plan``, each with its change-log line; the caller holds
+    the lock, ``protection`` holds what the rollback replaces, and the caller appends
+    the history line."""
     restored: list[str] = []
     moved: list[str] = []
     skipped = list(plan.skips)
@@ -200,9 +201,11 @@ def carry_out(store: MemoryStore, plan: RollbackPlan, protection: Snapshot, when
     for move in plan.moves:
         outcome = _unprotected(held, move.file, move.seen) or _move(store, move)
         _record(outcome, move.file, moved, skipped)
-    return RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
-                          tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
-                          plan.left, recovered=recovered)
+    report = RollbackReport(plan.snapshot.id, plan.scope, False, when, protection.id,
+                            tuple(restored), tuple(moved), tuple(skipped), plan.unchanged,
+                            plan.left, recovered=recovered)
+    log_changes(store, report, plan.snapshot, protection, writer)
+    return report
 
 
 def preview(plan: RollbackPlan, *, now: datetime | None = None) -> RollbackReport:
@@ -214,10 +217,12 @@ def preview(plan: RollbackPlan, *, now: datetime | None = None) -> RollbackRepor
 
 
 def rollback(store: MemoryStore, snapshot_id: str, *, scope: str = "touched",
-             dry_run: bool = False, now: datetime | None = None) -> RollbackReport:
+             dry_run: bool = False, now: datetime | None = None, writer: str = "library"
+             ) -> RollbackReport:
     """Plan and apply (or, with ``dry_run``, only plan) a rollback to ``snapshot_id``."""
     plan = plan_rollback(store, snapshot_id, scope)
-    return preview(plan, now=now) if dry_run else apply_rollback(store, plan, now=now)
+    return preview(plan, now=now) if dry_run else \
+        apply_rollback(store, plan, now=now, writer=writer)
 
 
 def _record(outcome: Skip | None, file: str, done: list[str], skipped: list[Skip]) -> None:

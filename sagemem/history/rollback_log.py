@@ -20,6 +20,8 @@ from ..errors import MemoryNotFound, WriteFailed
 from ..files.atomic import append_line
 from ..files.paths import lstat_regular, read_regular
 from ..store import MemoryStore
+from ..writes import changelog
+from .manifest import Snapshot, read_copy
 
 HISTORY_FILE = "rollbacks.jsonl"
 MAX_HISTORY_BYTES = 32 * 1024 * 1024
@@ -108,3 +110,26 @@ def _parse(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:  # JSONDecodeError and UnicodeDecodeError both are
         return None
+
+
+def log_changes(store: MemoryStore, report: RollbackReport, snapshot: Snapshot,
+                protection: Snapshot, writer: str) -> None:
+    """One change-log line per file the rollback changed (the caller holds the lock):
+    a restored file from the protection snapshot's bytes to the snapshot's, a moved one
+    off the top level into archive/."""
+    reason = f"{'recover: ' if report.recovered else ''}rollback to {snapshot.id}"
+    for file in (*report.restored, *report.moved):
+        after = _facts(snapshot, file) if file in report.restored else None
+        changelog.record(store.state_dir, file, "rollback", writer=writer, reason=reason,
+                         before=_facts(protection, file), after=after)
+
+
+def _facts(snapshot: Snapshot, file: str) -> changelog.Facts | None:
+    """A file as ``snapshot`` holds it (None: it holds none); from the manifest alone
+    when the copy cannot be read for its line count."""
+    entry = snapshot.file(file)
+    if entry is None:
+        return None
+    data = read_copy(snapshot, entry)
+    return changelog.facts_of(data) if data is not None else \
+        changelog.Facts(entry.sha256, entry.size, 0)

@@ -187,7 +187,7 @@ class MemoryToolHandler:
         if taken is not None:
             raise Refusal(messages.DESTINATION_EXISTS.format(new_path=new.shown))
         try:
-            rename_memory(self.store, source, new_file)
+            rename_memory(self.store, source, new_file, writer=WRITER)
         except MemoryLocked:
             raise Refusal(messages.LOCKED.format(path=old.shown, done="renamed")) from None
         except NameCollision:  # taken between the check and the move

@@ -11,4 +11,8 @@
   and undoing a resolution).
 - ``remember``: saving by title — update the memory a title already names, write nothing
   over one only similar (``decide``, ``remember``, ``RememberResult``, ``SIMILAR_AT``).
+- ``changelog``: ``<state>/journal.jsonl``, one line per change sagemem made (``record``,
+  ``record_write``, ``read``, ``parse_since``); never a memory's text.
+- ``versions``: ``<state>/versions/<sha256>``, the bytes each write replaced, bounded,
+  checked by hash when read (``keep``, ``load``, ``kept``, ``prune``).
 """

@@ -31,6 +31,7 @@ from ..errors import (
 from ..files.atomic import atomic_write
 from ..files.memory import Memory, checked_revision, parse
 from ..files.paths import check_name, with_suffix
+from . import changelog
 from .conflicts import WRITE_KINDS, WRITERS
 
 if TYPE_CHECKING:
@@ -68,14 +69,17 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
                   fields: Mapping[str, object] | None = None,
                   expected_fields: Mapping[str, object] | None = None,
                   reason: str | None = None, writer: str = "library",
-                  conflict_kind: str | None = "stale_version") -> Memory:
+                  conflict_kind: str | None = "stale_version", op: str | None = None
+                  ) -> Memory:
     """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
     at ``expected_revision``; a refusal is recorded, then raised.
 
     Setting ``fields`` alone needs no revision: under the lock they are applied to the
     text as it is now, so two writers setting different fields both land. With
     ``expected_fields`` (the values the caller read), a field another writer changed
-    meanwhile is refused as ``StaleField`` naming it.
+    meanwhile is refused as ``StaleField`` naming it. A landed write gets its line in
+    the change log (``changelog``), as ``op`` (default: ``create``, ``set`` for fields
+    alone, else ``write``), and the bytes it replaced are kept (``versions``).
     """
     expected = _checked(content, expected_revision, fields, writer, conflict_kind)
     # Secrets never reach disk, the conflict queue or a log: redacted before the size
@@ -92,18 +96,24 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     with store.locked():
         for attempt in range(REAPPLY_ATTEMPTS):
             try:
-                data, file = _write_locked(store, name, content, expected, fields,
-                                           expected_fields, _Why(reason, writer,
-                                                                 conflict_kind))
+                data, file, replaced = _write_locked(store, name, content, expected, fields,
+                                                     expected_fields, _Why(reason, writer,
+                                                                           conflict_kind))
                 break
             except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
                 if attempt == REAPPLY_ATTEMPTS - 1:
                     raise
         mtime = _mtime(store.directory / file)
+        changelog.record_write(store.state_dir, file, op or _op(expected, content),
+                               writer=writer, reason=reason, replaced=replaced, written=data)
     store.notice_change()
     # What was written, not a re-read: once the lock is released, another writer (or
     # an editor) may already have moved the file on.
     return parse(data, file, mtime=mtime)
+
+
+def _op(expected: str | Required | None, content: str | None) -> str:
+    return "create" if expected is None else "set" if content is None else "write"
 
 
 @dataclass(frozen=True)
@@ -120,8 +130,9 @@ class _MovedOn(Exception):
 def _write_locked(store: MemoryFolder, name: str, content: str | None,
                   expected: str | Required | None, fields: Mapping[str, object] | None,
                   expected_fields: Mapping[str, object] | None, why: _Why
-                  ) -> tuple[bytes, str]:
-    """One guarded write under the lock: the bytes written and the file's name."""
+                  ) -> tuple[bytes, str, bytes | None]:
+    """One guarded write under the lock: the bytes written, the file's name and the
+    bytes replaced (None: created)."""
     current = _current(store, name)
     file = current.file if current else name
     on_current = isinstance(expected, Required)  # fields with no revision: the text now
@@ -160,7 +171,7 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
         _still_at(store, attempt, current)
 
     atomic_write(store.directory / file, data, create=base is None, before_replace=still_at)
-    return data, file
+    return data, file, None if current is None else current.text.encode("utf-8")
 
 
 def _redacted_fields(fields: Mapping[str, object], current: Memory | None

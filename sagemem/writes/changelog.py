@@ -1,0 +1,314 @@
+"""The change log: ``<state>/journal.jsonl``, one JSON line for every change sagemem
+makes to a memory — when, which file, what (``op``), who (``writer``), why, the
+revisions before and after, and the byte and line change.
+
+It is an account, not the guard: the change itself has already landed when its line is
+written, so a log that cannot be written (a read-only or full state directory) never
+fails the change — ``append`` returns a warning, ``record`` also logs it. A line never
+holds a memory's text, only names, revisions, counts and the reason: a secret written
+into a memory must not leak into a log. (Not ``history/journal.py``, which holds the
+intent records of multi-file operations in flight.)
+
+Lines are appended with one ``O_APPEND`` write, under the store lock, so concurrent
+writers never interleave them; past ``MAX_LOG_BYTES`` the file is rotated to
+``journal.1.jsonl`` (one older generation kept). A torn or garbled line costs only
+itself: ``read`` skips and counts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..files.controls import visible
+from ..files.paths import INDEX_FILE
+
+if TYPE_CHECKING:
+    from ..files.folder import IndexUpdate, MemoryFolder
+
+LOG_FILE = "journal.jsonl"
+ROTATED_FILE = "journal.1.jsonl"
+MAX_LOG_BYTES = 4 * 1024 * 1024
+"""About 15,000 lines of ~250 bytes; with the rotated generation, months of an agent's
+writes, and never more than 8 MiB to read for ``sagemem log``."""
+MAX_REASON_CHARS = 300
+"""A reason is a sentence; a longer one is cut so a line stays a line."""
+NOT_GIVEN = "not given"
+OPS = ("create", "write", "set", "new", "archive", "restore", "purge", "rename",
+       "rollback", "fix", "revert")
+WRITERS = ("cli", "library", "mcp", "memory-tool", "hook", "consolidation", "candidates")
+"""The callers' own names (``writes.conflicts.WRITERS``, ``history.archive_log.BY``)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the log keeps of one version of a file: never its text."""
+
+    revision: str
+    size: int
+    lines: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the log. ``before``/``after``: revisions (None: the file did not
+    exist there); ``bytes``/``lines``: the change, as signed numbers; ``to``: a
+    rename's new name."""
+
+    time: str
+    file: str
+    op: str
+    writer: str
+    reason: str
+    before: str | None
+    after: str | None
+    bytes: int
+    lines: int
+    to: str | None = None
+
+
+def facts_of(data: bytes) -> Facts:
+    """The revision (sha256, as everywhere in sagemem), size and line count of bytes."""
+    import hashlib
+
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return Facts(hashlib.sha256(data).hexdigest(), len(data), lines)
+
+
+def stamp(now: datetime | None = None) -> str:
+    """UTC to the microsecond, so lines written in one second still read in order."""
+    when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def entry(file: str, op: str, *, writer: str, reason: str | None, before: Facts | None,
+          after: Facts | None, now: datetime | None = None, to: str | None = None) -> Entry:
+    """The line for a change from ``before`` to ``after`` (None: absent)."""
+    if op not in OPS:
+        raise ValueError(f"op must be one of {', '.join(OPS)}")
+    said = " ".join((reason or "").split())[:MAX_REASON_CHARS] or NOT_GIVEN
+    return Entry(stamp(now), file, op, writer, said,
+                 before.revision if before else None, after.revision if after else None,
+                 (after.size if after else 0) - (before.size if before else 0),
+                 (after.lines if after else 0) - (before.lines if before else 0), to)
+
+
+def record(state_dir: Path, file: str, op: str, *, writer: str, reason: str | None,
+           before: Facts | None, after: Facts | None, now: datetime | None = None,
+           to: str | None = None) -> str | None:
+    """Append the line for one change; the caller holds the store lock. Never raises
+    for the state directory: a warning is logged and returned instead (None: written)."""
+    return _warned(append(state_dir, entry(file, op, writer=writer, reason=reason,
+                                           before=before, after=after, now=now, to=to)))
+
+
+def record_write(state_dir: Path, file: str, op: str, *, writer: str, reason: str | None,
+                 replaced: bytes | None, written: bytes) -> str | None:
+    """A write that put ``written`` where ``replaced`` was (None: created): keep the
+    replaced bytes (``versions``) so ``revert`` can bring them back, then log it."""
+    from .versions import keep
+
+    before = None if replaced is None else facts_of(replaced)
+    after = facts_of(written)
+    kept = keep(state_dir, replaced) if replaced is not None and before != after else None
+    logged = append(state_dir, entry(file, op, writer=writer, reason=reason, before=before,
+                                     after=after))
+    return _warned("; ".join(w for w in (kept, logged) if w) or None)
+
+
+def record_index(folder: MemoryFolder, update: IndexUpdate, op: str, *, writer: str,
+                 reason: str | None) -> str | None:
+    """MEMORY.md changed by ``update`` (an ``audit --fix`` repair); read back under the
+    caller's lock for the counts. Its versions are not kept: no write restores them."""
+    return record(folder.state_dir, INDEX_FILE, op, writer=writer, reason=reason,
+                  before=facts_of(update.before.encode("utf-8")),
+                  after=facts_of(folder.read_index()[0].encode("utf-8")))
+
+
+def record_move(state_dir: Path, path: Path, op: str, *, writer: str, reason: str | None,
+                renamed_from: str | None = None) -> str | None:
+    """A file moved, bytes unchanged (archive, restore, rename), now at ``path``: its
+    revision before and after is the same, the change +0. A rename's line names the
+    old name as ``file`` and the new one as ``to``."""
+    facts = file_facts(path)
+    file, to = (path.name, None) if renamed_from is None else (renamed_from, path.name)
+    return record(state_dir, file, op, writer=writer, reason=reason, before=facts,
+                  after=facts, to=to)
+
+
+def file_facts(path: Path) -> Facts | None:
+    """A file's facts, read in chunks (any size); None when it cannot be read — the
+    line is still written, without revisions."""
+    import hashlib
+
+    from ..errors import SagememError
+    from ..files.paths import read_chunks
+
+    digest, size, lines, last = hashlib.sha256(), 0, 0, b"\n"
+    try:
+        for chunk in read_chunks(path):
+            digest.update(chunk)
+            size, lines, last = size + len(chunk), lines + chunk.count(b"\n"), chunk[-1:]
+    except SagememError:
+        return None
+    return Facts(digest.hexdigest(), size, lines + (0 if last == b"\n" else 1))
+
+
+def _warned(warning: str | None) -> str | None:
+    if warning is not None:
+        import logging  # only on this path: every command imports the guard
+
+        logging.getLogger("sagemem.changelog").warning("warning: %s", warning)
+    return warning
+
+
+def append(state_dir: Path, item: Entry) -> str | None:
+    """Add one line: a single ``O_APPEND`` write, rotating first past MAX_LOG_BYTES.
+    None when written; otherwise what went wrong, as a warning (nothing is raised)."""
+    data = {k: v for k, v in vars(item).items() if v is not None or k in ("before", "after")}
+    line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+    path = state_dir / LOG_FILE
+    try:
+        _rotate_if_full(path, len(line))
+        fd = _open_log(path)
+        try:
+            written = os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return (f"the change was made, but its line could not be added to {visible(str(path))} "
+                f"({exc.strerror or exc})")
+    if written != len(line):  # a full disk mid-line: the torn line is skipped when read
+        return f"the change was made, but its line in {visible(str(path))} is incomplete"
+    return None
+
+
+def _open_log(path: Path) -> int:
+    """The log open for appending; the state directory is made if it is not there yet
+    (a library caller's first change), never through a symlink in the log's place."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o600)
+
+
+def _rotate_if_full(path: Path, adding: int) -> None:
+    try:
+        size = os.lstat(path).st_size
+    except FileNotFoundError:
+        return
+    if size + adding > MAX_LOG_BYTES:
+        os.replace(path, path.with_name(ROTATED_FILE))
+
+
+# -- reading -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LogRead:
+    """The lines asked for, newest first, and how many could not be read (skipped)."""
+
+    entries: tuple[Entry, ...]
+    skipped: int
+
+
+def read(state_dir: Path, name: str | None = None, since: datetime | None = None) -> LogRead:
+    """Every change (of ``name`` only: its file, or a rename to it), newest first, from
+    ``since`` on. A torn or garbled line is skipped and counted, never a crash."""
+    wanted = None if name is None else _with_md(name).casefold()
+    entries: list[Entry] = []
+    skipped = 0
+    for raw in _lines_newest_first(state_dir):
+        item = _parse(raw)
+        if item is None:
+            skipped += 1
+            continue
+        if wanted is not None and wanted not in (item.file.casefold(),
+                                                 (item.to or "").casefold()):
+            continue
+        if since is not None and item.time < stamp(since):
+            continue
+        entries.append(item)
+    return LogRead(tuple(entries), skipped)
+
+
+def _lines_newest_first(state_dir: Path) -> Iterator[bytes]:
+    for name in (LOG_FILE, ROTATED_FILE):
+        data = _read_bytes(state_dir / name)
+        yield from (raw for raw in reversed(data.split(b"\n")) if raw.strip())
+
+
+def _read_bytes(path: Path) -> bytes:
+    """A log file through the safe path (no symlink, bounded); absent or unreadable: b""."""
+    from ..errors import SagememError
+    from ..files.paths import read_regular
+
+    try:
+        return read_regular(path, MAX_LOG_BYTES * 2).data
+    except SagememError:
+        return b""
+
+
+def _parse(raw: bytes) -> Entry | None:
+    try:
+        item = json.loads(raw.decode("utf-8"))
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError both are
+        return None
+    if not isinstance(item, dict):
+        return None
+    try:
+        return _entry_from(item)
+    except (KeyError, TypeError):
+        return None
+
+
+def _entry_from(item: dict[str, Any]) -> Entry:
+    texts = [item[k] for k in ("time", "file", "op", "writer", "reason")]
+    optional = [item.get(k) for k in ("before", "after")]
+    counts = [item[k] for k in ("bytes", "lines")]
+    to = item.get("to")
+    if not (all(isinstance(t, str) for t in texts)
+            and all(r is None or isinstance(r, str) for r in (*optional, to))
+            and all(type(c) is int for c in counts)):
+        raise TypeError("not a change log line")
+    time, file, op, writer, reason = texts
+    return Entry(time, file, op, writer, reason, optional[0], optional[1], counts[0],
+                 counts[1], to)
+
+
+def entry_json(item: Entry) -> dict[str, Any]:
+    """The stable JSON shape of a line, as ``log --json`` prints it."""
+    return dict(vars(item))
+
+
+def _with_md(name: str) -> str:
+    return name if name.lower().endswith(".md") else f"{name}.md"
+
+
+# -- --since -------------------------------------------------------------------------------
+
+_AGO = re.compile(r"(\d+)\s*([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """``7d``, ``24h``, ``30m``, ``2w`` ago, or a date (``2026-11-30``, UTC midnight) or
+    ISO time; ValueError for anything else."""
+    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    given = text.strip().lower()
+    ago = _AGO.fullmatch(given)
+    if ago:
+        return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is neither a time ago (7d, 24h, 30m, 2w) nor a date "
+                         "(2026-11-30)") from None
+    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when

@@ -45,6 +45,15 @@ def _refused_write(store: MemoryStore, secret: str) -> None:
                     reason=f"because {secret}")
 
 
+def _reasons(store: MemoryStore, secret: str) -> None:
+    memory = store.get("user_pets.md")
+    store.write(memory.file, memory.text + "\nMore.\n", memory.revision,
+                reason=f"rotated {secret}")
+    from sagemem.history.revisions import revert
+
+    revert(store, "user_pets.md", reason=f"back, {secret}")
+
+
 def _set(store: MemoryStore, secret: str) -> None:
     store.write("user_pets.md", fields={"description": f"key {secret}", "tags": [secret]})
 
@@ -81,7 +90,7 @@ def _remember(store: MemoryStore, secret: str) -> None:
 
 
 PATHS: dict[str, Write] = {
-    "remember": _remember,
+    "remember": _remember, "reasons, revert": _reasons,
     "write": _write, "refused write": _refused_write, "set": _set, "new": _new,
     "archive": _archive, "contradict": _contradict, "memory tool": _memory_tool,
 }

@@ -92,7 +92,9 @@ def entry(file: str, op: str, *, writer: str, reason: str | None, before: Facts 
     """The line for a change from ``before`` to ``after`` (None: absent)."""
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}")
-    said = " ".join((reason or "").split())[:MAX_REASON_CHARS] or NOT_GIVEN
+    from .redact import redact  # a reason is the writer's text: it may carry a secret
+
+    said = " ".join(redact(reason or "").text.split())[:MAX_REASON_CHARS] or NOT_GIVEN
     return Entry(stamp(now), file, op, writer, said,
                  before.revision if before else None, after.revision if after else None,
                  (after.size if after else 0) - (before.size if before else 0),

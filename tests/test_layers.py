@@ -268,3 +268,23 @@ def test_remember_global_saves_into_the_global_layer_and_updates_it_there(
     saved = list(global_dir.glob("user_*.md"))
     assert len(saved) == 1 and "Reply in Chinese." in saved[0].read_text()
     assert not list(project.glob("user_*.md"))
+
+
+def test_remember_in_the_project_never_updates_a_global_memory_of_that_title(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.cli import main
+
+    project, global_dir = tmp_path / "project", tmp_path / "global"
+    project.mkdir()
+    global_dir.mkdir()
+    monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", str(global_dir))
+    base = ["--dir", str(project), "remember", "--type", "user", "--title", "Reply language",
+            "--body"]
+    assert main([base[0], base[1], "remember", "--global", *base[3:], "English."]) == 0
+    before = {p.name: p.read_bytes() for p in global_dir.glob("*.md")}
+    assert main([*base, "Chinese, in this project."]) == 0  # same title, another layer
+    capsys.readouterr()
+    assert {p.name: p.read_bytes() for p in global_dir.glob("*.md")} == before
+    created = list(project.glob("user_*.md"))
+    assert len(created) == 1 and "Chinese" in created[0].read_text()

@@ -622,3 +622,30 @@ def test_what_the_server_hands_the_model_counts_as_seen_for_claude_codes_write_g
     assert json.loads(pre_edit())["hookSpecificOutput"]["permissionDecision"] == "deny"
     call(store, "search_memory", {"query": "cat"})  # the search result carries the revision
     assert pre_edit() == ""
+
+
+def test_secrets_given_to_the_write_tools_never_reach_disk_and_the_model_is_told(
+        store: MemoryStore) -> None:
+    secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
+    memory = store.get("user_pets.md")
+
+    async def body(client: Client) -> Any:
+        return [
+            await client.call_tool("write_memory", {
+                "name": "user_pets.md", "content": memory.text + f"\ntoken {secret}\n",
+                "expected_revision": memory.revision}),
+            await client.call_tool("set_memory_fields", {
+                "name": "user_pets.md", "fields": {"description": f"uses {secret}"}}),
+            await client.call_tool("create_memory", {
+                "type": "reference", "name": "CI deploy", "description": "How CI deploys",
+                "body": f"GH_TOKEN={secret}"}),
+        ]
+
+    results = with_client(store, body)
+    for result in results:
+        assert not result.is_error, text_of(result)
+        assert any("redacted" in w for w in result.structured_content["warnings"])
+        assert secret not in text_of(result)
+    on_disk = b"".join(p.read_bytes() for folder in (store.directory, store.state_dir)
+                       for p in folder.rglob("*") if p.is_file())
+    assert secret.encode() not in on_disk

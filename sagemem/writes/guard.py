@@ -14,7 +14,7 @@ import enum
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -68,14 +68,16 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
                   fields: Mapping[str, object] | None = None,
                   expected_fields: Mapping[str, object] | None = None,
                   reason: str | None = None, writer: str = "library",
-                  conflict_kind: str | None = "stale_version") -> Memory:
+                  conflict_kind: str | None = "stale_version",
+                  before_create: Callable[[str], None] | None = None) -> Memory:
     """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
     at ``expected_revision``; a refusal is recorded, then raised.
 
     Setting ``fields`` alone needs no revision: under the lock they are applied to the
     text as it is now, so two writers setting different fields both land. With
     ``expected_fields`` (the values the caller read), a field another writer changed
-    meanwhile is refused as ``StaleField`` naming it.
+    meanwhile is refused as ``StaleField`` naming it. ``before_create`` is called with
+    the file name, under the lock, before a create (the layer's count cap refuses there).
     """
     expected = _checked(content, expected_revision, fields, writer, conflict_kind)
     store.require_directory()
@@ -87,7 +89,7 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
             try:
                 data, file = _write_locked(store, name, content, expected, fields,
                                            expected_fields, _Why(reason, writer,
-                                                                 conflict_kind))
+                                                                 conflict_kind, before_create))
                 break
             except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
                 if attempt == REAPPLY_ATTEMPTS - 1:
@@ -104,6 +106,7 @@ class _Why:
     reason: str | None
     writer: str
     conflict_kind: str | None
+    before_create: Callable[[str], None] | None = None
 
 
 class _MovedOn(Exception):
@@ -139,6 +142,8 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
     if expected_fields is not None and current is not None:
         _refuse_changed_fields(store, attempt, current, expected_fields)
     _refuse_if_needed(store, attempt, current)
+    if base is None and why.before_create is not None:  # a create: the name is free
+        why.before_create(file)
     assert text is not None  # a missing text is a revision mismatch, refused above
     data = text.encode("utf-8")
     store.check_size(file, data)

@@ -15,6 +15,7 @@ from ..files.fields import TYPES
 from ..files.init import init_directory
 from .base import Globals, JsonOption, app, echo, echo_json, echo_lines, memory_type, stdin_text
 from .output import (
+    archived_text,
     init_json,
     listing_json,
     listing_text,
@@ -23,6 +24,7 @@ from .output import (
     settings_json,
     settings_text,
     wrap,
+    written_json,
 )
 
 
@@ -113,12 +115,18 @@ def new(
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = stdin_text("--body") if body == "-" else body
-    memory = ctx.obj.store().new(type=type_, name=name, description=description,
-                                 tags=tag or (), aliases=alias or (), body=text, file=file)
+    from ..history.caps import new_memory  # the archive is loaded only by commands that write
+
+    memory, caps = new_memory(ctx.obj.store(), type=type_, name=name, description=description,
+                              tags=tag or (), aliases=alias or (), body=text, file=file,
+                              by="cli")
     if as_json:
-        echo_json(memory_json(memory, date.today()))
+        echo_json(written_json(memory, date.today(), caps.warnings, caps.archived))
     else:
+        echo_lines(archived_text(caps.archived))
         echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
+    for warning in caps.warnings:
+        echo(f"warning: {memory.file}: {warning}", err=True)
 
 
 @app.command()

@@ -257,6 +257,8 @@ def test_count_memories_scans_only_the_top_level_memories(full_store: MemoryStor
     (full_store.directory / ".hidden.md").write_text("editor swap")
     new_memory(full_store, type="project", name="d", description="d")  # one into archive/
     assert count_memories(full_store) == 3  # MEMORY.md and archive/ do not count
+    (full_store.directory / "Projet_e\u0301te\u0301.MD").write_text("---\n---\n")
+    assert count_memories(full_store) == len(full_store.files()) == 4
 
 
 def test_enforce_caps_alone_measures_without_writing(full_store: MemoryStore) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from itertools import chain, islice
+from typing import TYPE_CHECKING
 
 from ..errors import LayerFull, MemoryLocked, MemoryNotFound, NameCollision, SagememError
 from ..files.memory import Memory
@@ -34,9 +35,10 @@ from ..writes.caps import (
     room_needed,
 )
 from ..writes.guard import REQUIRED, Required, merge_marker_line
-from . import ledger
-from .archive import ArchiveResult, archive_memory
-from .locks import locked_names
+
+if TYPE_CHECKING:  # the archive, ledger and locks are loaded only when room is made
+    from .archive import ArchiveResult
+    from .ledger import MemoryAccess
 
 ATTEMPTS = 3  # another process may take the room made between the archive and the create
 
@@ -62,7 +64,8 @@ def enforce_caps(store: MemoryStore, file: str, *, body: int | None, creating: b
                  by: str = "library", now: datetime | None = None) -> CapReport:
     """Apply ``store``'s caps before writing ``file``: refuse a body of ``body`` bytes over
     the hard cap (None: no body is written), and for a create (``creating``) at the hard
-    count archive the least recently read memories to make room for one.
+    count archive the least recently read memories to make room for one — unless
+    ``file`` exists, which the write will refuse (looked up only then: a scan of names).
 
     Raises BodyTooLarge, IllegalSetting (a refused count cap, for a create only) or
     LayerFull (nothing can be archived) before anything changes."""
@@ -70,7 +73,9 @@ def enforce_caps(store: MemoryStore, file: str, *, body: int | None, creating: b
     archived: tuple[ArchiveResult, ...] = ()
     if creating:
         count = count_memories(store)
-        if needed := room_needed(store.caps, count):
+        if (needed := room_needed(store.caps, count)) and store.existing_name(file):
+            return CapReport(tuple(warnings))  # MemoryExists, from the write itself
+        if needed:
             archived = _make_room(store, file, needed, count, by, now)
         if warning := count_warning(store.caps, count - len(archived) + 1):
             warnings.append(warning)
@@ -86,9 +91,8 @@ def new_memory(store: MemoryStore, *, type: str, name: str, description: str,
     store.check_size(target, body.encode("utf-8"))  # refused whole before any archiving
     report = CapReport()
     for attempt in range(ATTEMPTS):
-        creating = store.existing_name(target) is None  # else store.new says MemoryExists
         report = report.then(enforce_caps(store, target, body=len(body.encode("utf-8")),
-                                          creating=creating, by=by, now=now))
+                                          creating=True, by=by, now=now))
         try:
             return store.new(type=type, name=name, description=description, tags=tags,
                              aliases=aliases, body=body, file=target, today=today), report
@@ -108,7 +112,7 @@ def write_memory(store: MemoryStore, name: str, content: str | None = None,
     """``store.write`` within the layer's caps: the memory, and what the caps did. Only
     a body written is measured; only a create may archive (``by`` says who asked)."""
     file = check_name(with_suffix(name), store.reserved)
-    creating = expected_revision is None and store.existing_name(file) is None
+    creating = expected_revision is None
     if creating and content is not None:  # what the guard would refuse, refused first
         store.check_size(file, content.encode("utf-8"))
         if merge_marker_line(content) is not None:
@@ -134,6 +138,8 @@ def _make_room(store: MemoryStore, file: str, needed: int, count: int, by: str,
     go. Enough candidates are found before the first move, so that refusal changes
     nothing; only a race (one locked or archived meanwhile, with no other left) can
     leave some archived, and the error names them."""
+    from .archive import archive_memory
+
     hard = store.caps.hard_memories
     reason = f"hard cap of {hard} memories reached ({HARD_MEMORIES})"
     candidates = least_recently_read(store, exclude=file)
@@ -161,6 +167,8 @@ def least_recently_read(store: MemoryStore, *, exclude: str = "") -> Iterator[st
     """The layer's memories that may be archived for room, least recently read first:
     never locked, never ``baseline: true``, never ``exclude``; one that cannot be read
     is passed over (whether it is baseline is unknown)."""
+    from .locks import locked_names
+
     locked = locked_names(store) | {name_key(exclude)}
     for name in _by_last_read(store):
         if name_key(name) in locked:
@@ -176,6 +184,8 @@ def least_recently_read(store: MemoryStore, *, exclude: str = "") -> Iterator[st
 def _by_last_read(store: MemoryStore) -> list[str]:
     """Top-level memories by last read (the ledger, else mtime), oldest first. Only the
     files are stat'ed; parsing waits for the few ``least_recently_read`` looks at."""
+    from . import ledger
+
     entries, _ = ledger.load(store.state_dir)  # a damaged ledger: mtimes decide
     access = {name_key(file): entry for file, entry in entries.items()}
     keyed: list[tuple[float, str]] = []
@@ -190,7 +200,7 @@ def _by_last_read(store: MemoryStore) -> list[str]:
     return [name for _, name in sorted(keyed)]
 
 
-def _last_read(entry: ledger.MemoryAccess | None) -> float | None:
+def _last_read(entry: MemoryAccess | None) -> float | None:
     """The later of the ledger's last ``read`` and ``use``, in seconds, or None."""
     if entry is None:
         return None

@@ -8,17 +8,19 @@ recently read memory — needs the archive, which sits above the store, so it li
 ``history/caps.py`` (``enforce_caps``); this module only measures and refuses. Soft caps
 never refuse: they are warning texts for the caller to show.
 
-Counting is a directory scan (``MemoryFolder.files``), never a parse: a create in a
+Counting is a directory scan (``count_memories``), never a parse: a create in a
 layer of 10,000 memories must not read 10,000 files.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import BodyTooLarge, IllegalSetting, LayerFull
+from ..errors import BodyTooLarge, IllegalSetting, LayerFull, UnreadableFile
 from ..files.memory import split
+from ..files.paths import name_key
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -81,8 +83,22 @@ def check_body(caps: Caps, name: str, size: int) -> str | None:
 
 
 def count_memories(folder: MemoryFolder) -> int:
-    """The memories at the top level of the layer, by a directory scan (no file read)."""
-    return len(folder.files())
+    """The memories at the top level of the layer, as ``folder.files()`` lists them, by
+    one directory scan and no file read: every create counts, so at 10,000 memories the
+    Unicode folding of each name (``name_key``) is skipped for the ASCII ones, whose key
+    is their lower case."""
+    folder.require_directory()
+    try:
+        with os.scandir(folder.directory) as entries:
+            keys = [_key(e.name) for e in entries if not e.name.startswith(".")]
+    except OSError as exc:
+        raise UnreadableFile(folder.directory, exc.strerror or str(exc)) from exc
+    reserved = folder.reserved
+    return sum(1 for key in keys if key.endswith(".md") and key not in reserved)
+
+
+def _key(name: str) -> str:
+    return name.lower() if name.isascii() else name_key(name)
 
 
 def room_needed(caps: Caps, count: int) -> int:

@@ -729,7 +729,7 @@ def test_new_with_tags_aliases_and_body(run: Run, empty_dir: Path) -> None:
                  "--tag", "release", "--tag", "v2", "--alias", "ship date",
                  "--body", "Freeze on the 8th.", "--json", directory=empty_dir)
     data = json.loads(result.out)
-    assert set(data) == SHOW_KEYS
+    assert set(data) == SHOW_KEYS | {"warnings", "cap_archived"}
     assert data["file"] == "project_release.md"
     assert (data["tags"], data["aliases"]) == (["release", "v2"], ["ship date"])
     assert data["body"].strip() == "Freeze on the 8th."

@@ -123,7 +123,8 @@ def new(
     if as_json:
         echo_json(written_json(memory, date.today(), caps.warnings, caps.archived))
     else:
-        echo_lines(archived_text(caps.archived))
+        if caps.archived:
+            echo_lines(archived_text(caps.archived))
         echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
     for warning in caps.warnings:
         echo(f"warning: {memory.file}: {warning}", err=True)

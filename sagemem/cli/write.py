@@ -60,7 +60,8 @@ def _written(memory: Memory, verb: str, as_json: bool, warnings: list[str] | Non
     if as_json:
         echo_json(written_json(memory, date.today(), warnings, archived))
     else:
-        echo_lines(archived_text(archived))
+        if archived:
+            echo_lines(archived_text(archived))
         echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
     for warning in warnings:
         echo(f"warning: {memory.file}: {warning}", err=True)

@@ -6,13 +6,14 @@ first: command-line option (directories only) > settings file > environment > de
 Out-of-range numbers clamp to the nearest bound; values that are not numbers at all
 (an empty or whitespace-only string included) fall back to the default, as in sage-mem —
 except for the settings that decide what is deleted or archived (``guards``:
-``snapshot_keep``, ``idle_days_*``), where a guessed value destroys data (``KEEP=0``
-clamped to 1 once rotated away six snapshots): any value but a whole number in range is
-refused; a blank variable still means unset. A refused value is recorded in the settings
-(``Settings.refused``, and a warning), not raised at load: the code that rotates or
-archives reads these settings only through ``Settings.guarded``, which raises the
-``IllegalSetting``, while every other command (``show``, ``search``, the prompt hook) runs
-— a typo in ``idle_days_user`` must not be the reason memories cannot be read.
+``snapshot_keep``, ``idle_days_*``, ``soft_cap_memories``, ``hard_cap_memories``), where
+a guessed value destroys data (``KEEP=0`` clamped to 1 once rotated away six snapshots):
+any value but a whole number in range is refused; a blank variable still means unset.
+A refused value is recorded in the settings (``Settings.refused``, and a warning), not
+raised at load: the code that rotates or archives reads these settings only through
+``Settings.guarded``, which raises the ``IllegalSetting``, while every other command
+(``show``, ``search``, the prompt hook) runs — a typo in ``idle_days_user`` must not be
+the reason memories cannot be read.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import IllegalSetting, SettingsError, StateDirNotDirectory
+from .files.paths import MAX_FILE_BYTES, read_state_file
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
-from .files.paths import read_state_file
 from .files.state import OWNER_FILE, StrayState, check_owner, stray_states
 from .files.state import default_state_dir as default_state_dir
 
@@ -74,6 +75,15 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     # The Claude Code hook's time budget: Claude Code kills a hook at its timeout (10 s
     # here), and a killed hook injects nothing; past the budget it injects what is indexed.
     IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
+    # Per-layer caps (``writes/caps.py``; README "Caps"); 0 turns each off. The count caps
+    # decide what is archived, so they guard: past the hard cap a create archives the
+    # least recently read memory. The body caps only warn or refuse one write: they clamp.
+    IntSetting("soft_cap_memories", "SAGE_MEM_SOFT_CAP_MEMORIES", 1000, 0, 1_000_000, True,
+               " (0: no warning)"),
+    IntSetting("hard_cap_memories", "SAGE_MEM_HARD_CAP_MEMORIES", 20000, 0, 1_000_000, True,
+               " (0: no cap, nothing is archived for room)"),
+    IntSetting("soft_cap_body_bytes", "SAGE_MEM_SOFT_CAP_BODY_BYTES", 8192, 0, MAX_FILE_BYTES),
+    IntSetting("hard_cap_body_bytes", "SAGE_MEM_HARD_CAP_BODY_BYTES", 65536, 0, MAX_FILE_BYTES),
 )
 GUARDED_DEFAULTS = {spec.key: spec.default for spec in INT_SETTINGS if spec.guards}
 # semantic: vectors beside the lexical index, on unless 0/false/off (off = lexical only)
@@ -101,6 +111,8 @@ class Settings:
     max_baseline: int = 8
     stale_days: int = 1
     hook_budget_ms: int = 5000
+    soft_cap_body_bytes: int = 8192
+    hard_cap_body_bytes: int = 65536
     validity: bool = True
     debug: bool = False
     semantic: bool = True
@@ -148,6 +160,18 @@ class Settings:
     @property
     def idle_days_user(self) -> int:
         return self.guarded("idle_days_user")
+
+    @property
+    def soft_cap_memories(self) -> int:
+        """Memories a layer holds before each create warns (0: never); IllegalSetting if
+        refused."""
+        return self.guarded("soft_cap_memories")
+
+    @property
+    def hard_cap_memories(self) -> int:
+        """Memories a layer holds at most: a create past it archives the least recently
+        read (0: no cap); IllegalSetting if refused."""
+        return self.guarded("hard_cap_memories")
 
     def idle_days(self, type_: str) -> int:
         """Idle days before a memory of this type is an archive candidate; 0 means never.

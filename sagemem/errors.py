@@ -49,7 +49,9 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── HostConfigError          an agent host's config file (Claude Code's settings.json,
      │                            .mcp.json) that sagemem will not edit: not plain JSON,
      │                            an unexpected shape, changed while being edited
-     └── VersionNotHeld           ``revert`` to a version no snapshot or kept copy holds
+     ├── VersionNotHeld           ``revert`` to a version no snapshot or kept copy holds
+     ├── BodyTooLarge             a body over its layer's hard_cap_body_bytes (nothing written)
+     └── LayerFull                a create at hard_cap_memories with nothing archivable
 """
 
 from __future__ import annotations
@@ -475,6 +477,30 @@ class VersionNotHeld(SagememError):
         why = problem or "is held by a snapshot or kept"
         super().__init__(f"{what} {why}; `sagemem show {file[:-3]} --history` lists the "
                          "versions there are")
+
+
+class BodyTooLarge(SagememError):
+    """A body over its layer's ``hard_cap_body_bytes``: refused before anything is written,
+    since a memory that large is a document pasted in, which injection would cut and
+    search would rank by its one long paragraph."""
+
+    def __init__(self, name: str, size: int, cap: int, setting: str) -> None:
+        self.name, self.size, self.cap, self.setting = name, size, cap, setting
+        super().__init__(f"{name}: the body is {size} bytes, over the hard cap of {cap} bytes "
+                         f"({setting}); nothing was written — split it into smaller memories "
+                         "(one topic each), or raise the cap")
+
+
+class LayerFull(SagememError):
+    """Creating a memory in a layer at its ``hard_cap_memories``, when no memory can be
+    archived to make room (every other one locked or ``baseline: true``), or when the
+    caller did not make room first (``history.caps.enforce_caps`` does)."""
+
+    def __init__(self, name: str, count: int, cap: int, setting: str, why: str) -> None:
+        self.name, self.count, self.cap, self.setting = name, count, cap, setting
+        self.why = why
+        super().__init__(f"cannot create {name}: the layer holds {count} memories, at its hard "
+                         f"cap of {cap} ({setting}); {why}; nothing was written")
 
 
 __all__ = sorted(name for name, value in list(globals().items())  # every class above

@@ -29,6 +29,14 @@ from .files.folder import MemoryFolder
 from .files.memory import Memory
 from .files.paths import MAX_FILE_BYTES, check_name, file_name_for, with_suffix
 from .writes import changelog
+from .writes.caps import (
+    DEFAULT_CAPS,
+    Caps,
+    body_bytes,
+    caps_from_settings,
+    check_body,
+    refuse_if_full,
+)
 from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
@@ -49,11 +57,14 @@ class MemoryStore(MemoryFolder):
     def __init__(self, directory: Path | str, state_dir: Path | str | None = None, *,
                  max_bytes: int = MAX_FILE_BYTES, semantic: bool = False,
                  embedder: str = DEFAULT_EMBEDDER,
-                 embedder_of: MemoryStore | None = None) -> None:
+                 embedder_of: MemoryStore | None = None, caps: Caps = DEFAULT_CAPS) -> None:
         super().__init__(directory, state_dir, max_bytes=max_bytes)
         self._embedder_of = embedder_of
         """A store whose embedder (and its ~80 MB cache) this one uses: the global layer
         the project's, rather than loading a second one inside the prompt hook's budget."""
+        self.caps = caps
+        """This layer's caps (``writes/caps.py``): a body over the hard cap, or a create
+        past the memory count's, is refused before anything is written."""
         self.semantic = semantic
         """Search modes default to hybrid (vectors beside the lexical index) when set."""
         self.embedder_key = embedder
@@ -65,7 +76,7 @@ class MemoryStore(MemoryFolder):
     @classmethod
     def from_settings(cls, settings: Settings) -> MemoryStore:
         return cls(settings.memory_dir, settings.state_dir, semantic=settings.semantic,
-                   embedder=settings.embedder)
+                   embedder=settings.embedder, caps=caps_from_settings(settings))
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -167,25 +178,34 @@ class MemoryStore(MemoryFolder):
         names the record holding both sides. ``conflict_kind`` is the kind recorded for a
         revision mismatch (``external_change`` for an editor session); None records
         nothing (a resolution retrying a recorded conflict).
+
+        The layer's caps refuse a body over ``hard_cap_body_bytes`` (``BodyTooLarge``) and
+        a create at ``hard_cap_memories`` (``LayerFull``), before anything is written.
         """
+        if content is not None:  # the per-file limit first: its error predates the caps
+            from .writes.redact import redact_memory  # secrets go before any size check
+
+            content = redact_memory(content).text
+            self.check_size(with_suffix(name), content.encode("utf-8"))
+            check_body(self.caps, with_suffix(name), body_bytes(content))
         return guarded_write(self, name, content, expected_revision, fields=fields,
                              expected_fields=expected_fields, reason=reason, writer=writer,
-                             conflict_kind=conflict_kind)
+                             conflict_kind=conflict_kind,
+                             before_create=lambda file: refuse_if_full(self.caps, self, file))
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),
             aliases: Sequence[str] = (), body: str = "", file: str | None = None,
             today: date | None = None, writer: str = "library") -> Memory:
         """Create ``<type>_<slug>.md`` (never overwriting) and add its line to MEMORY.md;
         every text is redacted first (``writes/redact.py``), the file name included;
-        ``writer`` (cli, mcp, …) is who the change log names."""
+        refused by the layer's caps like ``write``; ``writer`` (cli, mcp, …) is who the
+        change log names."""
         self.require_directory()
-        if type not in TYPES:
-            raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
         from .writes.redact import redact  # its patterns are compiled on the first write
 
         name, description, body = (redact(t).text for t in (name, description, body))
         tags, aliases = ([redact(t).text for t in ts] for ts in (tags, aliases))
-        file = check_name(with_suffix(file) if file else file_name_for(type, name), self.reserved)
+        file = self.new_file_name(type, name, file)
         fields = {
             "name": name.strip() or None,
             "description": " ".join(description.split()),
@@ -198,9 +218,11 @@ class MemoryStore(MemoryFolder):
 
         data = render_new(fields, body).encode("utf-8")
         self.check_size(file, data)
+        check_body(self.caps, file, len(body.encode("utf-8")))
         line = indexfile.format_entry(name.strip() or file[:-3], file, description)
         with self.locked():
             self._refuse_existing(file)
+            refuse_if_full(self.caps, self, file)
             self.read_index()  # an unreadable MEMORY.md is refused before the file is made
             atomic_write(self.directory / file, data, create=True)
             try:
@@ -226,6 +248,12 @@ class MemoryStore(MemoryFolder):
         return remember(self, type=type, title=title, body=body, description=description,
                         when=when, tags=tags, aliases=aliases, distinct=distinct,
                         writer=writer, reason=reason, today=today)
+
+    def new_file_name(self, type: str, name: str, file: str | None = None) -> str:
+        """The file ``new`` would create: ``file``, or ``<type>_<slug>.md`` from ``name``."""
+        if type not in TYPES:
+            raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
+        return check_name(with_suffix(file) if file else file_name_for(type, name), self.reserved)
 
     def _refuse_existing(self, name: str) -> None:
         """Creating ``User_X.md`` beside ``user_x.md`` would make two memories one name."""

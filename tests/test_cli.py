@@ -42,7 +42,8 @@ ERROR_KEYS = {"file", "archived", "error", "message"}
 SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "max_chars",
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
                 "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
-                "validity",
+                "soft_cap_memories", "hard_cap_memories", "soft_cap_body_bytes",
+                "hard_cap_body_bytes", "validity",
                 "debug", "semantic", "task_id", "embedder", "session", "global_dir"]
 INDEX_TEXT = "# Memory index\n\n"
 
@@ -731,7 +732,7 @@ def test_new_with_tags_aliases_and_body(run: Run, empty_dir: Path) -> None:
                  "--tag", "release", "--tag", "v2", "--alias", "ship date",
                  "--body", "Freeze on the 8th.", "--json", directory=empty_dir)
     data = json.loads(result.out)
-    assert set(data) == SHOW_KEYS | {"warnings"}  # what was redacted, as write --json says
+    assert set(data) == SHOW_KEYS | {"warnings", "cap_archived"}  # redactions, the caps
     assert data["file"] == "project_release.md"
     assert (data["tags"], data["aliases"]) == (["release", "v2"], ["ship date"])
     assert data["body"].strip() == "Freeze on the 8th."

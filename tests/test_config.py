@@ -29,11 +29,15 @@ INTS = [
     ("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
     ("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
     ("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
+    ("soft_cap_memories", "SAGE_MEM_SOFT_CAP_MEMORIES", 1000, 0, 1_000_000),
+    ("hard_cap_memories", "SAGE_MEM_HARD_CAP_MEMORIES", 20000, 0, 1_000_000),
+    ("soft_cap_body_bytes", "SAGE_MEM_SOFT_CAP_BODY_BYTES", 8192, 0, 524288),
+    ("hard_cap_body_bytes", "SAGE_MEM_HARD_CAP_BODY_BYTES", 65536, 0, 524288),
 ]
 INT_IDS = [key for key, *_ in INTS]
 # The settings that decide what is deleted or archived: an illegal value is refused.
 GUARDING = ["snapshot_keep", "idle_days_project", "idle_days_reference", "idle_days_feedback",
-            "idle_days_user"]
+            "idle_days_user", "soft_cap_memories", "hard_cap_memories"]
 CLAMPED = [row for row in INTS if row[0] not in GUARDING]
 CLAMPED_IDS = [key for key, *_ in CLAMPED]
 GUARDED = [row for row in INTS if row[0] in GUARDING]

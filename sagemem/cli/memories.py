@@ -25,6 +25,7 @@ from .base import (
     stdin_text,
 )
 from .output import (
+    archived_text,
     history_text,
     init_json,
     layers_listing_json,
@@ -34,6 +35,7 @@ from .output import (
     settings_json,
     settings_text,
     wrap,
+    written_json,
 )
 
 
@@ -152,15 +154,20 @@ def new(
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = stdin_text("--body") if body == "-" else body
-    memory = ctx.obj.store(global_=global_).new(
-        type=type_, name=name, description=description, tags=tag or (), aliases=alias or (),
-        body=text, file=file, writer="cli")
+    from ..history.caps import new_memory  # the archive is loaded only by commands that write
+
+    memory, caps = new_memory(ctx.obj.store(global_=global_), type=type_, name=name,
+                              description=description, tags=tag or (), aliases=alias or (),
+                              body=text, file=file, by="cli")
     from .write import redaction_warnings
 
-    warnings = redaction_warnings(name, description, text, *(tag or ()), *(alias or ()))
+    warnings = [*caps.warnings, *redaction_warnings(name, description, text, *(tag or ()),
+                                                    *(alias or ()))]
     if as_json:
-        echo_json({**memory_json(memory, date.today()), "warnings": warnings})
+        echo_json(written_json(memory, date.today(), warnings, caps.archived))
     else:
+        if caps.archived:
+            echo_lines(archived_text(caps.archived))
         echo(f"created  {memory.file}  (revision {memory.revision[:12]})")
     for warning in warnings:
         echo(f"warning: {memory.file}: {warning}", err=True)

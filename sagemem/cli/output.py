@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # annotations only: `sagemem config` imports neither store no
     from ..files.fields import Problem
     from ..files.init import InitReport
     from ..files.memory import Memory
+    from ..history.archive import ArchiveResult
     from ..history.revisions import Version
     from ..store import ListError, Listing
     from ..writes.conflicts import Conflict
@@ -76,6 +77,19 @@ def memory_json(memory: Memory, today: date) -> dict[str, Any]:
         "body_line": memory.body_line,
         "body": memory.body,
     }
+
+
+def written_json(memory: Memory, today: date, warnings: Iterable[str] = (),
+                 archived: Iterable[ArchiveResult] = ()) -> dict[str, Any]:
+    """A memory written by ``new``, ``write``, ``edit`` or ``set``: its JSON, the warnings
+    (soft caps, field problems) and the files its layer's hard cap archived to make room."""
+    return {**memory_json(memory, today), "warnings": list(warnings),
+            "cap_archived": [result.file for result in archived]}
+
+
+def archived_text(archived: Iterable[ArchiveResult]) -> list[str]:
+    """One line per memory archived to make room, as ``sagemem archive`` prints it."""
+    return [f"archived  {result.file}  ({result.event.reason})" for result in archived]
 
 
 def error_json(error: ListError) -> dict[str, Any]:

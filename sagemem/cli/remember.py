@@ -50,9 +50,15 @@ def remember(
     A title only similar to an existing one writes nothing and exits 1."""
     text = _body(body, from_file)
     g: Globals = ctx.obj
-    result = g.store(global_=global_).remember(
+    from ..history.caps import with_room  # the archive is loaded only when room is made
+
+    store = g.store(global_=global_)
+    result, caps = with_room(store, lambda: store.remember(
         type=memory_type(type_), title=title, body=text, description=description,
-        when=when, tags=tag, aliases=alias, distinct=distinct, writer=WRITER, reason=reason)
+        when=when, tags=tag, aliases=alias, distinct=distinct, writer=WRITER, reason=reason),
+        by=WRITER)
+    for archived in caps.archived_files:
+        echo(f"archived  {archived}  (hard cap of memories reached: hard_cap_memories)")
     _show(g, result, as_json)
     if result.action != "similar":
         from .write import redaction_warnings

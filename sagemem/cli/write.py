@@ -17,7 +17,7 @@ import sys
 import tempfile
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import click
 import typer
@@ -37,11 +37,15 @@ from .base import (
     app,
     echo,
     echo_json,
+    echo_lines,
     missing,
     revision_param,
     stdin_text,
 )
-from .output import memory_json
+from .output import archived_text, written_json
+
+if TYPE_CHECKING:
+    from ..history.caps import CapReport
 
 WRITER = "cli"
 NEW = "new"
@@ -49,13 +53,19 @@ EDITS_DIR = "edits"  # <state>/edits/: edited texts that could not be written
 _INT = re.compile(r"[+-]?\d+")
 
 
-def _written(memory: Memory, verb: str, as_json: bool, warnings: list[str] | None = None
-             ) -> None:
+def _written(memory: Memory, verb: str, as_json: bool, warnings: list[str] | None = None,
+             caps: CapReport | None = None) -> None:
+    """The written memory on stdout (with what its layer's caps archived for room), then
+    its warnings on stderr: soft caps, field problems."""
+    warnings = [*(caps.warnings if caps else ()), *(warnings or [])]
+    archived = caps.archived if caps else ()
     if as_json:
-        echo_json({**memory_json(memory, date.today()), "warnings": warnings or []})
+        echo_json(written_json(memory, date.today(), warnings, archived))
     else:
+        if archived:
+            echo_lines(archived_text(archived))
         echo(f"{verb}  {memory.file}  (revision {memory.revision[:12]})")
-    for warning in warnings or []:
+    for warning in warnings:
         echo(f"warning: {memory.file}: {warning}", err=True)
     for problem in memory.problems:  # written as asked, but the reader had to default
         where = f"line {problem.line}: " if problem.line else ""
@@ -92,10 +102,13 @@ def write(
     store = ctx.obj.store(global_=global_)
     if expected is not None and store.existing_name(with_suffix(name)) is None:
         raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
-    memory = store.write(name, text, expected, reason=reason, writer=WRITER)
+    from ..history.caps import write_memory
+
+    memory, caps = write_memory(store, name, text, expected, reason=reason, writer=WRITER,
+                                by=WRITER)
     if expect == NEW:
         store.index_memory(memory)  # a new memory gets its MEMORY.md line, as with `new`
-    _written(memory, "written", as_json, redaction_warnings(text))
+    _written(memory, "written", as_json, redaction_warnings(text), caps=caps)
 
 
 def _read_text(path: Path) -> str:
@@ -140,12 +153,15 @@ def edit(
         return
     warnings = redaction_warnings(text)
     text = redact_memory(text).text  # not even the kept copy of a failed edit holds one
+    from ..history.caps import write_memory
+
     try:
-        saved = store.write(memory.file, text, memory.revision, reason=reason or "sagemem edit",
-                            writer=WRITER, conflict_kind="external_change")
+        saved, caps = write_memory(store, memory.file, text, memory.revision,
+                                   reason=reason or "sagemem edit", writer=WRITER,
+                                   conflict_kind="external_change", by=WRITER)
     except SagememError as exc:
         raise _edit_not_saved(store, memory.file, text, exc) from exc
-    _written(saved, "written", as_json, warnings)
+    _written(saved, "written", as_json, warnings, caps=caps)
     if saved.description != memory.description:
         _offer_index_update(store, saved, update_index)
 

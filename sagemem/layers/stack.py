@@ -71,7 +71,8 @@ class Layers:
             return cls(project, folder=settings.global_dir, why_off=why, notices=notices)
         try:
             global_ = MemoryStore(path, default_state_dir(path), semantic=settings.semantic,
-                                  embedder=settings.embedder, embedder_of=project)
+                                  embedder=settings.embedder, embedder_of=project,
+                                  caps=project.caps)  # each layer counted on its own
         except SagememError as exc:  # its state is unusable: the project still answers
             return cls(project, folder=path, why_off=str(exc),
                        notices=(f"the global layer is off: {exc}",))

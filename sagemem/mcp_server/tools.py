@@ -30,6 +30,7 @@ from ..errors import (
 from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields, set_warnings
 from ..files.memory import Memory, checked_revision, split
 from ..history.archive import archive_memory
+from ..history.caps import CapReport, with_room
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
 from ..inject.session import DEFAULT_SESSION
@@ -191,11 +192,12 @@ class MemoryTools:
         if expected is not None:
             content = self._keeping_frontmatter(name, content)
         try:
-            memory = self.store.write(name, content, expected, reason=reason, writer=WRITER)
+            memory, caps = with_room(self.store, lambda: self.store.write(
+                name, content, expected, reason=reason, writer=WRITER), by=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected,
-                           _redacted(content))
+                           _redacted(content) + _room_made(caps))
 
     def _keeping_frontmatter(self, name: str, content: str) -> str:
         """``content`` after the file's frontmatter, if ``content`` has none of its own:
@@ -271,10 +273,9 @@ class MemoryTools:
         created: <type>_<slug>.md, listed in MEMORY.md. Never store secrets (passwords,
         tokens, keys) — store where they are kept."""
         try:
-            result = self.store.remember(type=type, title=name, body=body,
-                                         description=description, when=when,
-                                         tags=tags, aliases=aliases, distinct=distinct,
-                                         writer=WRITER)
+            result, caps = with_room(self.store, lambda: self.store.remember(
+                type=type, title=name, body=body, description=description, when=when,
+                tags=tags, aliases=aliases, distinct=distinct, writer=WRITER), by=WRITER)
         except WriteRefused as exc:
             return refused(name, exc, None)
         memory = result.memory
@@ -284,7 +285,7 @@ class MemoryTools:
         status: Literal["created", "updated", "unchanged"] = result.action
         return self._wrote(status, memory, result.previous_revision,
                            _redacted(name, description or "", body, *(tags or ()),
-                                     *(aliases or ())))
+                                     *(aliases or ())) + _room_made(caps))
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -446,6 +447,13 @@ def _conflict(record: Any) -> ConflictEntry:
     return ConflictEntry(record.id, record.kind, record.status, record.created, record.file,
                          record.writer, record.reason, record.memories,
                          _str(disk.get("revision")), _str(mine.get("based_on")))
+
+
+def _room_made(caps: CapReport) -> list[str]:
+    """The memories the layer's hard cap archived to make room (never deleted)."""
+    return [*caps.warnings, *(f"archived {file} to make room: the layer is at its hard cap "
+                              "(hard_cap_memories); sagemem restore brings it back"
+                              for file in caps.archived_files)]
 
 
 def _redacted(*texts: str) -> list[str]:

@@ -244,8 +244,15 @@ class MemoryToolHandler:
         becomes the message naming its conflict record."""
         assert path.file is not None
         try:
-            return self.store.write(path.file, self._outgoing(content),
-                                    expected_revision=revision, writer=WRITER, reason=reason)
+            from ..history.caps import with_room  # loaded only by a write
+
+            file, text = path.file, self._outgoing(content)
+            memory, caps = with_room(self.store, lambda: self.store.write(
+                file, text, expected_revision=revision, writer=WRITER, reason=reason),
+                by=WRITER)
+            self._notices += [f"Note: {gone} was archived to make room (the folder is at "
+                              "its hard cap of memories)." for gone in caps.archived_files]
+            return memory
         except MemoryExists as exc:
             message = messages.ALREADY_EXISTS.format(path=path.shown)
             raise Refusal(message + _kept_in(exc.conflict_id)) from None

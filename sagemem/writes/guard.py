@@ -14,7 +14,7 @@ import enum
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -69,17 +69,19 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
                   fields: Mapping[str, object] | None = None,
                   expected_fields: Mapping[str, object] | None = None,
                   reason: str | None = None, writer: str = "library",
-                  conflict_kind: str | None = "stale_version", op: str | None = None
-                  ) -> Memory:
+                  conflict_kind: str | None = "stale_version", op: str | None = None,
+                  before_create: Callable[[str], None] | None = None) -> Memory:
     """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
     at ``expected_revision``; a refusal is recorded, then raised.
 
     Setting ``fields`` alone needs no revision: under the lock they are applied to the
     text as it is now, so two writers setting different fields both land. With
     ``expected_fields`` (the values the caller read), a field another writer changed
-    meanwhile is refused as ``StaleField`` naming it. A landed write gets its line in
-    the change log (``changelog``), as ``op`` (default: ``create``, ``set`` for fields
-    alone, else ``write``), and the bytes it replaced are kept (``versions``).
+    meanwhile is refused as ``StaleField`` naming it. ``before_create`` is called with
+    the file name, under the lock, before a create (the layer's count cap refuses there).
+    A landed write gets its line in the change log (``changelog``), as ``op`` (default:
+    ``create``, ``set`` for fields alone, else ``write``), and the bytes it replaced are
+    kept (``versions``).
     """
     expected = _checked(content, expected_revision, fields, writer, conflict_kind)
     # Secrets never reach disk, the conflict queue or a log: redacted before the size
@@ -96,9 +98,9 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     with store.locked():
         for attempt in range(REAPPLY_ATTEMPTS):
             try:
-                data, file, replaced = _write_locked(store, name, content, expected, fields,
-                                                     expected_fields, _Why(reason, writer,
-                                                                           conflict_kind))
+                data, file, replaced = _write_locked(
+                    store, name, content, expected, fields, expected_fields,
+                    _Why(reason, writer, conflict_kind, before_create))
                 break
             except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
                 if attempt == REAPPLY_ATTEMPTS - 1:
@@ -121,6 +123,7 @@ class _Why:
     reason: str | None
     writer: str
     conflict_kind: str | None
+    before_create: Callable[[str], None] | None = None
 
 
 class _MovedOn(Exception):
@@ -159,6 +162,8 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
     if expected_fields is not None and current is not None:
         _refuse_changed_fields(store, attempt, current, expected_fields)
     _refuse_if_needed(store, attempt, current)
+    if base is None and why.before_create is not None:  # a create: the name is free
+        why.before_create(file)
     assert text is not None  # a missing text is a revision mismatch, refused above
     data = text.encode("utf-8")
     store.check_size(file, data)

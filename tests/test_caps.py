@@ -323,3 +323,29 @@ def test_cli_config_shows_the_caps(run: Run) -> None:
     rows = {line.split()[0]: line.split() for line in run("config").out.splitlines()[1:]}
     assert rows["hard_cap_memories"][1:] == ["default", "20000"]
     assert rows["hard_cap_body_bytes"][1:] == ["default", "65536"]
+
+
+def test_remember_the_mcp_tools_and_the_memory_tool_make_room_at_the_hard_cap(
+        tmp_path: Path) -> None:
+    from sagemem.memory_tool import MemoryToolHandler
+    from sagemem.writes.caps import Caps
+
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    store = MemoryStore(folder, tmp_path / "state",
+                        caps=Caps(soft_memories=0, hard_memories=2))
+    first = store.new(type="user", name="oldest", description="the first one", body="a")
+    store.new(type="user", name="newer", description="the second one", body="b")
+    os.utime(folder / first.file, (1_000_000, 1_000_000))  # least recently read: by mtime
+    from sagemem.history.caps import with_room
+
+    result, report = with_room(store, lambda: store.remember(
+        type="project", title="Third", body="c"), by="library")
+    assert result.action == "created"
+    assert report.archived_files == (first.file,)
+    assert (folder / "archive" / first.file).exists()
+    answer = MemoryToolHandler(store).handle({"command": "create",
+                                             "path": "/memories/reference_x.md",
+                                             "file_text": "A fourth.\n"})
+    assert "File created successfully" in answer and "archived to make room" in answer
+    assert len(list(folder.glob("*_*.md"))) == 2

@@ -173,6 +173,40 @@ def test_a_torn_last_line_is_skipped_and_counted(store: MemoryStore) -> None:
     assert (len(found.entries), found.skipped) == (1, 1)
 
 
+def test_a_torn_last_line_costs_only_itself_not_the_next_line(store: MemoryStore) -> None:
+    rewrite(store, TEXT + "1\n")
+    with open(store.state_dir / changelog.LOG_FILE, "ab") as log:
+        log.write(b'{"time": "2026-11-30T0')  # a full disk or a crash mid-line
+    after = rewrite(store, TEXT + "2\n")
+    found = read(store.state_dir)
+    assert [e.after for e in found.entries][:1] == [after]
+    assert (len(found.entries), found.skipped) == (2, 1)
+
+
+def test_a_deeply_nested_line_is_skipped_not_a_crash(store: MemoryStore) -> None:
+    rewrite(store, TEXT + "1\n")
+    with open(store.state_dir / changelog.LOG_FILE, "ab") as log:
+        log.write(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    found = read(store.state_dir)
+    assert (len(found.entries), found.skipped) == (1, 1)
+    assert len(versions_of(store, "project_a").versions) == 2
+
+
+def test_a_fifo_in_the_logs_place_never_hangs_the_write(store: MemoryStore) -> None:
+    store.state_dir.mkdir()
+    os.mkfifo(store.state_dir / changelog.LOG_FILE)
+    item = changelog.entry("project_a.md", "write", writer="cli", reason=None, before=None,
+                           after=None)
+    assert "could not be added" in (changelog.append(store.state_dir, item) or "")
+
+
+def test_parse_since_refuses_an_age_past_any_date() -> None:
+    with pytest.raises(ValueError):
+        changelog.parse_since("99999999999d")
+    with pytest.raises(ValueError):
+        changelog.parse_since("9999999d")
+
+
 def test_parse_since_reads_ages_and_dates() -> None:
     now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
     assert changelog.parse_since("24h", now) == now - timedelta(hours=24)

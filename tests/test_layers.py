@@ -251,6 +251,18 @@ def test_a_global_snapshot_is_kept_in_the_global_layers_state(
     assert listed.code == 0 and len(json.loads(listed.out)) == 1
 
 
+def test_log_and_revert_global_read_and_undo_the_global_layers_changes(
+        project: Path, global_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (global_dir / "user_language.md").read_bytes()
+    assert run(capsys, project, "set", "--global", "user_language", "tags=[style]").code == 0
+    logged = run(capsys, project, "log", "--global", "--json")
+    assert [e["op"] for e in json.loads(logged.out)["entries"]] == ["set"]
+    assert json.loads(run(capsys, project, "log", "--json").out)["entries"] == []
+    reverted = run(capsys, project, "revert", "--global", "user_language", "--yes")
+    assert reverted.code == 0, reverted
+    assert (global_dir / "user_language.md").read_bytes() == before
+
+
 def test_remember_global_saves_into_the_global_layer_and_updates_it_there(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import typer
 from ..config import JSON_VERSION
 from ..files.controls import visible
 from . import base as cli
-from .base import JsonOption, YesOption, app, echo, echo_json, echo_lines
+from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
 from .output import history_text
 
 if TYPE_CHECKING:  # imported by the commands that use them
@@ -32,6 +32,7 @@ def log_(
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N lines.")
                      ] = None,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Every change sagemem made to the memories, newest first: time, operation, file,
@@ -42,7 +43,7 @@ def log_(
         after = parse_since(since) if since is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--since") from None
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     store.require_directory()
     found = read(store.state_dir, name, after)
     entries = found.entries[:limit] if limit else found.entries
@@ -78,6 +79,7 @@ def revert(
                      "Default: the version before the current one.")] = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why, for the log.")] = None,
     yes: YesOption = False,
+    global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Put one memory back to an earlier version, byte for byte, as a guarded write:
@@ -88,7 +90,7 @@ def revert(
 
     if to is not None:
         to = cli.revision_param(to, "--to")
-    store = ctx.obj.store()
+    store = ctx.obj.store(global_=global_)
     cli.confirm(f"revert {name}?", yes=yes, required="to revert a memory",
                 preview=lambda: history_text(versions_of(store, name).versions))
     done = revert_memory(store, name, to, reason=reason, writer=WRITER)

@@ -17,9 +17,11 @@ itself: ``read`` skips and counts it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -180,6 +182,7 @@ def append(state_dir: Path, item: Entry) -> str | None:
         _rotate_if_full(path, len(line))
         fd = _open_log(path)
         try:
+            line = _after_torn_line(fd) + line
             written = os.write(fd, line)
         finally:
             os.close(fd)
@@ -193,13 +196,29 @@ def append(state_dir: Path, item: Entry) -> str | None:
 
 def _open_log(path: Path) -> int:
     """The log open for appending; the state directory is made if it is not there yet
-    (a library caller's first change), never through a symlink in the log's place."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    (a library caller's first change), never through a symlink in the log's place.
+    ``O_NONBLOCK`` and the regular-file check: a FIFO in the log's place once hung
+    every write for good, under the store lock, after its change had landed. Read as
+    well as written, for ``_after_torn_line``."""
+    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0))
     try:
-        return os.open(path, flags, 0o600)
+        fd = os.open(path, flags, 0o600)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags, 0o600)
+        fd = os.open(path, flags, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return fd
+
+
+def _after_torn_line(fd: int) -> bytes:
+    """A newline when the log does not end with one (a line torn by a full disk or a
+    crash), so the torn line costs only itself: appended to it, the next line was
+    garbled with it and skipped too."""
+    size = os.fstat(fd).st_size
+    return b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
 
 
 def _rotate_if_full(path: Path, adding: int) -> None:
@@ -261,8 +280,8 @@ def _read_bytes(path: Path) -> bytes:
 def _parse(raw: bytes) -> Entry | None:
     try:
         item = json.loads(raw.decode("utf-8"))
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError both are
-        return None
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError; and a
+        return None                       # line of nested brackets, which crashed `log`
     if not isinstance(item, dict):
         return None
     try:
@@ -307,7 +326,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     given = text.strip().lower()
     ago = _AGO.fullmatch(given)
     if ago:
-        return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
+        try:
+            return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
+        except OverflowError:  # `--since 9999999d` was an internal error
+            raise ValueError(f"{text!r} is further back than any date") from None
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError:

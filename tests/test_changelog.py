@@ -344,3 +344,16 @@ def test_a_revert_can_itself_be_reverted(store: MemoryStore) -> None:
     assert store.get("project_a").revision == bad
     assert json.loads((store.state_dir / changelog.LOG_FILE).read_text().splitlines()[-1]
                       )["op"] == "revert"
+
+
+def test_a_log_file_that_is_a_symlink_is_not_read_and_log_says_so(tmp_path: Path) -> None:
+    from sagemem.writes.changelog import LOG_FILE, read
+
+    state = tmp_path / "state"
+    state.mkdir()
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text("")
+    (state / LOG_FILE).symlink_to(elsewhere)
+    found = read(state)
+    assert found.entries == ()
+    assert len(found.unreadable) == 1 and "symlink" in found.unreadable[0]

@@ -54,6 +54,8 @@ def log_(
         echo_lines([log_line(e) for e in entries] or ["no changes recorded"])
     if found.skipped:
         echo(f"warning: {found.skipped} damaged line(s) of the change log skipped", err=True)
+    for problem in found.unreadable:
+        echo(f"warning: a change log file was not read: {problem}", err=True)
 
 
 def log_line(item: Entry) -> str:

@@ -58,7 +58,8 @@ def remember(
         when=when, tags=tag, aliases=alias, distinct=distinct, writer=WRITER, reason=reason),
         by=WRITER)
     for archived in caps.archived_files:
-        echo(f"archived  {archived}  (hard cap of memories reached: hard_cap_memories)")
+        echo(f"archived  {archived}  (hard cap of {store.caps.hard_memories} memories "
+             "reached (hard_cap_memories))")
     _show(g, result, as_json)
     if result.action != "similar":
         from .write import redaction_warnings

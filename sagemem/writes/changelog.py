@@ -238,6 +238,8 @@ class LogRead:
 
     entries: tuple[Entry, ...]
     skipped: int
+    unreadable: tuple[str, ...] = ()
+    """A log file that is there and could not be read (a symlink, over its bound): why."""
 
 
 def read(state_dir: Path, name: str | None = None, since: datetime | None = None) -> LogRead:
@@ -246,7 +248,8 @@ def read(state_dir: Path, name: str | None = None, since: datetime | None = None
     wanted = None if name is None else _with_md(name).casefold()
     entries: list[Entry] = []
     skipped = 0
-    for raw in _lines_newest_first(state_dir):
+    unreadable: list[str] = []
+    for raw in _lines_newest_first(state_dir, unreadable):
         item = _parse(raw)
         if item is None:
             skipped += 1
@@ -257,23 +260,28 @@ def read(state_dir: Path, name: str | None = None, since: datetime | None = None
         if since is not None and item.time < stamp(since):
             continue
         entries.append(item)
-    return LogRead(tuple(entries), skipped)
+    return LogRead(tuple(entries), skipped, tuple(unreadable))
 
 
-def _lines_newest_first(state_dir: Path) -> Iterator[bytes]:
+def _lines_newest_first(state_dir: Path, unreadable: list[str]) -> Iterator[bytes]:
     for name in (LOG_FILE, ROTATED_FILE):
-        data = _read_bytes(state_dir / name)
+        data = _read_bytes(state_dir / name, unreadable)
         yield from (raw for raw in reversed(data.split(b"\n")) if raw.strip())
 
 
-def _read_bytes(path: Path) -> bytes:
-    """A log file through the safe path (no symlink, bounded); absent or unreadable: b""."""
-    from ..errors import SagememError
+def _read_bytes(path: Path, unreadable: list[str]) -> bytes:
+    """A log file through the safe path (no symlink, bounded); absent: b"", and one that
+    is there but cannot be read says why in ``unreadable`` (its lines are not shown)."""
+    from ..errors import MemoryNotFound, SagememError
     from ..files.paths import read_regular
 
     try:
         return read_regular(path, MAX_LOG_BYTES * 2).data
-    except SagememError:
+    except MemoryNotFound:
+        return b""
+    except SagememError as exc:
+        if path.exists() or path.is_symlink():
+            unreadable.append(str(exc))
         return b""
 
 

@@ -205,3 +205,16 @@ def test_a_file_name_holding_a_secret_is_refused_and_never_shown(tmp_path: Path,
     assert "holds a secret" in str(new.value)
     assert secret.encode() not in _everything_under(folder, state)
     assert all(secret not in p.name for p in folder.rglob("*"))
+
+
+def test_a_rename_to_a_file_name_holding_a_secret_is_refused(tmp_path: Path) -> None:
+    from sagemem.errors import InvalidName
+    from sagemem.history.rename import rename_memory
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
+    with MemoryStore(folder, state) as store, pytest.raises(InvalidName):
+        rename_memory(store, "user_pets.md", f"user_{secret}.md")
+    assert (folder / "user_pets.md").exists()
+    assert secret.encode() not in _everything_under(folder, state)

@@ -253,7 +253,10 @@ class MemoryStore(MemoryFolder):
         """The file ``new`` would create: ``file``, or ``<type>_<slug>.md`` from ``name``."""
         if type not in TYPES:
             raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
-        return check_name(with_suffix(file) if file else file_name_for(type, name), self.reserved)
+        from .writes.redact import refuse_secret_name  # a name is shown everywhere: no secret
+
+        return refuse_secret_name(check_name(with_suffix(file) if file else
+                                             file_name_for(type, name), self.reserved))
 
     def _refuse_existing(self, name: str) -> None:
         """Creating ``User_X.md`` beside ``user_x.md`` would make two memories one name."""

@@ -130,3 +130,52 @@ def test_text_without_secrets_never_changes_and_redaction_is_idempotent(text: st
     assert redact(once.text).text == once.text
     if not once.found:
         assert once.text == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('{"password": "correct horse battery staple"}', "correct horse battery staple"),
+    ('PASSWORD="my secret pass 9"', "my secret pass 9"),
+    ("password: 'two words 9'", "two words 9"),
+])
+def test_a_quoted_passphrase_with_spaces_is_redacted_whole(text: str, secret: str) -> None:
+    result = redact(text)
+    assert result.text == text.replace(secret, MARK.format(kind="password"))
+
+
+def test_a_quoted_value_with_an_escaped_quote_leaves_no_part_behind() -> None:
+    text = '{"password": "hun\\"ter2x", "user": "bob"}'
+    assert redact(text).text == '{"password": "<REDACTED:password>", "user": "bob"}'
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("REDIS_URL=redis://:S3cr3tPw9x@redis.internal:6379/0", "S3cr3tPw9x"),
+    ("mysql://root:p@ss1word@db.internal/app", "p@ss1word"),
+])
+def test_a_url_password_without_a_user_or_with_an_at_sign_is_redacted_whole(
+        text: str, secret: str) -> None:
+    assert redact(text).text == text.replace(secret, MARK.format(kind="url_password"))
+
+
+def test_a_private_key_cut_off_before_its_end_line_is_redacted() -> None:
+    key = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAA\n"
+           "QyNTUxOQAAACDx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0GaUeIo3Pq8")
+    result = redact(f"the deploy key (head -3):\n{key}\n\nmore notes\n")
+    assert result.text == "the deploy key (head -3):\n<REDACTED:private_key>\n\nmore notes\n"
+
+
+def test_a_public_key_and_a_begin_line_in_prose_stay() -> None:
+    text = ("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n"
+            "-----END PUBLIC KEY-----\nA PEM file starts with `-----BEGIN PRIVATE KEY-----`.\n")
+    assert redact(text).text == text
+
+
+def test_a_field_named_for_a_secret_has_its_whole_value_redacted() -> None:
+    from sagemem.writes.redact import fields_notice, redact_field
+
+    assert redact_field("password", "hunter2x") == "<REDACTED:password>"
+    assert redact_field("db_token", "two words 9") == "<REDACTED:secret>"
+    assert redact_field("max_tokens", "4096") == "4096"
+    assert redact_field("password", "${DB_PASSWORD}") == "${DB_PASSWORD}"
+    notice = fields_notice({"password": "hunter2x", "description": "plain"})
+    assert notice is not None and "(password; field password)" in notice
+    assert fields_notice({"description": "plain"}) is None

@@ -21,8 +21,16 @@ from sagemem.store import MemoryStore
 from sagemem.writes.conflicts import contradict
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+
+
+def _random_looking(body: str) -> bool:
+    """As a real token's body is, in every prefix a strategy below takes (``b[:16]``…):
+    a digit and 10+ distinct characters — else it is not a secret the redactor claims."""
+    return len(set(body[:16])) >= 12 and any(c.isdigit() for c in body[:16])
+
+
 BODY = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789",
-               min_size=36, max_size=36).filter(lambda s: len(set(s)) >= 12)
+               min_size=36, max_size=36).filter(_random_looking)
 SECRETS = st.one_of(
     BODY.map(lambda b: "ghp_" + b),
     BODY.map(lambda b: "sk-proj-" + b),
@@ -167,4 +175,46 @@ def test_a_question_with_a_pasted_token_is_kept_redacted_in_the_session(tmp_path
         inject(store, f"why does git push with {secret} fail for my cat repo", "s1",
                load_settings({}, folder, state))
     assert (state / "sessions").is_dir()
+    assert secret.encode() not in _everything_under(folder, state)
+
+
+def test_set_of_a_field_named_for_a_secret_keeps_no_value_on_disk(tmp_path: Path) -> None:
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    with MemoryStore(folder, state) as store:
+        saved = store.write("user_pets.md", fields={"password": "hunter2x"})
+    assert "password: <REDACTED:password>" in saved.text
+    assert b"hunter2x" not in _everything_under(folder, state)
+
+
+@pytest.mark.parametrize("file", ["reference_ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP.md",
+                                  "reference_sk_live_51Hx8Qm3Lp7Vb2Nk9Rt4Wy6Cj.md"])
+def test_a_file_name_holding_a_secret_is_refused_and_never_shown(tmp_path: Path,
+                                                                  file: str) -> None:
+    from sagemem.errors import InvalidName
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = file[len("reference_"):-3]
+    with MemoryStore(folder, state) as store:
+        with pytest.raises(InvalidName) as new:
+            store.new(type="reference", name="ci", description="d", file=file)
+        with pytest.raises(InvalidName) as write:
+            store.write(file, "body\n", None)
+    assert secret not in str(new.value) + str(write.value)
+    assert "holds a secret" in str(new.value)
+    assert secret.encode() not in _everything_under(folder, state)
+    assert all(secret not in p.name for p in folder.rglob("*"))
+
+
+def test_a_rename_to_a_file_name_holding_a_secret_is_refused(tmp_path: Path) -> None:
+    from sagemem.errors import InvalidName
+    from sagemem.history.rename import rename_memory
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
+    with MemoryStore(folder, state) as store, pytest.raises(InvalidName):
+        rename_memory(store, "user_pets.md", f"user_{secret}.md")
+    assert (folder / "user_pets.md").exists()
     assert secret.encode() not in _everything_under(folder, state)

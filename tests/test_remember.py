@@ -307,3 +307,20 @@ def test_mcp_create_memory_twice_updates_and_a_close_title_is_similar(
                                    description="where the backend is", body="api:8000",
                                    distinct=True)
     assert (distinct.status, distinct.file) == ("created", "reference_backend_api_address.md")
+
+
+@pytest.mark.parametrize("title", ["Frontend-API-address", "frontend_api_address",
+                                   "frontend API address.", "“frontend” API address"])
+def test_a_title_differing_only_in_punctuation_is_similar_not_new(title: str) -> None:
+    decision = decide(LISTING, title)
+    assert (decision.kind, decision.memory) == ("similar", FRONTEND)
+
+
+@pytest.mark.parametrize("title", ["!!!", "🎉🎉", "--"])
+def test_a_title_with_no_letter_or_digit_is_refused_with_a_way_forward(
+        empty_store: MemoryStore, title: str) -> None:
+    with pytest.raises(InvalidName) as refused:
+        empty_store.remember(type="project", title=title, body="x")
+    assert "--file" not in str(refused.value)
+    assert "add a word" in str(refused.value)
+    assert files(empty_store) == ["MEMORY.md"]

@@ -235,8 +235,10 @@ def set_(
     read = {key: field_value(memory.text, key, memory.file) for key in fields}
     saved = store.write(memory.file, fields=fields, expected_fields=read, reason=reason,
                         writer=WRITER)
-    _written(saved, "set", as_json, set_warnings(saved.file, fields) + redaction_warnings(
-        *(str(v) for v in fields.values() if isinstance(v, (str, list)))))
+    from ..writes.redact import fields_notice  # a key can name a secret: its whole value
+
+    notice = fields_notice(fields)
+    _written(saved, "set", as_json, set_warnings(saved.file, fields) + ([notice] if notice else []))
     if fields.get("description") is not None:
         _offer_index_update(store, saved, update_index)
 

@@ -49,7 +49,9 @@ def rename_memory(store: MemoryStore, name: str, new_name: str, *, writer: str =
     """
     store.require_directory()
     wanted = check_name(with_suffix(name), store.reserved)
-    target = check_name(with_suffix(new_name), store.reserved)
+    from ..writes.redact import refuse_secret_name  # a file name cannot be redacted
+
+    target = refuse_secret_name(check_name(with_suffix(new_name), store.reserved))
     with store.locked():
         file = store.existing_name(wanted)
         if file is None:

@@ -237,8 +237,11 @@ class MemoryTools:
                                      reason=reason, writer=WRITER)
         except WriteRefused as exc:
             return refused(memory.file, exc, memory.revision)
+        from ..writes.redact import fields_notice  # a key can name a secret: its whole value
+
+        notice = fields_notice(values)
         return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values)
-                           + _redacted(*(v for v in values.values() if isinstance(v, str))))
+                           + ([notice] if notice else []))
 
     @hints(read_only=False, destructive=True)
     def create_memory(

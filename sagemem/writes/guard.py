@@ -87,12 +87,12 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     # Secrets never reach disk, the conflict queue or a log: redacted before the size
     # check and the revision compare (``redact.py``; ``redact: false`` opts a text out).
     # Imported here: its ~20 patterns cost 8 ms to compile, which a listing never needs.
-    from .redact import redact_memory, redact_reason
+    from .redact import redact_memory, redact_reason, refuse_secret_name
 
     content = None if content is None else redact_memory(content).text
     reason = redact_reason(reason)
     store.require_directory()
-    name = check_name(with_suffix(name), store.reserved)
+    name = refuse_secret_name(check_name(with_suffix(name), store.reserved))
     if content is not None:
         store.check_size(name, content.encode("utf-8"))
     with store.locked():
@@ -182,11 +182,11 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
 def _redacted_fields(fields: Mapping[str, object], current: Memory | None
                      ) -> Mapping[str, object]:
     """New field values redacted, unless the memory opted out (``redact: false``)."""
-    from .redact import opted_out, redact_value
+    from .redact import opted_out, redact_field
 
     if current is not None and opted_out(current.text):
         return fields
-    return {key: redact_value(value) for key, value in fields.items()}
+    return {key: redact_field(key, value) for key, value in fields.items()}
 
 
 def _refuse_changed_fields(store: MemoryFolder, attempt: _Attempt, current: Memory,

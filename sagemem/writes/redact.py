@@ -17,9 +17,10 @@ distinct characters, no digit). ``redact: false`` in a memory's frontmatter opts
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from ..errors import InvalidName
 from ..files.memory import split
 
 MARK = "<REDACTED:{kind}>"
@@ -28,7 +29,7 @@ OPT_OUT = re.compile(r"^redact\s*:\s*(?:false|no|off)\s*(?:#.*)?$", re.M | re.I)
 
 PLACEHOLDER = re.compile(
     r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\s]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{\{[^}]*\}\}"
-    r"|%\(\w+\)s|EXAMPLE|example|your[_-]|changeme|placeholder|dummy|REDACTED",
+    r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED",
     re.I)
 
 
@@ -89,20 +90,28 @@ _KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|acce
 # The key ends with a secret word (``DB_PASSWORD``, ``api-key``; not ``max_tokens``,
 # ``token_url`` or ``secretName``); the value is quoted, or given with ``=``, or holds a
 # digit or a sign, or ends the line — "the secret: keep it simple" is prose, not a value.
+# A quoted value is whole up to its closing quote: a passphrase has spaces ("correct horse
+# battery staple"), and a JSON string an escaped quote (``"hun\"ter2"``) — stopping at the
+# first space or quote left the rest of the secret on disk.
 _ASSIGNMENT = re.compile(
     r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")(?![A-Za-z0-9_])"
     r"[\"']?[ \t]*(?:"
-    r"=[ \t]*[\"']?(?P<a>[^\s\"'`,;]{4,200})"
-    r"|:[ \t]*[\"'](?P<b>[^\s\"'`]{4,200})[\"']"
+    r"[=:][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,200})\""
+    r"|[=:][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,200})'"
+    r"|=[ \t]*[\"']?(?P<a>[^\s\"'`,;]{4,200})"
     r"|:[ \t]*(?P<c>(?=[^\s\"'`,;]{0,200}[0-9!#%&*+/?@^~])[^\s\"'`,;]{4,200})"
     r"|:[ \t]*(?P<d>[^\s\"'`,;]{4,200})[ \t]*$)", re.M)
 
 _PASSWORD_KEY = re.compile(r"(?i)pass|pwd")
+_SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")")
 
 RULES: tuple[Rule, ...] = (
     Rule("private_key", re.compile(
         r"(?P<secret>-----BEGIN (?P<label>(?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?)-----"
-        r"(?:(?!-----)[\s\S]){1,20000}-----END (?P=label)-----)")),
+        r"(?:(?!-----)[\s\S]){1,20000}-----END (?P=label)-----"
+        # a key cut off before its END line (``head -5 id_ed25519``): its base64 lines
+        r"|-----BEGIN (?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:\r?\n[A-Za-z0-9+/=]{1,200}(?![^\r\n])){1,1000})")),
     Rule("anthropic_key", re.compile(
         r"(?<![A-Za-z0-9_-])(?P<secret>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,200})"),
         random_looking),
@@ -143,7 +152,9 @@ RULES: tuple[Rule, ...] = (
         r"(?i)\bauthorization:[ \t]*basic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,2000}=*)"),
         not_placeholder),
     Rule("url_password", re.compile(
-        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]{1,200}:(?P<secret>[^\s/@]{1,200})@"),
+        # no user (``redis://:pw@host``) and an unencoded ``@`` in the password: up to
+        # the last ``@`` before the path
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]{0,200}:(?P<secret>[^\s/]{1,200})@"),
         not_placeholder),
 )
 
@@ -200,11 +211,25 @@ def redaction_notice(*texts: str) -> str | None:
     found = [f for text in texts for f in redact_memory(text).found]
     if not found:
         return None
-    kinds = ", ".join(sorted({f.kind for f in found}))
-    lines = ", ".join(str(f.line) for f in found[:10])
-    count = len(found)
-    return (f"{count} secret{'s' if count != 1 else ''} redacted before writing ({kinds}; "
-            f"line{'s' if count != 1 else ''} {lines}): keep where a secret lives, "
+    plural = "s" if len(found) != 1 else ""
+    return _notice([f.kind for f in found],
+                   f"line{plural} " + ", ".join(str(f.line) for f in found[:10]))
+
+
+def fields_notice(fields: Mapping[str, object]) -> str | None:
+    """``redaction_notice`` for the fields a ``set`` gives: the kinds and the fields."""
+    kinds = {key: _field_kinds(key, value) for key, value in fields.items()}
+    named = [key for key, found in kinds.items() if found]
+    if not named:
+        return None
+    return _notice([k for found in kinds.values() for k in found],
+                   f"field{'s' if len(named) != 1 else ''} " + ", ".join(named))
+
+
+def _notice(kinds: list[str], where: str) -> str:
+    count = len(kinds)
+    return (f"{count} secret{'s' if count != 1 else ''} redacted before writing "
+            f"({', '.join(sorted(set(kinds)))}; {where}): keep where a secret lives, "
             "not the secret")
 
 
@@ -215,6 +240,43 @@ def redact_value(value: object) -> object:
     if isinstance(value, list):
         return [redact_value(item) for item in value]
     return value
+
+
+def redact_field(key: str, value: object) -> object:
+    """A field as a write stores it: ``redact_value``, and the whole value of a key that
+    names a secret — ``set password=hunter2`` stores no ``hunter2``, which the value
+    alone (no key beside it) would not show to be one."""
+    kind = _secret_field(key, value)
+    return MARK.format(kind=kind) if kind else redact_value(value)
+
+
+def _secret_field(key: str, value: object) -> str | None:
+    """The kind of the value of a key that names a secret, None for any other field."""
+    if not (isinstance(value, str) and _SECRET_KEY.fullmatch(key) and _assigned(value)):
+        return None
+    return "password" if _PASSWORD_KEY.search(key) else "secret"
+
+
+def _field_kinds(key: str, value: object) -> list[str]:
+    kind = _secret_field(key, value)
+    if kind:
+        return [kind]
+    items = value if isinstance(value, list) else [value]
+    return [f.kind for item in items if isinstance(item, str) for f in redact(item).found]
+
+
+def refuse_secret_name(name: str) -> str:
+    """``name``, unless a secret is in it: a file name is shown by every listing, log and
+    ``git status`` and cannot hold a ``<REDACTED:…>`` mark, so ``new --file`` or a write
+    to ``reference_ghp_….md`` is refused, the error showing the name redacted. Each part
+    after a ``_`` or ``-`` is tried, as the token rules want nothing word-like before."""
+    for start in [0, *(i + 1 for i, c in enumerate(name) if c in "_-")]:
+        found = redact(name[start:])
+        if found.changed:
+            kinds = ", ".join(sorted({f.kind for f in found.found}))
+            raise InvalidName(name[:start] + found.text, f"the file name holds a secret "
+                              f"({kinds}); name the memory for what it is about")
+    return name
 
 
 def redact_reason(reason: str | None) -> str | None:
@@ -231,7 +293,7 @@ def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
             if rule.check(secret):
                 yield match.start("secret"), -match.end("secret"), 0, rule.kind
     for match in _ASSIGNMENT.finditer(text):
-        group = next(g for g in "abcd" if match.group(g) is not None)
+        group = next(g for g in "abcde" if match.group(g) is not None)
         if _assigned(match.group(group)):
             kind = "password" if _PASSWORD_KEY.search(match.group(0)[:match.start(group)
                                                                    - match.start()]) else "secret"

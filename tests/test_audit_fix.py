@@ -60,6 +60,9 @@ def test_a_pasted_secret_is_redacted_after_a_snapshot_and_an_opted_out_one_kept(
     assert kept.read_bytes() == kept_before
     snapshot = store.state_dir / "snapshots" / result.snapshot / "reference_pasted_token.md"
     assert snapshot.read_bytes() == before  # the snapshot keeps what was there
+    versions = store.state_dir / "versions"  # the kept copy of what was fixed is dropped
+    assert not versions.is_dir() or all(b"ghp_" not in p.read_bytes()
+                                        for p in versions.iterdir())
 
 
 def test_crlf_fix_changes_only_line_endings(store: MemoryStore) -> None:

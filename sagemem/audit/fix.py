@@ -173,6 +173,10 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
         text = _repaired(text, f)
     guarded_write(store, file, text, memory.revision, reason=REASON, writer=writer,
                   conflict_kind=None, op="fix")
+    if any(f.category == "secret" for f in found):
+        from ..writes.versions import forget
+
+        forget(store.state_dir, memory.revision)  # the snapshot before fixing holds it
     return _planned(file, found)
 
 

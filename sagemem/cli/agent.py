@@ -1,5 +1,6 @@
 """The agent-facing commands: search, read, inject and what supports them (sessions, the
-access ledger, task checkpoints, the Claude Code hook, the index and evaluation).
+access ledger, task checkpoints, the Claude Code hook); the index and evaluation are in
+``engine.py``.
 
 They register on the one ``app`` of ``base.py``; ``main.py`` imports this module. The
 retrieval and injection stack is imported inside each command, so the commands that do
@@ -20,8 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..config import JSON_VERSION, Settings
-from ..errors import IndexUnavailable, NoCheckpoint
-from ..files.plural import counted
+from ..errors import NoCheckpoint
 from ..inject.session import DEFAULT_SESSION
 from ..store import MemoryStore
 from .base import (
@@ -35,14 +35,12 @@ from .base import (
     json_text,
     memory_type,
     missing,
-    progress_bar,
 )
 from .batch import read_batch
-from .embedding import EvalModeOption, ModeOption, embed_all, mode_of, semantic_off
+from .embedding import ModeOption, mode_of, semantic_off
 
 if TYPE_CHECKING:
     from ..layers import Layers
-    from ..search.hybrid import Mode
     from ..search.results import SearchResponse
 
 
@@ -165,58 +163,6 @@ def read(
         more = (f"--start-line {result.next_start_line}" if result.next_start_line
                 else f"--start-byte {result.next_start_byte}")
         echo(f"more: sagemem read {result.file} {more}", err=True)
-
-
-@app.command("eval")
-def eval_(
-    ctx: typer.Context,
-    target: Annotated[Path, typer.Argument(
-        help="A set folder (memory/ and queries.jsonl), or a queries.jsonl file written "
-             "for the memory folder (--dir).")],
-    mode: EvalModeOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Run a retrieval evaluation and print its metrics and worst misses: with semantic
-    search on, hybrid, semantic and lexical side by side (--mode: one of them).
-
-    The index is built in a temporary state directory unless --state-dir is given.
-    """
-    from ..search.evaluate import evaluate
-    from .output_agent import eval_text
-
-    settings = ctx.obj.settings()
-    memory_dir = None if target.is_dir() else settings.memory_dir
-    chosen = mode_of(mode)
-    modes: tuple[Mode, ...] = (chosen,) if chosen else \
-        ("hybrid", "semantic", "lexical") if settings.semantic else ("lexical",)
-    embedder = None if modes == ("lexical",) else \
-        MemoryStore.from_settings(settings).embedder()
-    report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir, modes=modes,
-                      embedder=embedder)
-    if as_json:
-        echo_json({"version": JSON_VERSION, **report})
-    else:
-        echo_lines(eval_text(report))
-
-
-@app.command()
-def index(
-    ctx: typer.Context,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw it away and rebuild.")] = False,
-) -> None:
-    """Bring the search index up to date (it is a cache under the state directory)."""
-    with ctx.obj.store() as store, progress_bar("indexing") as progress:
-        search_index = store.search_index()
-        report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
-        notices = list(search_index.notices)
-        if search_index.unsaved is not None:  # indexing is a write: it refuses, never degrades
-            raise IndexUnavailable(search_index.path, search_index.unsaved)
-        embedded = embed_all(store, rebuild) if store.semantic else None
-    _notices(notices)
-    echo(f"{counted(report.scanned, 'file')} scanned, {len(report.updated)} indexed, "
-               f"{len(report.removed)} removed ({search_index.path})")
-    if embedded:
-        echo(embedded)
 
 
 session_app = typer.Typer(help="Per-session injection state.", no_args_is_help=True)

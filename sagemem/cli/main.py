@@ -29,7 +29,9 @@ from .base import app, echo
 # lists them. A command's module is imported only when that command is asked for:
 # importing and building all of them cost ~90 ms of a 190 ms `sagemem config`.
 COMMANDS = {
-    **dict.fromkeys(("search", "read", "eval", "index", "inject", "ledger", "use"), "agent"),
+    **dict.fromkeys(("search", "read"), "agent"),
+    **dict.fromkeys(("eval", "index"), "engine"),
+    **dict.fromkeys(("inject", "ledger", "use"), "agent"),
     **dict.fromkeys(("archive", "restore", "purge", "lock", "unlock", "locks"), "archive"),
     **dict.fromkeys(("audit", "watch"), "audit"),
     **dict.fromkeys(("init", "list", "show", "new", "config"), "memories"),

@@ -67,8 +67,15 @@ def test_log_since_and_limit(run: Run, store: MemoryStore) -> None:
 
 def test_log_fits_80_columns_and_shows_control_characters(run: Run) -> None:
     write(run, TEXT + "x\n", "--reason", "a reason \x1b[31m long enough to need cutting " * 3)
+    head, reason = run("log").out.splitlines()  # a long reason takes a line of its own
+    assert len(head) <= 80 and len(reason) <= 80 and reason.startswith("    a reason")
+    assert reason.endswith("…") and "\x1b" not in head + reason
+
+
+def test_a_short_reason_stays_on_the_line_of_its_change(run: Run) -> None:
+    write(run, TEXT + "x\n", "--reason", "typo")
     [line] = run("log").out.splitlines()
-    assert len(line) <= 80 and line.endswith("…") and "\x1b" not in line
+    assert line.endswith("  typo") and len(line) <= 80
 
 
 def test_log_warns_about_a_torn_line(run: Run, store: MemoryStore) -> None:

@@ -59,17 +59,19 @@ def log_(
 
 
 def log_line(item: Entry) -> str:
-    """One change on one line of at most 80 columns: the reason is cut to fit (``…``),
-    never the file name, which must stay whole to be pasted."""
+    """One change in at most 80 columns: the reason after it, or on a line of its own
+    when it does not fit (cut only past a whole line, ``…``); never the file name, which
+    must stay whole to be pasted."""
     time = item.time[:16].replace("T", " ")
     name = item.file if item.to is None else f"{item.file} -> {item.to}"
     head = (f"{time}  {item.op:<8} {name}  {item.bytes:+d} B {item.lines:+d} lines  "
             f"{item.writer}")
     head = visible(head)  # measured as it will be shown: ``\x1b`` is four columns
     said = visible(item.reason)
-    room = COLUMNS - len(head) - 2
-    reason = said if len(said) <= room else said[:max(room - 1, 0)] + "…"
-    return f"{head}  {reason}" if room > 1 else head
+    if len(head) + 2 + len(said) <= COLUMNS:
+        return f"{head}  {said}"
+    room = COLUMNS - 4  # the reason on a line of its own, indented, cut only past that
+    return f"{head}\n    {said if len(said) <= room else said[:room - 1] + '…'}"
 
 
 @app.command()

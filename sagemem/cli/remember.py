@@ -13,7 +13,7 @@ import typer
 
 from ..files.fields import TYPES
 from ..writes.remember import RememberResult
-from .base import GlobalOption, Globals, JsonOption, app, echo, echo_json, memory_type, stdin_text
+from .base import GlobalOption, Globals, JsonOption, app, echo, echo_json, memory_type
 from .output import memory_json
 
 WRITER = "cli"
@@ -79,16 +79,9 @@ def _body(body: str | None, from_file: Path | None) -> str:
     if body is not None:
         return body
     assert from_file is not None
-    if str(from_file) == "-":
-        return stdin_text("--from")
-    try:
-        return from_file.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot read {from_file}: {exc.strerror}",
-                                 param_hint="--from") from None
-    except UnicodeDecodeError as exc:
-        raise typer.BadParameter(f"{from_file} is not UTF-8 text (bad byte at offset "
-                                 f"{exc.start})", param_hint="--from") from None
+    from .write import read_text_option
+
+    return read_text_option(from_file)
 
 
 def _show(g: Globals, result: RememberResult, as_json: bool) -> None:

@@ -98,7 +98,7 @@ def write(
         raise missing("--expect", f"State the revision you read (`sagemem show NAME` prints "
                                   f"it) or {NEW}.")
     expected = None if expect == NEW else revision_param(expect, "--expect")
-    text = _read_text(from_file) if from_file is not None else stdin_text("-")
+    text = read_text_option(from_file) if from_file is not None else stdin_text("-")
     store = ctx.obj.store(global_=global_)
     if expected is not None and store.existing_name(with_suffix(name)) is None:
         raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
@@ -111,7 +111,8 @@ def write(
     _written(memory, "written", as_json, redaction_warnings(text), caps=caps)
 
 
-def _read_text(path: Path) -> str:
+def read_text_option(path: Path) -> str:
+    """The text of a ``--from`` file (``-``: stdin), or a usage error saying why not."""
     if str(path) == "-":  # the convention people's hands know; a file named - is ./-
         return stdin_text("--from")
     try:
@@ -147,7 +148,7 @@ def edit(
         copy = Path(scratch) / memory.file
         copy.write_bytes(memory.text.encode("utf-8"))
         _run_editor(copy)
-        text = _read_text(copy)
+        text = read_text_option(copy)
     if text == memory.text:
         echo(f"unchanged  {memory.file}", err=True)
         return

@@ -115,12 +115,5 @@ def last_active(memory: Memory, access: ledger.MemoryAccess | None
 
 def _day(stamp: str | None) -> date | None:
     """The UTC date of a ledger time (``2026-08-02T10:00:00Z``); None if malformed."""
-    if not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).date()
+    moment = ledger.parse_stamp(stamp)
+    return None if moment is None else moment.astimezone(timezone.utc).date()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from itertools import chain, islice
 from typing import TYPE_CHECKING, TypeVar
 
@@ -235,10 +235,7 @@ def _last_read(entry: MemoryAccess | None) -> float | None:
 
 
 def _seconds(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+    from .ledger import parse_stamp
+
+    moment = parse_stamp(stamp)
+    return None if moment is None else moment.timestamp()

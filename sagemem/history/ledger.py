@@ -104,6 +104,18 @@ def record_if_possible(state_dir: Path, kind: str, files: Iterable[str],
         return [f"the access ledger was not updated ({exc.path}: {exc.reason})"]
 
 
+def parse_stamp(stamp: str | None) -> datetime | None:
+    """A ledger time (``2026-08-02T10:00:00Z``) as an aware UTC datetime; None when it is
+    missing or malformed (a hand-edited ledger costs that entry, nothing more)."""
+    if not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def _stamp(now: datetime) -> str:
     # A naive datetime is ambiguous (local? UTC?); a wrong "last" would mislead archiving.
     if now.tzinfo is None or now.utcoffset() is None:

@@ -34,7 +34,8 @@ from ..store import MemoryStore
 from . import outputs
 from .address import allowed_hosts
 from .aliases import ArgumentAliases
-from .tools import MemoryTools, check_text
+from .arguments import check_text
+from .tools import MemoryTools
 
 T = TypeVar("T")
 INDEX_URI = "sagemem://MEMORY.md"

@@ -1,0 +1,75 @@
+"""What a model's arguments must hold before the library sees them.
+
+JSON carries what a command line cannot: a lone surrogate (``"\\ud800"``), a mapping as
+a description, a date as text. Each is refused here as one ``InvalidArgument`` line the
+model can act on, rather than failing deep in a write as a crash or being written and
+then ignored by the reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from ..errors import InvalidArgument
+from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields
+
+
+def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
+    """The fields as the library takes them: JSON has no dates, so a date field's
+    ``YYYY-MM-DD`` text becomes a date; a value the reader would not accept is refused."""
+    values: dict[str, object] = {}
+    for key, value in fields.items():
+        if key in DATE_FIELDS and isinstance(value, str):
+            try:
+                value = date.fromisoformat(value)
+            except ValueError:
+                raise InvalidArgument(key, "must be a date, YYYY-MM-DD") from None
+        problem = field_problem(key, value) or _ignored_by_reader(key, value)
+        if problem:
+            raise InvalidArgument(key, problem)
+        values[key] = value
+    if not values:
+        raise InvalidArgument("fields", "give at least one field to set")
+    return values
+
+
+def _ignored_by_reader(key: str, value: object) -> str | None:
+    """Why the reader would set ``value`` aside as ``key`` (None when it takes it). JSON
+    carries what ``sagemem set key=value`` cannot, a mapping as the description or a
+    string as ``baseline``: written, it would be ignored with a warning."""
+    problems: list[Problem] = []
+    read_fields({key: value}, problems)
+    return next((p.message for p in problems if p.field == key and p.kind == "field"), None)
+
+
+def check_text(arguments: Mapping[str, Any]) -> None:
+    """Refuse a string no file can hold: JSON's ``\\ud800`` decodes to a lone surrogate,
+    which UTF-8 cannot encode, so it would fail deep in a write (or a search) as a crash."""
+    for key, value in arguments.items():
+        offset = _surrogate([key, value])
+        if offset is not None:
+            raise InvalidArgument(_printable(key), f"holds a lone surrogate (at character "
+                                  f"{offset}), which UTF-8 cannot store; send plain text")
+
+
+def _surrogate(value: object) -> int | None:
+    """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return exc.start
+        return None
+    if isinstance(value, Mapping):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    return next((o for o in map(_surrogate, items) if o is not None), None)
+
+
+def _printable(key: str) -> str:
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")

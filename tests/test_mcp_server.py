@@ -649,3 +649,11 @@ def test_secrets_given_to_the_write_tools_never_reach_disk_and_the_model_is_told
     on_disk = b"".join(p.read_bytes() for folder in (store.directory, store.state_dir)
                        for p in folder.rglob("*") if p.is_file())
     assert secret.encode() not in on_disk
+
+
+def test_a_non_loopback_http_address_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([*SAGEMEM, "--dir", str(tmp_path), "mcp", "--http", "0.0.0.0:80"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "0.0.0.0 is not a loopback address" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -24,10 +24,14 @@ def mcp(
     if find_spec("mcp") is None:
         echo(f"error: {INSTALL_HINT}", err=True)
         raise typer.Exit(1)
+    from ..errors import InvalidArgument
     from ..mcp_server.address import loopback_address
     from ..mcp_server.server import serve
 
-    address = loopback_address(http) if http is not None else None
+    try:
+        address = loopback_address(http) if http is not None else None
+    except InvalidArgument as exc:  # a usage mistake: exit 2, as for every bad option
+        raise typer.BadParameter(exc.problem, param_hint="--http") from None
     store = ctx.obj.store()
     if address is not None:
         echo(f"serving MCP at http://{address[0]}:{address[1]}/mcp (Ctrl-C stops)", err=True)

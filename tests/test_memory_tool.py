@@ -5,6 +5,7 @@ without an exception escaping or a byte leaving the folder."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -19,7 +20,6 @@ from sagemem.files.indexfile import retarget_entries
 from sagemem.history import ledger
 from sagemem.history.rename import rename_memory
 from sagemem.memory_tool import MemoryToolHandler
-from sagemem.memory_tool import messages as msg
 from sagemem.memory_tool.render import human_size
 from sagemem.memory_tool.text import describe, insert_at
 from sagemem.writes.conflicts import list_conflicts
@@ -29,6 +29,13 @@ NOTES = ("---\nname: notes\ndescription: meeting notes\nmetadata:\n  type: proje
          "Meeting notes:\n- timeline\n- next steps\n- timeline review\n")
 OTHER = "---\nname: other\ndescription: another memory\nmetadata:\n  type: user\n---\nBody.\n"
 HEADER = "Here's the content of /memories/notes.md with line numbers:"
+GENERATED = ("---\nname: user_coffee\ndescription: Coffee\nmetadata:\n  type: user\n"
+             "updated: 2026-11-30\n---\n")
+"""The block a plain create of /memories/user_coffee.md gets, first line "# Coffee"."""
+EDITED = ("The memory file has been edited. Here is the snippet showing the change "
+          "(with line numbers):")
+"""The documented strings are pinned here as literals, not taken from ``messages.py``:
+a test reading the module's own constant could never catch its wording drifting."""
 
 
 @pytest.fixture
@@ -67,7 +74,7 @@ DOCUMENTED: list[tuple[dict[str, Any], str]] = [
      "Error: File /memories/notes.md already exists"),
     ({"command": "str_replace", "path": "/memories/notes.md", "old_str": "next steps",
       "new_str": "next: ship it"},
-     msg.EDITED + "\n     7\tMeeting notes:\n     8\t- timeline\n     9\t- next: ship it"
+     EDITED + "\n     7\tMeeting notes:\n     8\t- timeline\n     9\t- next: ship it"
                   "\n    10\t- timeline review"),
     ({"command": "str_replace", "path": "/memories/notes.md", "old_str": "zzz", "new_str": "q"},
      "No replacement was performed, old_str `zzz` did not appear verbatim in "
@@ -130,7 +137,8 @@ def test_view_of_the_folder_lists_memories_and_the_index_with_sizes(
     total = sum(sizes.values())
     shown_total = f"{total}B" if total < 1024 else f"{total / 1024:.1f}K"
     assert tool.handle({"command": "view", "path": "/memories"}) == "\n".join([
-        msg.LISTING_HEADER.format(path="/memories"),
+        "Here're the files and directories up to 2 levels deep in /memories, excluding "
+        "hidden items and node_modules:",
         f"{shown_total}\t/memories",
         *(f"{sizes[n]}B\t/memories/{n}" for n in ("MEMORY.md", "notes.md", "other.md")),
     ])
@@ -188,16 +196,15 @@ def test_create_gives_a_plain_text_frontmatter_and_an_index_line(
     text = "# Coffee\n\nThe user takes it black.\n"
     answer = tool.handle({"command": "create", "path": "/memories/user_coffee.md",
                           "file_text": text})
-    assert answer == f"File created successfully at: /memories/user_coffee.md\n" \
-                     f"{msg.FRONTMATTER_NOTE}"
-    assert on_disk(store, "user_coffee.md") == (
-        "---\nname: user_coffee\ndescription: Coffee\nmetadata:\n  type: user\n"
-        "updated: 2026-11-30\n---\n" + text)
+    assert answer == ("File created successfully at: /memories/user_coffee.md\n"
+                      "sagemem gave it a frontmatter block (name, description, type, "
+                      "updated) so it can be found, and keeps that block out of view: view, "
+                      "str_replace and insert see the text as written here, with its line "
+                      "numbers, and the description, made from its first line, follows it.")
+    assert on_disk(store, "user_coffee.md") == GENERATED + text
     memory = store.get("user_coffee.md")
     assert (memory.type, memory.description, memory.problems) == ("user", "Coffee", ())
     assert "- [user_coffee](user_coffee.md) — Coffee" in index(store)
-    shown = tool.handle({"command": "view", "path": "/memories/user_coffee.md"})
-    assert "     3\tdescription: Coffee" in shown  # view shows the file as stored
 
 
 def test_create_without_a_type_prefix_reads_as_the_default_type(
@@ -243,7 +250,8 @@ def test_str_replace_of_the_description_carries_over_to_the_index_line(
 def test_str_replace_refuses_an_empty_old_str(tool: MemoryToolHandler) -> None:
     answer = tool.handle({"command": "str_replace", "path": "/memories/notes.md",
                           "old_str": "", "new_str": "x"})
-    assert answer == msg.EMPTY_OLD_STR
+    assert answer == ("Error: `old_str` is empty; give the exact text to replace (copy it "
+                      "from view), or use insert to add text.")
 
 
 def test_insert_puts_lines_after_the_numbered_line(store: MemoryStore,
@@ -273,13 +281,182 @@ def test_insert_keeps_the_files_line_ends(text: str, line: int, insert: str,
     assert insert_at(text, line, insert) == result
 
 
+# -- the model edits what it wrote; the frontmatter stays a memory's ---------------------
+
+COFFEE = "# Coffee\n\nThe user takes it black, no sugar.\n"
+COFFEE_HEADER = "Here's the content of /memories/user_coffee.md with line numbers:"
+
+
+@pytest.fixture
+def coffee(store: MemoryStore, tool: MemoryToolHandler) -> MemoryStore:
+    """``user_coffee.md`` created through the tool from a plain text (no frontmatter)."""
+    tool.handle({"command": "create", "path": "/memories/user_coffee.md", "file_text": COFFEE})
+    return store
+
+
+def test_a_plain_create_is_viewed_as_written_with_its_own_line_numbers(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    assert tool.handle({"command": "view", "path": "/memories/user_coffee.md"}) == (
+        f"{COFFEE_HEADER}\n     1\t# Coffee\n     2\t\n     3\tThe user takes it black, "
+        "no sugar.")
+    assert tool.handle({"command": "view", "path": "/memories/user_coffee.md",
+                        "view_range": [3, -1]}) == \
+        f"{COFFEE_HEADER}\n     3\tThe user takes it black, no sugar."
+    assert on_disk(coffee, "user_coffee.md") == GENERATED + COFFEE  # kept on disk
+
+
+def test_insert_at_line_0_of_a_plain_create_lands_below_its_frontmatter(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    answer = tool.handle({"command": "insert", "path": "/memories/user_coffee.md",
+                          "insert_line": 0, "insert_text": "Asked on 2026-11-30."})
+    assert answer == "The file /memories/user_coffee.md has been edited."
+    memory = coffee.get("user_coffee.md")
+    assert memory.body == "Asked on 2026-11-30.\n" + COFFEE
+    assert (memory.has_frontmatter, memory.type, memory.problems) == (True, "user", ())
+    assert tool.handle({"command": "view", "path": "/memories/user_coffee.md",
+                        "view_range": [1, 2]}) == \
+        f"{COFFEE_HEADER}\n     1\tAsked on 2026-11-30.\n     2\t# Coffee"
+
+
+def test_insert_line_range_counts_only_the_lines_the_model_wrote(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    answer = tool.handle({"command": "insert", "path": "/memories/user_coffee.md",
+                          "insert_line": 4, "insert_text": "x"})
+    assert answer == ("Error: Invalid `insert_line` parameter: 4. It should be within the "
+                      "range of lines of the file: [0, 3]")
+    tool.handle({"command": "insert", "path": "/memories/user_coffee.md", "insert_line": 3,
+                 "insert_text": "Decaf after 4 pm."})
+    assert on_disk(coffee, "user_coffee.md") == GENERATED + COFFEE + "Decaf after 4 pm.\n"
+
+
+def test_str_replace_of_a_word_in_the_first_line_is_unique_and_numbered_as_written(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    answer = tool.handle({"command": "str_replace", "path": "/memories/user_coffee.md",
+                          "old_str": "Coffee", "new_str": "Coffee and tea"})
+    assert answer == (f"{EDITED}\n     1\t# Coffee and tea\n     2\t\n"
+                      "     3\tThe user takes it black, no sugar.")
+    memory = coffee.get("user_coffee.md")
+    assert memory.body == COFFEE.replace("Coffee", "Coffee and tea")
+    # the description sagemem made from the first line follows it, and so does the index
+    assert memory.description == "Coffee and tea"
+    assert "- [user_coffee](user_coffee.md) — Coffee and tea" in index(coffee)
+
+
+def test_a_description_someone_reworded_stays_when_the_first_line_changes(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    memory = coffee.get("user_coffee.md")
+    coffee.write("user_coffee.md", memory.text.replace("description: Coffee",
+                                                       "description: how they take it"),
+                 memory.revision)
+    tool.handle({"command": "str_replace", "path": "/memories/user_coffee.md",
+                 "old_str": "# Coffee", "new_str": "# Drinks"})
+    memory = coffee.get("user_coffee.md")
+    assert (memory.description, memory.body) == ("how they take it",
+                                                 COFFEE.replace("Coffee", "Drinks"))
+    shown = tool.handle({"command": "view", "path": "/memories/user_coffee.md"})
+    assert "description" not in shown  # a person's edit of the block leaves it hidden
+
+
+def test_a_merge_marker_is_reported_at_the_models_line(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    answer = tool.handle({"command": "insert", "path": "/memories/user_coffee.md",
+                          "insert_line": 1, "insert_text": "<<<<<<< HEAD"})
+    assert answer.startswith("Error: the new text of /memories/user_coffee.md holds a git "
+                             "merge marker at line 2;")
+
+
+def test_a_renamed_plain_create_is_still_viewed_as_written(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    tool.handle({"command": "rename", "old_path": "/memories/user_coffee.md",
+                 "new_path": "/memories/user_drinks.md"})
+    assert tool.handle({"command": "view", "path": "/memories/user_drinks.md",
+                        "view_range": [1, 1]}) == \
+        "Here's the content of /memories/user_drinks.md with line numbers:\n     1\t# Coffee"
+
+
+def test_a_deleted_plain_create_leaves_no_hiding_for_the_next_file_of_its_name(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    tool.handle({"command": "delete", "path": "/memories/user_coffee.md"})
+    write_memory(coffee.directory, "user_coffee.md", GENERATED + "A person's own.\n")
+    shown = tool.handle({"command": "view", "path": "/memories/user_coffee.md"})
+    assert "     1\t---\n     2\tname: user_coffee" in shown
+
+
+def test_frontmatter_the_model_wrote_is_its_to_view_whole(store: MemoryStore,
+                                                          tool: MemoryToolHandler) -> None:
+    # the very block sagemem would generate, but written by the model: it is the model's
+    tool.handle({"command": "create", "path": "/memories/user_coffee.md",
+                 "file_text": GENERATED + COFFEE})
+    shown = tool.handle({"command": "view", "path": "/memories/user_coffee.md"})
+    assert shown.splitlines()[1:4] == ["     1\t---", "     2\tname: user_coffee",
+                                       "     3\tdescription: Coffee"]
+
+
+BREAKS = "the edit would break the frontmatter of /memories/notes.md"
+KEEP = "Keep the `---` block first in the file, closed and valid YAML"
+
+
+@pytest.mark.parametrize(("tool_input", "expected"), [
+    ({"command": "str_replace", "path": "/memories/notes.md",
+      "old_str": "  type: project\n---\n", "new_str": "  type: project\n"},
+     f"No replacement was performed, {BREAKS}: the block would never be closed with a "
+     f"`---` line. {KEEP}, and edit below it."),
+    ({"command": "str_replace", "path": "/memories/notes.md",
+      "old_str": "description: meeting notes", "new_str": "description: [meeting notes"},
+     f"No replacement was performed, {BREAKS}: the block would not parse as YAML ({{YAML}}). "
+     f"{KEEP}, and edit below it."),
+    ({"command": "str_replace", "path": "/memories/notes.md",
+      "old_str": "---\nname: notes\n", "new_str": "name: notes\n"},
+     f"No replacement was performed, {BREAKS}: the `---` line that opens it would no "
+     f"longer be line 1. {KEEP}, and edit below it."),
+    ({"command": "insert", "path": "/memories/notes.md", "insert_line": 0,
+      "insert_text": "# Notes"},
+     f"Error: Nothing was inserted, {BREAKS}: the `---` line that opens it would no longer "
+     f"be line 1. {KEEP}, and insert below it."),
+    ({"command": "insert", "path": "/memories/notes.md", "insert_line": 2,
+      "insert_text": "just some words"},
+     f"Error: Nothing was inserted, {BREAKS}: the block would not parse as YAML ({{YAML}}). "
+     f"{KEEP}, and insert below it."),
+])
+def test_an_edit_that_would_break_the_frontmatter_is_refused(
+        store: MemoryStore, tool: MemoryToolHandler, tool_input: dict[str, Any],
+        expected: str) -> None:
+    # {YAML}: PyYAML's own words for the error, which are its to change
+    pattern = re.escape(expected).replace(re.escape("{YAML}"), r"[^\n]+")
+    assert re.fullmatch(pattern, tool.handle(tool_input))
+    assert on_disk(store, "notes.md") == NOTES
+
+
+def test_an_edit_of_its_own_frontmatter_that_still_parses_is_kept(
+        store: MemoryStore, tool: MemoryToolHandler) -> None:
+    answer = tool.handle({"command": "insert", "path": "/memories/notes.md", "insert_line": 3,
+                          "insert_text": "tags: [meetings]"})
+    assert answer == "The file /memories/notes.md has been edited."
+    assert store.get("notes.md").tags == ("meetings",)
+
+
+def test_a_file_without_frontmatter_may_gain_one_but_not_a_broken_one(
+        store: MemoryStore, tool: MemoryToolHandler) -> None:
+    write_memory(store.directory, "plain.md", "Just text.\n")
+    refused = tool.handle({"command": "insert", "path": "/memories/plain.md",
+                           "insert_line": 0, "insert_text": "---\nname: plain"})
+    assert refused.startswith("Error: Nothing was inserted, the edit would break the "
+                              "frontmatter of /memories/plain.md: the block would never be "
+                              "closed")
+    assert on_disk(store, "plain.md") == "Just text.\n"
+    tool.handle({"command": "insert", "path": "/memories/plain.md", "insert_line": 0,
+                 "insert_text": "---\ndescription: a plain memory\n---"})
+    assert store.get("plain.md").description == "a plain memory"
+
+
 # -- delete and rename -------------------------------------------------------------------
 
 def test_delete_archives_the_memory_and_drops_its_index_line(store: MemoryStore,
                                                              tool: MemoryToolHandler) -> None:
     answer = tool.handle({"command": "delete", "path": "/memories/notes.md"})
-    assert answer == f"Successfully deleted /memories/notes.md " \
-                     f"{msg.ARCHIVED_NOTE.format(file='notes.md')}"
+    assert answer == ("Successfully deleted /memories/notes.md (sagemem archived it rather "
+                      "than erase it: it is out of /memories, and a person can bring it "
+                      "back with `sagemem restore notes.md`)")
     assert not (store.directory / "notes.md").exists()
     assert (store.archive_dir / "notes.md").read_text(encoding="utf-8") == NOTES
     assert "notes.md" not in index(store)
@@ -293,7 +470,9 @@ def test_delete_archives_the_memory_and_drops_its_index_line(store: MemoryStore,
 def test_delete_refuses_a_locked_memory(store: MemoryStore, tool: MemoryToolHandler) -> None:
     lock_memory(store, "notes")
     answer = tool.handle({"command": "delete", "path": "/memories/notes.md"})
-    assert answer == msg.LOCKED.format(path="/memories/notes.md", done="deleted")
+    assert answer == ("Error: /memories/notes.md is locked (a person protects it with "
+                      "`sagemem lock`); nothing was deleted. Leave it as it is, or ask the "
+                      "user to unlock it.")
     assert on_disk(store, "notes.md") == NOTES
 
 
@@ -323,7 +502,9 @@ def test_rename_refuses_a_locked_memory(store: MemoryStore, tool: MemoryToolHand
     lock_memory(store, "notes")
     answer = tool.handle({"command": "rename", "old_path": "/memories/notes.md",
                           "new_path": "/memories/kept.md"})
-    assert answer == msg.LOCKED.format(path="/memories/notes.md", done="renamed")
+    assert answer == ("Error: /memories/notes.md is locked (a person protects it with "
+                      "`sagemem lock`); nothing was renamed. Leave it as it is, or ask the "
+                      "user to unlock it.")
     assert on_disk(store, "notes.md") == NOTES
 
 
@@ -456,8 +637,10 @@ def test_a_change_between_read_and_write_is_refused_and_recorded(
     answer = tool.handle({"command": "str_replace", "path": "/memories/notes.md",
                           "old_str": "next steps", "new_str": "my steps"})
     [record] = list_conflicts(store.state_dir)
-    assert answer == msg.STALE.format(path="/memories/notes.md") + \
-        f" Both versions are kept in sagemem conflict {record.id}."
+    assert answer == ("Error: /memories/notes.md changed while this edit was being saved "
+                      "(another writer saved it first); nothing was written. View "
+                      "/memories/notes.md again and redo the edit. Both versions are kept "
+                      f"in sagemem conflict {record.id}.")
     assert on_disk(store, "notes.md") == theirs
     assert record.writer == "memory-tool"
     assert record.side("mine")["text"] == NOTES.replace("next steps", "my steps")
@@ -493,8 +676,10 @@ def test_a_merge_marker_in_the_new_text_is_refused(store: MemoryStore,
 # -- bad input never raises ----------------------------------------------------------------
 
 @pytest.mark.parametrize(("tool_input", "expected"), [
-    ({}, msg.UNKNOWN_COMMAND.format(command="None")),
-    ({"command": 3}, msg.UNKNOWN_COMMAND.format(command="3")),
+    ({}, "Error: Unknown command: None. The memory tool's commands are view, create, "
+         "str_replace, insert, delete and rename."),
+    ({"command": 3}, "Error: Unknown command: 3. The memory tool's commands are view, "
+                     "create, str_replace, insert, delete and rename."),
     ({"command": "view"}, "Error: view needs `path`, a path under /memories "
                           "(e.g. /memories/notes.md)"),
     ({"command": "create", "path": "/memories/a.md"}, "Error: create needs `file_text`, a string"),
@@ -524,7 +709,8 @@ def test_text_that_cannot_be_utf8_is_refused_before_writing(store: MemoryStore,
                                                             tool: MemoryToolHandler) -> None:
     answer = tool.handle({"command": "create", "path": "/memories/bad.md",
                           "file_text": "ok \udcff"})
-    assert answer == msg.NOT_TEXT.format(key="file_text", offset=3)
+    assert answer == ("Error: `file_text` holds characters that cannot be stored as UTF-8 "
+                      "(a lone surrogate at offset 3); nothing was written.")
     assert not (store.directory / "bad.md").exists()
 
 
@@ -542,7 +728,7 @@ def test_a_file_over_the_size_limit_is_never_written(store: MemoryStore,
     answer = tool.handle({"command": "create", "path": "/memories/big.md", "file_text": big})
     assert answer.startswith("Error: big.md is ") and "512 KiB limit" in answer
     assert not (store.directory / "big.md").exists()
-    answer = tool.handle({"command": "insert", "path": "/memories/notes.md", "insert_line": 0,
+    answer = tool.handle({"command": "insert", "path": "/memories/notes.md", "insert_line": 10,
                           "insert_text": big})
     assert "512 KiB limit" in answer and on_disk(store, "notes.md") == NOTES
 
@@ -554,7 +740,8 @@ def test_an_unexpected_failure_is_an_error_string_not_a_traceback(
 
     monkeypatch.setattr(store, "get", broken)
     answer = tool.handle({"command": "view", "path": "/memories/notes.md"})
-    assert answer == msg.UNEXPECTED.format(problem="RuntimeError: disk on fire second line")
+    assert answer == ("Error: the memory tool failed unexpectedly (RuntimeError: disk on "
+                      "fire second line); view the path again before retrying.")
 
 
 def test_a_missing_memory_folder_is_one_error_line(tmp_path: Path) -> None:

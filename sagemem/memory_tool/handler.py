@@ -18,6 +18,7 @@ line, ``delete`` drops it, ``rename`` retargets it, an edited description carrie
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -40,7 +41,9 @@ from ..history.ledger import record_if_possible
 from ..history.rename import rename_memory
 from ..store import MemoryStore
 from . import messages, render, text
+from .generated import is_generated, move_generated, set_generated
 from .paths import Refusal, ToolPath, parse_path
+from .view import ModelView, damage, follow_description, model_view
 
 WRITER = "memory-tool"
 """The writer every conflict record, archive line and ledger count of this tool names."""
@@ -103,7 +106,7 @@ class MemoryToolHandler:
         else:
             memory = self._memory(path, messages.VIEW_NOT_FOUND)
             record_if_possible(self.store.state_dir, "read", [memory.file], self._clock())
-            content = memory.text
+            content = self._model_view(memory).text
         lines = file_lines(content)
         start, end = _view_range(given.values.get("view_range"), len(lines))
         return render.file_view(path.shown, lines, start, end)
@@ -115,11 +118,18 @@ class MemoryToolHandler:
         if self.store.existing_name(file) is not None:
             raise Refusal(messages.ALREADY_EXISTS.format(path=path.shown))
         content, notes = file_text, []
-        if not text.has_frontmatter(file_text):
+        generated = not text.has_frontmatter(file_text)
+        if generated:
             fields = text.new_memory_fields(file, file_text, self._clock().astimezone().date())
             content = render_new(fields, "") + file_text
             notes.append(messages.FRONTMATTER_NOTE)
-        memory = self._save(path, content, None, "created through the memory tool")
+        set_generated(self.store, file, generated)  # before the file: never seen whole
+        try:
+            memory = self._save(path, content, None, "created through the memory tool")
+        except BaseException:
+            with suppress(SagememError):  # the name stays free; its record goes with it
+                set_generated(self.store, file, False)
+            raise
         return "\n".join([messages.CREATED.format(path=path.shown), *notes,
                           *self._index_line(memory)])
 
@@ -130,16 +140,18 @@ class MemoryToolHandler:
         if not old:
             raise Refusal(messages.EMPTY_OLD_STR)
         memory = self._memory(path, messages.REPLACE_NOT_FOUND)
-        found = text.occurrence_lines(memory.text, old)
+        seen = self._model_view(memory)
+        found = text.occurrence_lines(seen.text, old)
         if len(found) != 1:
             template = messages.MULTIPLE if found else messages.NOT_VERBATIM
             raise Refusal(template.format(old_str=visible(old), path=path.shown,
                                           lines=", ".join(map(str, dict.fromkeys(found)))))
-        offset = memory.text.find(old)
-        edited = memory.text[:offset] + new + memory.text[offset + len(old):]
-        saved = self._save(path, edited, memory.revision, "str_replace through the memory tool")
+        offset = seen.text.find(old)
+        edited = seen.text[:offset] + new + seen.text[offset + len(old):]
+        saved = self._save_edit(path, memory, seen, edited, messages.REPLACE_BREAKS_FRONTMATTER,
+                                "str_replace through the memory tool")
         first, last = text.changed_lines(edited, offset, new)
-        return "\n".join([render.snippet(file_lines(saved.text), first, last),
+        return "\n".join([render.snippet(file_lines(self._model_view(saved).text), first, last),
                           *self._follow_description(memory, saved)])
 
     def _insert(self, given: _Input) -> str:
@@ -148,11 +160,13 @@ class MemoryToolHandler:
         insert_text = given.text("insert_text", also="new_str")  # the text editor's name
         self._writable(path, messages.INSERT_NOT_FOUND)
         memory = self._memory(path, messages.INSERT_NOT_FOUND)
-        n_lines = text.line_count(memory.text)
+        seen = self._model_view(memory)
+        n_lines = text.line_count(seen.text)
         if not 0 <= line <= n_lines:
             raise Refusal(messages.INVALID_INSERT_LINE.format(line=line, n_lines=n_lines))
-        edited = text.insert_at(memory.text, line, insert_text)
-        saved = self._save(path, edited, memory.revision, "insert through the memory tool")
+        edited = text.insert_at(seen.text, line, insert_text)
+        saved = self._save_edit(path, memory, seen, edited, messages.INSERT_BREAKS_FRONTMATTER,
+                                "insert through the memory tool")
         return "\n".join([messages.INSERTED.format(path=path.shown),
                           *self._follow_description(memory, saved)])
 
@@ -169,6 +183,8 @@ class MemoryToolHandler:
             raise Refusal(f"Error: {path.shown} was not deleted: sagemem's archive already "
                           f"holds a memory named {visible_name(file)}. Rename it to a new "
                           "name first, then delete that.") from None
+        with suppress(SagememError):  # a record left behind only names a file gone
+            set_generated(self.store, file, False)
         return f"{messages.DELETED.format(path=path.shown)} " \
                f"{messages.ARCHIVED_NOTE.format(file=visible_name(file))}"
 
@@ -192,7 +208,8 @@ class MemoryToolHandler:
             raise Refusal(messages.LOCKED.format(path=old.shown, done="renamed")) from None
         except NameCollision:  # taken between the check and the move
             raise Refusal(messages.DESTINATION_EXISTS.format(new_path=new.shown)) from None
-        return messages.RENAMED.format(old_path=old.shown, new_path=new.shown)
+        return "\n".join([messages.RENAMED.format(old_path=old.shown, new_path=new.shown),
+                          *self._carry_record(source, new_file)])
 
     # -- reading ----------------------------------------------------------------------
 
@@ -212,6 +229,10 @@ class MemoryToolHandler:
         if revision is None:  # no MEMORY.md: read_index gave the starter text
             raise Refusal(messages.VIEW_NOT_FOUND.format(path=path.shown))
         return content
+
+    def _model_view(self, memory: Memory) -> ModelView:
+        """``memory`` as the model wrote it (``view.py``)."""
+        return model_view(memory, is_generated(self.store, memory.file))
 
     def _memory(self, path: ToolPath, missing: str) -> Memory:
         assert path.file is not None
@@ -239,9 +260,21 @@ class MemoryToolHandler:
 
     # -- writing ----------------------------------------------------------------------
 
-    def _save(self, path: ToolPath, content: str, revision: str | None, reason: str) -> Memory:
+    def _save_edit(self, path: ToolPath, memory: Memory, seen: ModelView, edited: str,
+                   breaks: str, reason: str) -> Memory:
+        """Save the model's text ``edited`` in ``memory``'s file, unless the result would
+        break its frontmatter (``breaks`` says so, nothing written)."""
+        content = seen.file_text(edited)
+        why = damage(memory.text, content, keep_block=bool(seen.hidden))
+        if why is not None:
+            raise Refusal(breaks.format(path=path.shown, why=why))
+        content = follow_description(memory, seen, edited, content)
+        return self._save(path, content, memory.revision, reason, seen.hidden_lines)
+
+    def _save(self, path: ToolPath, content: str, revision: str | None, reason: str,
+              hidden_lines: int = 0) -> Memory:
         """Write through the store's guard (``revision`` None: create); a refusal
-        becomes the message naming its conflict record."""
+        becomes the message naming its conflict record, a line number the model's."""
         assert path.file is not None
         try:
             from ..history.caps import with_room  # loaded only by a write
@@ -260,7 +293,8 @@ class MemoryToolHandler:
             message = messages.STALE.format(path=path.shown)
             raise Refusal(message + _kept_in(exc.conflict_id)) from None
         except UnresolvedMerge as exc:
-            message = messages.MERGE_MARKER.format(path=path.shown, line=exc.line)
+            line = exc.line - hidden_lines if exc.line > hidden_lines else exc.line  # the model's
+            message = messages.MERGE_MARKER.format(path=path.shown, line=line)
             raise Refusal(message + _kept_in(exc.conflict_id)) from None
 
     def _outgoing(self, content: str) -> str:
@@ -280,6 +314,15 @@ class MemoryToolHandler:
             self.store.index_memory(memory)
         except SagememError as exc:
             return [f"Its MEMORY.md line could not be added ({exc}); the file is saved."]
+        return []
+
+    def _carry_record(self, file: str, new_file: str) -> list[str]:
+        """A renamed memory keeps what the model sees of it (``generated.py``)."""
+        try:
+            move_generated(self.store, file, new_file)
+        except SagememError as exc:
+            return [f"Note: sagemem could not carry over which of its lines are hidden "
+                    f"({exc}); view it before editing."]
         return []
 
     def _follow_description(self, before: Memory, after: Memory) -> list[str]:

@@ -67,8 +67,17 @@ UNKNOWN_COMMAND = ("Error: Unknown command: {command}. The memory tool's command
 ARCHIVED_NOTE = ("(sagemem archived it rather than erase it: it is out of /memories, and a "
                  "person can bring it back with `sagemem restore {file}`)")
 FRONTMATTER_NOTE = ("sagemem gave it a frontmatter block (name, description, type, updated) "
-                    "so it can be found; view it to see the file as stored, and edit the "
-                    "description if it does not say what the memory is for.")
+                    "so it can be found, and keeps that block out of view: view, "
+                    "str_replace and insert see the text as written here, with its line "
+                    "numbers, and the description, made from its first line, follows it.")
+# An edit whose result would not be a memory any more: the documented refusal's opening
+# for str_replace ("No replacement was performed, ..."), an "Error:" line for insert.
+REPLACE_BREAKS_FRONTMATTER = ("No replacement was performed, the edit would break the "
+                              "frontmatter of {path}: {why}. Keep the `---` block first "
+                              "in the file, closed and valid YAML, and edit below it.")
+INSERT_BREAKS_FRONTMATTER = ("Error: Nothing was inserted, the edit would break the "
+                             "frontmatter of {path}: {why}. Keep the `---` block first in "
+                             "the file, closed and valid YAML, and insert below it.")
 INDEX_READ_ONLY = ("Error: {path} is the index sagemem keeps in step with the memory files; "
                    "it is read-only through this tool. Create, rename or delete memories "
                    "and their MEMORY.md lines follow.")

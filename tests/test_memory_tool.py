@@ -382,6 +382,21 @@ def test_a_deleted_plain_create_leaves_no_hiding_for_the_next_file_of_its_name(
     assert "     1\t---\n     2\tname: user_coffee" in shown
 
 
+def test_a_plain_create_whose_block_a_person_removed_is_viewed_whole(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    write_memory(coffee.directory, "user_coffee.md", "---\nname: user_coffee\n" + COFFEE)
+    shown = tool.handle({"command": "view", "path": "/memories/user_coffee.md"})
+    assert shown.splitlines()[1:3] == ["     1\t---", "     2\tname: user_coffee"]
+
+
+def test_a_malformed_record_of_hidden_blocks_is_one_error_line(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    (coffee.state_dir / "memory-tool.json").write_text("{not json", encoding="utf-8")
+    answer = tool.handle({"command": "view", "path": "/memories/user_coffee.md"})
+    assert answer.startswith("Error: ") and "memory-tool.json: not valid JSON" in answer
+    assert "fix or remove the file" in answer and "\n" not in answer
+
+
 def test_frontmatter_the_model_wrote_is_its_to_view_whole(store: MemoryStore,
                                                           tool: MemoryToolHandler) -> None:
     # the very block sagemem would generate, but written by the model: it is the model's

@@ -13,13 +13,17 @@ kinds of secret were replaced, and what the model views next is what the disk ho
 ``delete`` archives, ``rename`` never overwrites (``history/rename.py``), and MEMORY.md
 is read-only here: sagemem keeps it in step with the files (``create`` adds a memory's
 line, ``delete`` drops it, ``rename`` retargets it, an edited description carries over).
+
+``view``, ``str_replace`` and ``insert`` work on the text the model wrote
+(``view.py``): the frontmatter block a plain ``create`` got is kept on disk and out of
+sight (which files have one is ``generated.py``'s record), so every line number is the
+model's; an edit whose result would break the frontmatter is refused, nothing written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..errors import (
@@ -42,7 +46,8 @@ from ..history.rename import rename_memory
 from ..store import MemoryStore
 from . import messages, render, text
 from .generated import is_generated, move_generated, set_generated
-from .paths import Refusal, ToolPath, parse_path
+from .params import Input, view_range
+from .paths import Refusal, ToolPath
 from .view import ModelView, damage, follow_description, model_view
 
 WRITER = "memory-tool"
@@ -65,7 +70,7 @@ class MemoryToolHandler:
         self.store = store
         self._clock = clock
         self._notices: list[str] = []  # what one command's answer adds (redactions)
-        self._commands: dict[str, Callable[[_Input], str]] = {
+        self._commands: dict[str, Callable[[Input], str]] = {
             "view": self._view, "create": self._create, "str_replace": self._str_replace,
             "insert": self._insert, "delete": self._delete, "rename": self._rename,
         }
@@ -93,11 +98,11 @@ class MemoryToolHandler:
         if run is None:
             raise Refusal(messages.UNKNOWN_COMMAND.format(command=visible_name(str(command))))
         assert isinstance(command, str)
-        return run(_Input(tool_input, command, self.store.reserved))
+        return run(Input(tool_input, command, self.store.reserved))
 
     # -- the commands ---------------------------------------------------------------
 
-    def _view(self, given: _Input) -> str:
+    def _view(self, given: Input) -> str:
         path = given.path("path")
         if path.is_root:
             return self._listing()
@@ -108,10 +113,10 @@ class MemoryToolHandler:
             record_if_possible(self.store.state_dir, "read", [memory.file], self._clock())
             content = self._model_view(memory).text
         lines = file_lines(content)
-        start, end = _view_range(given.values.get("view_range"), len(lines))
+        start, end = view_range(given.values.get("view_range"), len(lines))
         return render.file_view(path.shown, lines, start, end)
 
-    def _create(self, given: _Input) -> str:
+    def _create(self, given: Input) -> str:
         path = given.path("path")
         file_text = given.text("file_text")
         file = self._writable(path, messages.ALREADY_EXISTS)
@@ -133,7 +138,7 @@ class MemoryToolHandler:
         return "\n".join([messages.CREATED.format(path=path.shown), *notes,
                           *self._index_line(memory)])
 
-    def _str_replace(self, given: _Input) -> str:
+    def _str_replace(self, given: Input) -> str:
         path = given.path("path")
         old, new = given.text("old_str"), given.text("new_str")
         self._writable(path, messages.REPLACE_NOT_FOUND)
@@ -154,7 +159,7 @@ class MemoryToolHandler:
         return "\n".join([render.snippet(file_lines(self._model_view(saved).text), first, last),
                           *self._follow_description(memory, saved)])
 
-    def _insert(self, given: _Input) -> str:
+    def _insert(self, given: Input) -> str:
         path = given.path("path")
         line = given.integer("insert_line")
         insert_text = given.text("insert_text", also="new_str")  # the text editor's name
@@ -170,7 +175,7 @@ class MemoryToolHandler:
         return "\n".join([messages.INSERTED.format(path=path.shown),
                           *self._follow_description(memory, saved)])
 
-    def _delete(self, given: _Input) -> str:
+    def _delete(self, given: Input) -> str:
         path = given.path("path")
         if path.is_root:
             raise Refusal(messages.DELETE_ROOT)
@@ -188,7 +193,7 @@ class MemoryToolHandler:
         return f"{messages.DELETED.format(path=path.shown)} " \
                f"{messages.ARCHIVED_NOTE.format(file=visible_name(file))}"
 
-    def _rename(self, given: _Input) -> str:
+    def _rename(self, given: Input) -> str:
         old, new = given.path("old_path"), given.path("new_path")
         for path in (old, new):
             if path.is_root:
@@ -337,59 +342,6 @@ class MemoryToolHandler:
         except SagememError as exc:
             return [f"Its MEMORY.md line still says the old description ({exc})."]
         return []
-
-
-@dataclass(frozen=True)
-class _Input:
-    """One command's parameters, each checked as it is taken."""
-
-    values: Mapping[str, object]
-    command: str
-    reserved: frozenset[str]
-
-    def path(self, key: str) -> ToolPath:
-        value = self.values.get(key)
-        if not isinstance(value, str):
-            raise Refusal(f"Error: {self.command} needs `{key}`, a path under /memories "
-                          "(e.g. /memories/notes.md)")
-        return parse_path(value, self.reserved)
-
-    def text(self, key: str, *, also: str | None = None) -> str:
-        value = self.values.get(key)
-        if value is None and also is not None:
-            value = self.values.get(also)
-        if not isinstance(value, str):
-            raise Refusal(f"Error: {self.command} needs `{key}`, a string")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise Refusal(messages.NOT_TEXT.format(key=key, offset=exc.start)) from None
-        return value
-
-    def integer(self, key: str) -> int:
-        value = self.values.get(key)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise Refusal(f"Error: {self.command} needs `{key}`, a whole number of lines "
-                          "(0 inserts before the first line)")
-        return value
-
-
-def _view_range(value: object, n_lines: int) -> tuple[int, int]:
-    """The 1-based, inclusive lines ``view_range`` asks for (all when None; an end of -1
-    or past the last line means up to the last)."""
-    if value is None:
-        return 1, n_lines
-    if not (isinstance(value, (list, tuple)) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        raise Refusal("Error: `view_range` is two line numbers, [start, end]; end -1 "
-                      "means the last line")
-    start, end = value
-    end = max(n_lines, start) if end == -1 else end
-    if not 1 <= start <= max(n_lines, 1) or end < start:
-        raise Refusal(f"Error: Invalid `view_range` parameter: [{value[0]}, {value[1]}]. "
-                      f"It should be [start, end] with 1 <= start <= {max(n_lines, 1)} and "
-                      "start <= end, or end -1 for the rest of the file")
-    return start, min(end, n_lines)
 
 
 def _kept_in(conflict_id: str | None) -> str:

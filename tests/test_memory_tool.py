@@ -342,6 +342,16 @@ def test_str_replace_of_a_word_in_the_first_line_is_unique_and_numbered_as_writt
     assert "- [user_coffee](user_coffee.md) — Coffee and tea" in index(coffee)
 
 
+def test_a_text_emptied_of_words_keeps_its_description_and_index_line(
+        coffee: MemoryStore, tool: MemoryToolHandler) -> None:
+    tool.handle({"command": "str_replace", "path": "/memories/user_coffee.md",
+                 "old_str": COFFEE, "new_str": ""})
+    tool.handle({"command": "insert", "path": "/memories/user_coffee.md", "insert_line": 0,
+                 "insert_text": "Tea now."})
+    assert coffee.get("user_coffee.md").description == "Tea now."
+    assert "- [user_coffee](user_coffee.md) — Tea now.\n" in index(coffee)
+
+
 def test_a_description_someone_reworded_stays_when_the_first_line_changes(
         coffee: MemoryStore, tool: MemoryToolHandler) -> None:
     memory = coffee.get("user_coffee.md")

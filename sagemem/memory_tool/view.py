@@ -57,11 +57,12 @@ def model_view(memory: Memory, generated: bool) -> ModelView:
 def follow_description(memory: Memory, view: ModelView, edited: str, text: str) -> str:
     """``text``, the file after the model's text became ``edited``, with a hidden
     description still made from the first line (nobody reworded it) made from the new
-    first line: the model cannot see it to keep it true."""
-    if not view.hidden or memory.description != describe(view.text):
-        return text
+    first line: the model cannot see it to keep it true. A text left without words keeps
+    the description it had, until words come back."""
+    if not view.hidden or describe(view.text) not in ("", memory.description):
+        return text  # a description someone reworded is theirs
     description = describe(edited)
-    if description == memory.description:
+    if description in ("", memory.description):  # a text without words keeps the last
         return text
     try:
         return set_fields(text, {"description": description}, memory.file)

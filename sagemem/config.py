@@ -30,7 +30,7 @@ from typing import Literal
 from .errors import IllegalSetting, SettingsError, StateDirNotDirectory
 from .files.paths import MAX_FILE_BYTES, read_state_file
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
-from .files.state import OWNER_FILE, StrayState, check_owner, stray_states
+from .files.state import OWNER_FILE, StrayState, check_owner, left_state, stray_states
 from .files.state import default_state_dir as default_state_dir
 
 Source = Literal["default", "env", "settings", "option"]
@@ -324,6 +324,15 @@ def _refused_warning(exc: IllegalSetting) -> str:
             "to run until it is fixed")
 
 
+def _left_warning(old: Path, state: Path, source: str) -> str:
+    """Say that records stay behind in the default state directory once another one is
+    set: snapshots, locks and conflicts there are not seen from the new one."""
+    given = "--state-dir" if source == "option" else "SAGE_MEM_STATE_DIR"
+    return (f"{old} holds this folder's earlier state (snapshots, conflicts, locks, change "
+            f"log), unused while {given} points at {state}: move it there (mv {old} {state}, "
+            f"before the first write), or drop {given} to use it again")
+
+
 def _stray_warning(stray: StrayState, memory_dir: Path) -> str:
     """Say where a moved or copied folder's locks and snapshots are, and how to adopt
     them — never adopted silently: a state directory is one folder's record."""
@@ -379,6 +388,8 @@ def load_settings(
     warnings += tuple(_refused_warning(exc) for exc in refused.values())
     if sources["state_dir"] == "default":
         warnings += tuple(_stray_warning(stray, mem) for stray in stray_states(mem))
+    elif (old := left_state(mem, state)) is not None:
+        warnings += (_left_warning(old, state, sources["state_dir"]),)
     return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
                     guarded_values=guarded, refused=refused,
                     **values)  # type: ignore[arg-type]

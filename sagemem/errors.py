@@ -459,11 +459,9 @@ class NoGlobalLayer(DirectoryMissing):
     """``--global`` asked for the global layer, and there is none: the setting is off,
     its folder does not exist, or it is the project folder itself (``layers/``)."""
 
-    def __init__(self, path: Path | None, why: str) -> None:
-        self.path, self.why = path, why  # type: ignore[assignment]
-        where = path if path is not None else "~/.sage-mem/global"
-        SagememError.__init__(self, f"no global layer: {why}; create one with "
-                              f"`mkdir -p {where}` or set SAGE_MEM_GLOBAL_DIR to a folder")
+    def __init__(self, path: Path | None, why: str, fix: str) -> None:
+        self.path, self.why, self.fix = path, why, fix  # type: ignore[assignment]
+        SagememError.__init__(self, f"no global layer: {why}; {fix}")
 
 
 class VersionNotHeld(SagememError):

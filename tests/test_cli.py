@@ -607,6 +607,19 @@ def test_show_text_has_fields_then_body(run: Run, memory_dir: Path) -> None:
     assert lines[-3:] == ["Neovim with tmux.", "", "Format with ruff."]
 
 
+def test_two_memories_of_one_title_differ_by_their_when_in_show_and_list(
+    run: Run, memory_dir: Path,
+) -> None:
+    for day in ("2026-12-08", "2026-12-15"):
+        (memory_dir / f"project_standup_{day}.md").write_text(
+            f"---\nname: Standup\ndescription: Standup\nwhen: {day}\n---\nnotes\n",
+            encoding="utf-8")
+    shown = run("show", "project_standup_2026-12-15", directory=memory_dir).out.splitlines()
+    assert "when:             2026-12-15" in shown
+    listed = run("list", directory=memory_dir).out
+    assert "[when 2026-12-08] Standup" in listed and "[when 2026-12-15] Standup" in listed
+
+
 BREAKS = "a\rb\x0bc\x0cd\x1ce\x85f\u2028g\u2029h"
 
 
@@ -974,3 +987,9 @@ def test_human_output_fits_80_columns(run: Run, memory_dir: Path) -> None:
     for args in (["config"], ["show", "user_prefs"], ["list"]):
         out = run(*args, directory=memory_dir).out
         assert all(len(line) <= 80 for line in out.splitlines() if "/" not in line), args
+
+
+@pytest.mark.parametrize("command", ["write", "set", "remember"])
+def test_reason_help_says_the_change_log_keeps_it(run: Run, command: str) -> None:
+    text = " ".join(run(command, "--help").out.split())
+    assert "kept in the change log (sagemem log)" in text

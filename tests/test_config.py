@@ -568,3 +568,35 @@ def test_unknown_and_illegal_settings_are_warned_about(memory_dir: Path, state_d
 def test_negative_huge_integer_clamps_to_the_lower_bound(memory_dir: Path, state_dir: Path) -> None:
     settings = load({"SAGE_MEM_MAX_RESULTS": "-" + "9" * 5000}, memory_dir, state_dir)
     assert settings.max_results == 1
+
+
+def _folder_with_default_state(tmp_path: Path) -> tuple[Path, Path]:
+    """A memory folder that wrote once, so its default state directory holds a change log."""
+    import subprocess
+    import sys
+
+    memory = tmp_path / "memory"
+    for args in (["init"], ["new", "--type", "user", "--name", "x", "--description", "y"]):
+        subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(memory), *args],
+                       check=True, capture_output=True, env={"HOME": str(tmp_path)})
+    return memory, tmp_path / ".sage-mem"
+
+
+def test_a_new_state_dir_is_told_of_the_records_left_in_the_default_one(tmp_path: Path) -> None:
+    memory, old = _folder_with_default_state(tmp_path)
+    assert (old / "journal.jsonl").is_file()
+    moved = load_settings(env={"SAGE_MEM_STATE_DIR": str(tmp_path / "elsewhere")},
+                          memory_dir=memory)
+    said = [w for w in moved.warnings if str(old) in w]
+    assert len(said) == 1 and "SAGE_MEM_STATE_DIR points at" in said[0]
+    assert f"mv {old} {tmp_path / 'elsewhere'}" in said[0]
+    assert not [w for w in load_settings(env={}, memory_dir=memory).warnings if str(old) in w]
+    assert not [w for w in load_settings(env={}, memory_dir=memory, state_dir=old).warnings
+                if str(old) in w]
+
+
+def test_a_default_state_dir_of_caches_only_is_not_worth_a_warning(tmp_path: Path) -> None:
+    memory, old = _folder_with_default_state(tmp_path)
+    (old / "journal.jsonl").unlink()
+    moved = load_settings(env={}, memory_dir=memory, state_dir=tmp_path / "elsewhere")
+    assert not [w for w in moved.warnings if str(old) in w]

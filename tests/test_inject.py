@@ -140,7 +140,21 @@ def test_open_contradiction_keeps_both_sides_out_and_says_so(store: MemoryStore)
     assert {("project_kafka.md", "conflict_pending"), ("project_redis.md", "conflict_pending")
             } <= kept_out
     assert "user_prefs.md" in [i.file for i in result.items]  # write conflicts suppress nothing
-    assert result.status_card and "2 contradictions pending" in result.status_card
+    assert result.status_card and (
+        "1 contradiction pending; 2 related memories not injected" in result.status_card)
+
+
+def test_the_card_counts_contradiction_records_not_their_memories(store: MemoryStore) -> None:
+    conflicts = store.state_dir / "conflicts"
+    conflicts.mkdir(parents=True)
+    for name, pair in (("c1", ["project_kafka.md", "project_redis.md"]),
+                       ("c2", ["project_kafka.md", "user_prefs.md"])):
+        (conflicts / f"{name}.json").write_text(json.dumps({
+            "version": 1, "kind": "contradiction", "status": "open", "memories": pair}))
+    result = run(store, "kafka cluster and redis cache")
+    held = sum(s.reason == "conflict_pending" for s in result.suppressed)
+    assert result.status_card and (
+        f"2 contradictions pending; {held} related memories" in result.status_card)
 
 
 def test_a_contradiction_whose_other_side_was_archived_keeps_nothing_out(

@@ -204,6 +204,24 @@ def test_a_missing_global_dir_named_explicitly_is_a_notice_not_a_crash(
     assert f"notice: the global layer is off: {tmp_path / 'typo'} does not exist" in found.err
 
 
+@pytest.mark.parametrize("kind", ["file", "project"])
+def test_a_global_dir_that_a_new_folder_cannot_fix_gets_no_mkdir_advice(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    target = project if kind == "project" else tmp_path / "global.md"
+    if kind == "file":
+        target.write_text("a file, not a folder\n", encoding="utf-8")
+    monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", str(target))
+    refused = run(capsys, project, "new", "--global", "--type", "user", "--name", "x",
+                  "--description", "y")
+    error = [line for line in refused.err.splitlines() if line.startswith("error:")]
+    assert refused.code == 1 and len(error) == 1
+    said = "is not a folder" if kind == "file" else "is the project folder itself"
+    assert f"no global layer: {target} {said}" in error[0]
+    assert "mkdir -p" not in refused.err
+    assert "set SAGE_MEM_GLOBAL_DIR to a folder of its own, or to off" in error[0]
+
+
 def test_the_global_dir_equal_to_the_project_dir_is_off(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", str(project))

@@ -42,6 +42,9 @@ app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (see README: JSON output).")]
+ReasonOption = Annotated[str | None, typer.Option(
+    "--reason", help="Why: kept in the change log (sagemem log), and in the conflict record "
+                     "when the write is refused.")]
 GlobalOption = Annotated[bool, typer.Option(
     "--global", help="The global layer (SAGE_MEM_GLOBAL_DIR), not the project's folder.")]
 

@@ -201,7 +201,8 @@ def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:
             name = " " * file_w
         cells = [name, fit(memory.type, 9),
                  fit(_iso(freshness_date(memory)) or "-", 10), human_size(memory.size).rjust(6)]
-        description = fit(_status(memory, today) + memory.description, desc_w).rstrip()
+        description = fit(_status(memory, today) + _occasion(memory) + memory.description,
+                          desc_w).rstrip()
         if wide:
             lines.append(" ".join([*cells, description]))
         else:
@@ -215,6 +216,12 @@ def _status(memory: Memory, today: date) -> str:
     return f"({', '.join(marks)}) " if marks else ""
 
 
+def _occasion(memory: Memory) -> str:
+    """The ``when`` of a memory, before its description: two memories of one title (a
+    weekly standup) differ by it alone."""
+    return f"[when {memory.when}] " if memory.when else ""
+
+
 def memory_text(memory: Memory, today: date) -> list[str]:
     """``show``: the fields, revision and parse problems, then the body in the file's
     own lines (those ``read`` numbers)."""
@@ -222,8 +229,9 @@ def memory_text(memory: Memory, today: date) -> list[str]:
 
     fields = memory_summary_json(memory, today)
     lines = [f"{memory.file}{'  (archived)' if memory.archived else ''}"]
-    for key in ("name", "description", "type", "tags", "aliases", "baseline", "baselinePriority",
-                "updated", "valid_at", "invalid_at", "superseded_by", "invalid", "revision"):
+    for key in ("name", "when", "description", "type", "tags", "aliases", "baseline",
+                "baselinePriority", "updated", "valid_at", "invalid_at", "superseded_by",
+                "invalid", "revision"):
         value = fields[key]
         if value in (None, [], False) and key not in ("type", "description"):
             continue

@@ -13,7 +13,7 @@ import typer
 
 from ..files.fields import TYPES
 from ..writes.remember import RememberResult
-from .base import GlobalOption, Globals, JsonOption, app, echo, echo_json, memory_type
+from .base import GlobalOption, Globals, JsonOption, ReasonOption, app, echo, echo_json, memory_type
 from .output import memory_json
 
 WRITER = "cli"
@@ -40,8 +40,7 @@ def remember(
         "--alias", help="Another wording or former title (repeatable; added).")] = None,
     distinct: Annotated[bool, typer.Option(
         "--distinct", help="Save a new memory even beside a similar title.")] = False,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
-                      ] = None,
+    reason: ReasonOption = None,
     global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:

@@ -34,6 +34,7 @@ from . import base as cli
 from .base import (
     GlobalOption,
     JsonOption,
+    ReasonOption,
     app,
     echo,
     echo_json,
@@ -84,8 +85,7 @@ def write(
     expect: Annotated[str, typer.Option(
         "--expect", help="The revision you read (`show` prints it), or 'new' to create.")
     ] = "",
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
-                      ] = None,
+    reason: ReasonOption = None,
     global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -134,8 +134,7 @@ UpdateIndexOption = Annotated[bool | None, typer.Option(
 def edit(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
-                      ] = None,
+    reason: ReasonOption = None,
     update_index: UpdateIndexOption = None,
     global_: GlobalOption = False,
     as_json: JsonOption = False,
@@ -220,8 +219,7 @@ def set_(
     name: Annotated[str, typer.Argument(help="Memory file name (.md may be left off).")],
     assignments: Annotated[list[str], typer.Argument(
         help="key=value: true/false, integers, YYYY-MM-DD, [a, b] lists; key= removes.")],
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in a conflict).")
-                      ] = None,
+    reason: ReasonOption = None,
     update_index: UpdateIndexOption = None,
     global_: GlobalOption = False,
     as_json: JsonOption = False,

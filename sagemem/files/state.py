@@ -125,6 +125,30 @@ def stray_states(memory_dir: Path) -> tuple[StrayState, ...]:
     return tuple(found)
 
 
+KEPT_RECORDS = ("snapshots", "versions", "conflicts", "journal.jsonl", "locked.json",
+                "access.json", "archive.jsonl", "rollbacks.jsonl", "tasks", "edits")
+"""What a state directory holds that no rebuild brings back (the index, vectors and
+sessions are caches): the names ``left_state`` looks for. Spelled here, not imported from
+``history``/``writes``, so that reading the settings loads none of them."""
+
+
+def left_state(memory_dir: Path, state_dir: Path) -> Path | None:
+    """The state directory ``memory_dir`` would use by default, when ``state_dir`` is
+    another one and that default is this folder's own and holds records (snapshots,
+    conflicts, locks, the change log…): what a changed ``SAGE_MEM_STATE_DIR`` leaves
+    behind, unseen by every command, unless someone says so."""
+    try:
+        default = default_state_dir(memory_dir)
+        if same_folder(default, state_dir) or not default.is_dir():
+            return None
+        owner = owner_of(default)
+    except (OSError, SettingsError):
+        return None
+    if owner is None or not same_folder(owner, Path(os.path.abspath(memory_dir))):
+        return None
+    return default if any(os.path.lexists(default / name) for name in KEPT_RECORDS) else None
+
+
 def check_owner(state_dir: Path, memory_dir: Path) -> None:
     """Refuse (WrongFolder) a state directory that another memory folder owns."""
     owner = owner_of(state_dir)

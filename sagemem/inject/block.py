@@ -31,7 +31,7 @@ from ..search.results import SearchResult
 from ..search.text import paragraphs
 from ..store import MemoryStore
 from ..writes.conflicts import unreadable_records
-from ..writes.contradictions import disputed
+from ..writes.contradictions import disputed_pairs
 from .card import MAX_CARD_BYTES, status_card
 from .card import asks_about_history as asks_about_history
 from .session import Budget, SessionState, load_session, save_session, signature
@@ -116,6 +116,9 @@ class _Plan:
     items: list[InjectedItem] = field(default_factory=list)
     suppressed: list[Suppressed] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    contradictions: set[tuple[str, tuple[str, str]]] = field(default_factory=set)
+    """The open contradictions (layer, pair) that kept a candidate out: the card counts
+    records, not the two memories of each."""
     body_bytes: int = 0
 
 
@@ -150,7 +153,8 @@ def inject(layers: Layers | MemoryStore, question: str, session_id: str, setting
     # none, and once told the user so right after its memories had been injected.
     unmatched = searched and not any(item.reason == "match" for item in plan.items)
     card = status_card(question, candidates, plan.state, plan.budget.card_reserve, more=more,
-                       has_task=handle is not None, unmatched=unmatched)
+                       has_task=handle is not None, unmatched=unmatched,
+                       contradictions=len(plan.contradictions))
     text = _render(plan, handle, card)
     new_state = _next_state(state, question, plan, card, handle, candidates, below, now,
                             repeat)
@@ -249,10 +253,10 @@ def _filter(layers: Layers, settings: Settings, candidates: list[_Candidate],
     A layer's contradictions are recorded in its own state directory."""
     if not settings.validity:
         return
-    contradicted = set()
+    pairs: list[tuple[str, tuple[str, str]]] = []
     for layer, store in layers.stores():
         if layer == PROJECT or any(c.layer == layer for c in candidates):
-            contradicted |= {(layer, name) for name in disputed(store)}
+            pairs += [(layer, pair) for pair in disputed_pairs(store)]
             plan.notices += [f"{path} is not a readable conflict record; a contradiction in "
                              "it is not applied (sagemem conflicts list)"
                              for path in unreadable_records(store.state_dir)]
@@ -263,8 +267,9 @@ def _filter(layers: Layers, settings: Settings, candidates: list[_Candidate],
             _suppress(candidate, "expired_source", plan)
         elif candidate.memory.is_not_yet_valid(today):
             _suppress(candidate, "not_yet_valid", plan)
-        elif (candidate.layer, candidate.file) in contradicted:
+        elif held := [p for p in pairs if p[0] == candidate.layer and candidate.file in p[1]]:
             _suppress(candidate, "conflict_pending", plan)
+            plan.contradictions.update(held)
 
 
 def _suppress(candidate: _Candidate, reason: str, plan: _Plan) -> None:

@@ -46,10 +46,12 @@ def asks_about_history(question: str) -> bool:
 
 
 def status_card(question: str, candidates: Sequence[Considered], state: SessionState,
-                card_reserve: int, *, more: int, has_task: bool, unmatched: bool) -> str | None:
+                card_reserve: int, *, more: int, has_task: bool, unmatched: bool,
+                contradictions: int = 0) -> str | None:
     """A few lines when something real was left out; ``None`` when nothing was, or the
-    same card was shown this session, or the reserve is spent."""
-    lines = _gap_lines(question, candidates, more, has_task, unmatched)
+    same card was shown this session, or the reserve is spent. ``contradictions`` counts
+    the open contradiction records that kept candidates out (each holds two memories)."""
+    lines = _gap_lines(question, candidates, more, has_task, unmatched, contradictions)
     if not lines:
         return None
     card = _fit_bytes("[sagemem] " + " ".join(lines), MAX_CARD_BYTES)
@@ -59,9 +61,9 @@ def status_card(question: str, candidates: Sequence[Considered], state: SessionS
         return None
     return card
 def _gap_lines(question: str, candidates: Sequence[Considered], more: int, has_task: bool,
-               unmatched: bool) -> list[str]:
+               unmatched: bool, contradictions: int) -> list[str]:
     cut = [c for c in candidates if c.outcome in ("budget", "text_cap", "max_results")]
-    disputed = [c for c in candidates if c.outcome == "conflict_pending"]
+    held = sum(c.outcome == "conflict_pending" for c in candidates)
     expired = [c for c in candidates if c.outcome == "expired_source" and c.reason == "match"]
     lines = []
     if cut:
@@ -76,9 +78,11 @@ def _gap_lines(question: str, candidates: Sequence[Considered], more: int, has_t
         lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
                      "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
     lines += _not_yet_valid_lines(candidates)
-    if disputed:
-        lines.append(f"{len(disputed)} contradiction{'s' if len(disputed) != 1 else ''} pending; "
-                     "related memories not injected. Resolve: sagemem conflicts list.")
+    if held:
+        records = contradictions or 1
+        lines.append(f"{records} contradiction{'s' if records != 1 else ''} pending; "
+                     f"{held} related memor{'y' if held == 1 else 'ies'} not injected. "
+                     "Resolve: sagemem conflicts list.")
     if unmatched and not lines and (has_task or asks_about_history(question)):
         lines.append("No saved memory matches this question; if it came up before, it was not "
                      "saved. Try other words: sagemem search \"...\".")

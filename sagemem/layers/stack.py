@@ -31,29 +31,42 @@ MERGE_CAP = 10  # retrieve.MAX_CANDIDATES (not imported: a write never loads sea
 
 def global_folder(settings: Settings) -> tuple[Path | None, str, bool]:
     """The global layer's folder when it is on, else None; why it is off (said by
-    ``--global``); and whether the folder configured is missing (then a folder named
+    ``--global``); and whether the folder configured is unusable (then a folder named
     explicitly earns a notice: a typo must not silently lose every habit)."""
     path = settings.global_dir
     if path is None:
         return None, "SAGE_MEM_GLOBAL_DIR is off", False
     if not os.path.isdir(path):  # the one stat a missing global layer costs
-        return None, f"{path} does not exist", True
+        exists = os.path.lexists(path)
+        return None, f"{path} {'is not a folder' if exists else 'does not exist'}", True
     if same_folder(path, settings.memory_dir):
         return None, f"{path} is the project folder itself", False
     return path, "", False
+
+
+def how_to_fix(settings: Settings, why: str) -> str:
+    """What to do about a global layer that is off for ``why``: ``mkdir -p`` only for
+    a folder that is missing (never for a file, nor for the project folder itself)."""
+    path = settings.global_dir
+    if path is None:
+        return "set SAGE_MEM_GLOBAL_DIR to a folder"
+    if why.endswith("does not exist"):
+        return f"mkdir -p {path}, or set SAGE_MEM_GLOBAL_DIR=off"
+    return "set SAGE_MEM_GLOBAL_DIR to a folder of its own, or to off"
 
 
 class Layers:
     """The project store, and the global one when there is one (``stack.py`` doc)."""
 
     def __init__(self, project: MemoryStore, global_: MemoryStore | None = None, *,
-                 folder: Path | None = None, why_off: str = "",
+                 folder: Path | None = None, why_off: str = "", fix: str = "",
                  notices: tuple[str, ...] = ()) -> None:
         self.project = project
         self.global_ = global_
         self.folder = global_.directory if global_ is not None else folder
         """The global layer's folder, or the one configured while it is off (None: off)."""
         self.why_off = why_off or "there is no global layer"
+        self.fix = fix or "set SAGE_MEM_GLOBAL_DIR to a folder"
         self.notices = notices
         """Said once per command: a global folder named explicitly that is not there."""
         self._keys: frozenset[str] | None = None
@@ -66,9 +79,10 @@ class Layers:
         path, why, missing = global_folder(settings)
         if path is None:
             named = missing and settings.source("global_dir") != "default"
-            notices = (f"the global layer is off: {why} (mkdir -p it, or set "
-                       "SAGE_MEM_GLOBAL_DIR=off)",) if named else ()
-            return cls(project, folder=settings.global_dir, why_off=why, notices=notices)
+            fix = how_to_fix(settings, why)
+            notices = (f"the global layer is off: {why} ({fix})",) if named else ()
+            return cls(project, folder=settings.global_dir, why_off=why, fix=fix,
+                       notices=notices)
         try:
             global_ = MemoryStore(path, default_state_dir(path), semantic=settings.semantic,
                                   embedder=settings.embedder, embedder_of=project,
@@ -103,7 +117,7 @@ class Layers:
         if not global_:
             return self.project
         if self.global_ is None:
-            raise NoGlobalLayer(self.folder, self.why_off)
+            raise NoGlobalLayer(self.folder, self.why_off, self.fix)
         return self.global_
 
     def shadowing(self) -> frozenset[str]:

@@ -44,6 +44,7 @@ from .results import (
     result_at,
 )
 from .retrieve import MAX_CANDIDATES, search
+from .superseded import after_replacements
 from .vector_sync import QUERY_BUDGET_SECONDS, VectorReport, clip, indexed_revisions, sync_vectors
 from .vectors import Hit, VectorStore, vectors_path
 
@@ -134,7 +135,8 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
             budget: float) -> tuple[list[SearchResult], Coverage, tuple[str, ...], Relevance]:
     """One index's results in ``mode``, best first, with their coverage, notices and the
     gate's verdict (by words alone while meaning cannot be judged)."""
-    lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline)
+    lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline,
+                     replaced_last=False)
     semantic: SemanticPass | None = None
     behind: frozenset[str] = frozenset()
     ready = getattr(embedder, "ready", None)  # an embedder with a one-time setup says so
@@ -151,12 +153,12 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
             vectors.notices.append(f"embedder unavailable: {exc}; ranked by words")
     relevance = by_words(lexical.results)  # until meaning can be judged too
     if semantic is None:
-        ranked = list(lexical.results)
+        ranked = replaced_last(list(lexical.results))
     else:
         files = [r.file for r in (*lexical.results, *semantic.results)]
         cosines = semantic.cosines(vectors, files)
-        ranked = semantic.results if mode == "semantic" else \
-            fuse(list(lexical.results), semantic, cosines)
+        ranked = replaced_last(semantic.results if mode == "semantic" else
+                               fuse(list(lexical.results), semantic, cosines))
         background = background_for(embedder, index.path.parent, vectors.notices)
         if background is not None and not behind:  # half the folder embedded: judge by
             # words alone, or a memory not embedded yet could never pass the gate
@@ -316,6 +318,15 @@ def fuse(lexical: list[SearchResult], semantic: SemanticPass,
         score[file] = max(a, b) + FUSION_MIN_WEIGHT * min(a, b)
     order = sorted(score, key=lambda f: (-score[f], f))
     return [replace(chosen[f], score=round(score[f], 4)) for f in order][:MAX_CANDIDATES]
+
+
+def replaced_last(ranked: list[SearchResult]) -> list[SearchResult]:
+    """Each memory that names its replacement right after it, scored no higher
+    (``superseded``)."""
+    order = after_replacements(ranked, lambda r: r.file, lambda r: r.superseded_by)
+    score = {r.file: r.score for r in order}
+    return [replace(r, score=min(r.score, score[r.superseded_by]))
+            if r.superseded_by in score and r.superseded_by != r.file else r for r in order]
 
 
 def in_scope(indexed: IndexedFile, scope: str | None) -> bool:

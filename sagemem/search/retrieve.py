@@ -24,12 +24,13 @@ from datetime import date
 
 from ..errors import IndexUnavailable
 from ..files.fields import TYPES
-from .index import SearchIndex, SyncReport, TermStats
+from .index import IndexedFile, SearchIndex, SyncReport, TermStats
 from .results import Coverage as Coverage
 from .results import Moved, cursor_offset, page_cursor, results_of
 from .results import SearchResponse as SearchResponse
 from .results import SearchResult as SearchResult
 from .scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
+from .superseded import after_replacements
 from .text import is_cjk, tokens
 
 MAX_CANDIDATES = 10
@@ -108,16 +109,19 @@ def idf(df: int, n: int) -> float:
 
 def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
            cursor: str | None = None, today: date | None = None, *,
-           include_archived: bool = False, deadline: float | None = None) -> SearchResponse:
+           include_archived: bool = False, deadline: float | None = None,
+           replaced_last: bool = True) -> SearchResponse:
     """Rank the memories that answer ``query``; ``scope`` is a type or a tag. Archived
     memories are searched only with ``include_archived`` (marked ``archived``); the index
-    is brought up to date until ``deadline`` (``time.monotonic()``), if any."""
+    is brought up to date until ``deadline`` (``time.monotonic()``), if any. Hybrid search
+    asks with ``replaced_last`` off: it fuses raw scores and demotes after fusing."""
     if include_archived:
         return _with_archive(index, query, scope, limit, cursor, today, deadline)
     offset = cursor_offset(cursor, query, scope)
     for attempt in range(MOVED_RETRIES + 1):
         try:
-            report, ranked, candidates, filtered = _search_index(index, query, scope, deadline)
+            report, ranked, candidates, filtered = _search_index(index, query, scope, deadline,
+                                                                 replaced_last)
             page = ranked[offset:offset + max(limit, 1)]
             results = results_of(index, page, today or date.today(),
                                  skip_moved=attempt == MOVED_RETRIES)
@@ -135,15 +139,17 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
     return SearchResponse(query, tuple(results), coverage, notices)
 
 
-def _search_index(index: SearchIndex, query: str, scope: str | None, deadline: float | None
-                  ) -> tuple[SyncReport, list[tuple[int, float, int | None]], int, int]:
+def _search_index(index: SearchIndex, query: str, scope: str | None, deadline: float | None,
+                  replaced_last: bool) -> tuple[SyncReport, list[tuple[int, float, int | None]],
+                                                int, int]:
     report = index.sync(deadline=deadline)
-    return (report, *_rank(index, index.stats(), query, scope))
+    return (report, *_rank(index, index.stats(), query, scope, replaced_last))
 
 
-def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
-          ) -> tuple[list[tuple[int, float, int | None]], int, int]:
-    """[(file id, score, paragraph id)] best first, the candidate count, paragraphs dropped."""
+def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None,
+          replaced_last: bool = True) -> tuple[list[tuple[int, float, int | None]], int, int]:
+    """[(file id, score, paragraph id)] best first, the candidate count, paragraphs dropped;
+    a replaced memory after its replacement unless ``replaced_last`` is off (``superseded``)."""
     if stats.files == 0:
         return [], 0, 0
     q = _prepare(index, stats, query)
@@ -179,8 +185,14 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None
             combined[file_id] = (score + paras.best_score.get(file_id, 0.0)
                                  + paras.whole.get(file_id, 0.0)) / scale
     passing = _in_scope(index, list(combined), scope)
-    names = {f: indexed.name for f, indexed in index.files(passing).items()}
+    indexed_files = index.files(passing)
+    names = {f: indexed.name for f, indexed in indexed_files.items()}
     ranked = _cut({f: combined[f] for f in passing}, names)[:MAX_CANDIDATES]
+    if replaced_last:
+        ranked = after_replacements(ranked, lambda f: names.get(f, ""),
+                                    lambda f: indexed_files[f].info.get("superseded_by")
+                                    if f in indexed_files else None)
+        _no_higher_than_replacement(ranked, combined, names, indexed_files)
     returned = [(f, combined[f], _passage(q, summary.get(f, (0.0, set()))[1], paras, f))
                 for f in ranked]
     dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
@@ -306,6 +318,17 @@ def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int
         if owner.get(nxt) == owner[para_id]:
             smoothed[nxt] = smoothed.get(nxt, 0.0) + NEIGHBOUR_WEIGHT * para[para_id]
     return smoothed
+
+
+def _no_higher_than_replacement(ranked: list[int], scores: dict[int, float],
+                                names: dict[int, str], files: dict[int, IndexedFile]) -> None:
+    """A replaced memory moved below its replacement scores no higher than it, so the
+    printed scores still fall down the page (``superseded``)."""
+    ids = {names.get(f): f for f in ranked}
+    for f in ranked:
+        target = ids.get(files[f].info.get("superseded_by")) if f in files else None
+        if target is not None and target != f:
+            scores[f] = min(scores[f], scores[target])
 
 
 def _cut(scores: dict[int, float], names: dict[int, str]) -> list[int]:

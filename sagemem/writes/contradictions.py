@@ -52,8 +52,13 @@ def disputed(store: MemoryFolder) -> set[str]:
     """The memories an open contradiction keeps out of injection: both sides of each one
     whose two sides are still live memories. Archiving the other side once left the live
     one out for good, though nothing disputed it any more."""
-    return {name for pair in open_contradictions(store.state_dir)
-            if not gone_sides(store, pair) for name in pair}
+    return {name for pair in disputed_pairs(store) for name in pair}
+
+
+def disputed_pairs(store: MemoryFolder) -> list[tuple[str, str]]:
+    """The open contradictions whose two sides are still live memories, one pair each:
+    what the status card counts (one record, not its two memories)."""
+    return [pair for pair in open_contradictions(store.state_dir) if not gone_sides(store, pair)]
 
 
 def moot_sides(store: MemoryFolder, record: Conflict) -> tuple[str, ...]:

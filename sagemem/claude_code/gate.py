@@ -9,8 +9,10 @@ file whose revision is no longer the one seen is denied, and the model is told t
 read it again.
 
 Rules, in order: a path outside the folder is never touched; a file that does not exist
-yet, or that the model never read, is allowed (creating notes must work); the gate
-that cannot decide allows, and says why in the hook's log. Allowing prints nothing:
+yet, or that the model never read, is allowed (creating notes must work); only the hook
+session's own records count, never another session's or a shell's (what someone else
+read says nothing of what this model knows); the gate that cannot decide allows, and
+says why in the hook's log. Allowing prints nothing:
 an explicit "allow" would skip the user's own permission prompts.
 """
 
@@ -131,10 +133,14 @@ def _before_write(tool: str, target: Target, session_id: str,
 
 
 def stale_reason(file: str, seen: str, current: str) -> str:
-    """What the model is told: what happened, and the one thing to do about it."""
+    """What the model is told: what happened, and the one thing to do about it. Only
+    this session's Read tool vouches (``inject.seen``), so the message names that tool:
+    a model that re-read through sagemem's MCP tools or ``sagemem read`` in Bash would
+    otherwise be denied again and not know why."""
     return (f"sagemem: {file} changed since you last read it (you saw revision "
-            f"{seen[:12]}, it is now {current[:12]}). Read it again, then make your "
-            "change to what it says now.")
+            f"{seen[:12]}, it is now {current[:12]}). Read it again with the Read tool "
+            "(a read through sagemem's MCP tools or `sagemem read` does not count for "
+            "this edit), then make your change to what it says now.")
 
 
 def deny(reason: str) -> str:

@@ -614,6 +614,31 @@ def test_the_hook_records_a_write_under_its_session_as_what_the_file_now_holds(
     assert hook_output("PreToolUse", "Edit", role, project, memory_dir, state_dir) == ""
 
 
+def test_a_change_between_a_write_and_its_hook_is_not_recorded_as_seen(
+        host: Host, memory_dir: Path, state_dir: Path) -> None:
+    """Agent B's write lands after A's Write but before A's PostToolUse hook runs: A has
+    seen its own text, not B's, so A's next Write (from what it knows) is denied."""
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    assert host.before("Write", role) == ""
+    role.write_text(tool_input("Write", str(role))["content"], encoding="utf-8")
+    change(role)  # B, in the moment before the hook
+    assert host.hook("PostToolUse", "Write", role) == ""
+    assert "user_role.md" in denial(host.before("Write", role))
+    assert "changed between the Write and its hook" in log_text(state_dir)
+
+
+def test_a_write_whose_line_endings_claude_code_kept_counts_as_seen(
+        host: Host, memory_dir: Path) -> None:
+    """Claude Code may keep a CRLF file's line endings when it writes: still the model's."""
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    text = tool_input("Write", str(role))["content"]
+    role.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    assert host.hook("PostToolUse", "Write", role) == ""
+    assert host.before("Edit", role) == ""
+
+
 def test_inject_never_imports_the_room_above_it() -> None:
     """``claude_code`` uses ``inject``; an import back would be a cycle of rooms."""
     import ast

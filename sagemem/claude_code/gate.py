@@ -12,8 +12,8 @@ Rules, in order: a path outside the folder is never touched; a file that does no
 yet, or that the model never read, is allowed (creating notes must work); only the hook
 session's own records count, never another session's or a shell's (what someone else
 read says nothing of what this model knows); the gate that cannot decide allows, and
-says why in the hook's log. Allowing prints nothing:
-an explicit "allow" would skip the user's own permission prompts.
+says why in the hook's log. Allowing prints nothing: an explicit "allow" would skip the
+user's own permission prompts.
 """
 
 from __future__ import annotations
@@ -110,19 +110,19 @@ def _current_bytes(target: Target) -> bytes | None:
 def _after(target: Target, session_id: str, state_dir: Path,
            written: str | None) -> GateAnswer:
     """The model read or wrote the file: what it holds now is what the model has seen,
-    unless a Write's text says otherwise (``seen_of_write``)."""
+    unless a Write's text says otherwise (``_seen_of_write``)."""
     try:
         data = _current_bytes(target)
     except SagememError as exc:
         return GateAnswer(log=(f"not recorded as seen: {target.file}: {exc}",))
     if data is None:
         return GateAnswer()
-    revision, note = seen_of_write(data, written)
+    revision, note = _seen_of_write(data, written)
     warnings = record_seen(state_dir, session_id, {target.file: revision})
     return GateAnswer(log=tuple(f"{target.file}: {line}" for line in (*note, *warnings)))
 
 
-def seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ...]]:
+def _seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ...]]:
     """The revision a session has seen after it wrote ``written`` over a file now holding
     ``data``. The hook runs a moment after the tool (a process start, some 300 ms): a
     change landing in between is not the model's, and recording it as seen would let the

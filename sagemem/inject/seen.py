@@ -8,11 +8,10 @@ are told (``SAGE_MEM_SESSION``). A session is vouched for by its own records alo
 shared record that any shell or any other agent's server wrote would let one session's
 stale write through on the strength of what someone else read (issue 20, item 2), so a
 reader that knows no session records nothing. The records of a session live in
-``<state>/sessions/seen/<id>.json``,
-beside the session files and under the same safe ids (``session.session_file``);
-they are written atomically and hold at most ``MAX_SEEN_FILES`` files (the oldest go
-first). An unreadable record file starts afresh: the gate then knows nothing, so it
-allows, which is the side a gate must fail on.
+``<state>/sessions/seen/<id>.json``, beside the session files and under the same safe
+ids (``session.session_file``); they are written atomically and hold at most
+``MAX_SEEN_FILES`` files (the oldest go first). An unreadable record file starts
+afresh: the gate then knows nothing, so it allows, which is the side a gate must fail on.
 
 Files are keyed by ``name_key`` of their folder-relative path (``user_role.md``,
 ``archive/old.md``, ``MEMORY.md``), as sagemem compares names everywhere.

@@ -165,7 +165,9 @@ def run(capsys: pytest.CaptureFixture[str], store: MemoryStore, *args: str) -> R
 
 
 def test_cli_reads_with_a_read_only_state_dir_and_one_notice_per_degradation(
-        capsys: pytest.CaptureFixture[str], store: MemoryStore, read_only_state: Path) -> None:
+        capsys: pytest.CaptureFixture[str], store: MemoryStore, read_only_state: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGE_MEM_SESSION", "s1")  # without a session nothing is recorded
     searched = run(capsys, store, "search", QUESTION)
     assert searched.code == 0 and "project_database.md" in searched.out
     assert searched.err.count("\n") == 2 and "cannot be written" in searched.err  # index,

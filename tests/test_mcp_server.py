@@ -603,27 +603,6 @@ def test_a_meaning_mode_on_a_lexical_store_is_an_error_saying_so(store: MemorySt
     assert "semantic search is off" in text_of(result)
 
 
-def test_what_the_server_hands_the_model_counts_as_seen_for_claude_codes_write_gate(
-        store: MemoryStore, tmp_path: Path) -> None:
-    from sagemem.claude_code.hook import claude_code
-
-    def pre_edit() -> str:
-        data = {"session_id": "s-1", "transcript_path": str(tmp_path / "s-1.jsonl"),
-                "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Edit",
-                "tool_input": {"file_path": str(store.directory / "user_pets.md"),
-                               "old_string": "cat", "new_string": "cats"}}
-        return claude_code(json.dumps(data).encode(), {}, memory_dir=store.directory,
-                           state_dir=store.state_dir)
-
-    call(store, "read_memory", {"name": "user_pets.md"})
-    assert pre_edit() == ""  # read at the current revision: allowed
-    path = store.directory / "user_pets.md"
-    path.write_text(path.read_text() + "\nEdited by hand.\n")
-    assert json.loads(pre_edit())["hookSpecificOutput"]["permissionDecision"] == "deny"
-    call(store, "search_memory", {"query": "cat"})  # the search result carries the revision
-    assert pre_edit() == ""
-
-
 def test_secrets_given_to_the_write_tools_never_reach_disk_and_the_model_is_told(
         store: MemoryStore) -> None:
     secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"

@@ -8,8 +8,10 @@ tool); most tests call ``claude_code`` in-process, one runs the real command.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -154,7 +156,8 @@ def test_stale_write_is_denied_with_the_reason(host: Host, memory_dir: Path,
     change(role)
     reason = denial(host.before("Write", role))
     assert "user_role.md changed since you last read it" in reason
-    assert "Read it again" in reason
+    assert "Read it again with the Read tool" in reason  # the one read that vouches
+    assert "MCP tools or `sagemem read` does not count" in reason
     assert "denied Write user_role.md: changed since read" in log_text(state_dir)
 
 
@@ -234,39 +237,48 @@ def test_other_tools_and_events_are_untouched(host: Host, memory_dir: Path,
     assert host.hook("PostToolUseFailure", "Edit", role) == ""
 
 
-# -- what counts as seen: sagemem's own read and search -----------------------------------
+# -- what counts as seen: only what this session saw ------------------------------------
 
 def cli(memory_dir: Path, state_dir: Path, *args: str) -> int:
     return main(["--dir", str(memory_dir), "--state-dir", str(state_dir), *args])
 
 
-@pytest.mark.parametrize("session", [SESSION, None], ids=["SAGE_MEM_SESSION", "default"])
-def test_sagemem_read_counts_as_seen(host: Host, memory_dir: Path, state_dir: Path,
-                                     monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str],
-                                     session: str | None) -> None:
+def test_sagemem_read_told_the_session_counts_as_seen(
+        host: Host, memory_dir: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     role = memory_dir / "user_role.md"
     host.read(role)
     change(role)
     denial(host.before("Edit", role))
-    if session is not None:
-        monkeypatch.setenv("SAGE_MEM_SESSION", session)
+    monkeypatch.setenv("SAGE_MEM_SESSION", SESSION)
     assert cli(memory_dir, state_dir, "read", "user_role") == 0
     assert "platform team" in capsys.readouterr().out
-    assert seen_file(state_dir, session or DEFAULT_SESSION).is_file()
+    assert seen_file(state_dir, SESSION).is_file()
     assert host.before("Edit", role) == ""
 
 
-def test_sagemem_search_counts_as_seen(host: Host, memory_dir: Path, state_dir: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_sagemem_search_told_the_session_counts_as_seen(
+        host: Host, memory_dir: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     role = memory_dir / "user_role.md"
     host.read(role)
     change(role)
+    monkeypatch.setenv("SAGE_MEM_SESSION", SESSION)
     assert cli(memory_dir, state_dir, "search", "data scientist notebooks", "--json") == 0
     results = json.loads(capsys.readouterr().out)["results"]
     assert [r["file"] for r in results] == ["user_role.md"]
     assert seen_revision(state_dir, SESSION, "user_role.md") == results[0]["revision"]
     assert host.before("Edit", role) == ""
+
+
+@pytest.mark.parametrize("args", [("read", "user_role"),
+                                  ("search", "data scientist notebooks")])
+def test_a_read_that_knows_no_session_records_nothing(
+        memory_dir: Path, state_dir: Path, capsys: pytest.CaptureFixture[str],
+        args: tuple[str, ...]) -> None:
+    assert cli(memory_dir, state_dir, *args) == 0
+    assert "data scientist" in capsys.readouterr().out
+    assert not (state_dir / "sessions" / "seen").exists()
 
 
 def test_another_sessions_read_does_not_count(host: Host, memory_dir: Path) -> None:
@@ -385,13 +397,13 @@ def test_hostile_tool_input_is_allowed_quickly(memory_dir: Path, state_dir: Path
 
 # -- the record of what was seen ----------------------------------------------------------
 
-def test_newest_record_wins_between_the_session_and_the_default_one(state_dir: Path) -> None:
+def test_only_the_sessions_own_record_counts_never_the_default_one(state_dir: Path) -> None:
     record_seen(state_dir, SESSION, {"user_role.md": "1" * 64})
-    record_seen(state_dir, DEFAULT_SESSION, {"user_role.md": "2" * 64})
-    assert seen_revision(state_dir, SESSION, "user_role.md") == "2" * 64
+    record_seen(state_dir, DEFAULT_SESSION, {"user_role.md": "2" * 64})  # newer, shared
+    assert seen_revision(state_dir, SESSION, "user_role.md") == "1" * 64
     record_seen(state_dir, SESSION, {"user_role.md": "3" * 64})
     assert seen_revision(state_dir, SESSION, "user_role.md") == "3" * 64
-    assert seen_revision(state_dir, "other", "user_role.md") == "2" * 64
+    assert seen_revision(state_dir, "other", "user_role.md") is None
     assert seen_revision(state_dir, SESSION, "never_read.md") is None
 
 
@@ -467,6 +479,164 @@ def test_real_hook_process_denies_a_stale_write(memory_dir: Path, state_dir: Pat
     denied = run_hook(payload("PreToolUse", "Edit", role, project), memory_dir, state_dir)
     assert denied.returncode == 0
     assert "user_role.md changed since you last read it" in denial(denied.stdout.decode())
+
+
+# -- the walk-arounds of issue 20: what someone else read never vouches -------------------
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    """A copy of the shipped sample folder, where ``sagemem search cat`` finds the cat."""
+    directory = tmp_path / "sample"
+    shutil.copytree(SAMPLE, directory, ignore=shutil.ignore_patterns("eval"))
+    return directory
+
+
+def run_sagemem(memory_dir: Path, state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``sagemem ARGS`` as anyone runs it in a shell: no SAGE_MEM_SESSION (conftest)."""
+    env = {**os.environ, **env_for(memory_dir, state_dir)}
+    return subprocess.run([sys.executable, "-m", "sagemem", *args], capture_output=True,
+                          text=True, env=env, timeout=120, check=False)
+
+
+def hook_output(event: str, tool: str, path: Path, cwd: Path, memory_dir: Path,
+                state_dir: Path) -> str:
+    done = run_hook(payload(event, tool, path, cwd), memory_dir, state_dir)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode()
+
+
+def test_a_shell_search_after_a_denial_does_not_let_the_stale_edit_through(
+        sample: Path, state_dir: Path, project: Path) -> None:
+    """The model Reads, the user edits the file in vim, the stale Edit is denied; then
+    anyone's ``sagemem search cat`` (or ``read``) must not turn the denial into an allow."""
+    pets = sample / "user_pets.md"
+    assert hook_output("PostToolUse", "Read", pets, project, sample, state_dir) == ""
+    change(pets)
+    assert "user_pets.md" in denial(
+        hook_output("PreToolUse", "Edit", pets, project, sample, state_dir))
+    search = run_sagemem(sample, state_dir, "search", "cat")
+    assert search.returncode == 0, search.stderr
+    assert "user_pets.md" in search.stdout
+    read = run_sagemem(sample, state_dir, "read", "user_pets")
+    assert (read.returncode, "platform team" in read.stdout) == (0, True)
+    assert "user_pets.md" in denial(
+        hook_output("PreToolUse", "Edit", pets, project, sample, state_dir))
+    assert hook_output("PostToolUse", "Read", pets, project, sample, state_dir) == ""
+    assert hook_output("PreToolUse", "Edit", pets, project, sample, state_dir) == ""
+
+
+def test_another_agents_mcp_write_does_not_let_a_stale_write_overwrite_it(
+        sample: Path, state_dir: Path, project: Path) -> None:
+    """Agent A Reads; agent B changes the memory through the installed MCP server (no
+    SAGE_MEM_SESSION); A's Write from what it read is denied, and B's change stays."""
+    pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    pets = sample / "user_pets.md"
+    assert hook_output("PostToolUse", "Read", pets, project, sample, state_dir) == ""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"],
+                                   env={**os.environ, **env_for(sample, state_dir)})
+
+    async def agent_b() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("set_memory_fields", {
+                "name": "user_pets.md", "fields": {"description": "B: Zhima moved away."}})
+
+    written = asyncio.run(agent_b())
+    assert written.structured_content["status"] == "written"
+    reason = denial(hook_output("PreToolUse", "Write", pets, project, sample, state_dir))
+    assert "user_pets.md changed since you last read it" in reason
+    assert "B: Zhima moved away." in pets.read_text(encoding="utf-8")
+
+
+def test_an_mcp_server_told_the_session_vouches_for_that_session_only(
+        sample: Path, state_dir: Path, project: Path) -> None:
+    """``SAGE_MEM_SESSION`` is how a server learns whose reads it serves: its reads count
+    for that session, and for no other one."""
+    pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
+    from mcp import Client
+
+    from sagemem.mcp_server.server import build_server
+    from sagemem.store import MemoryStore
+
+    pets = sample / "user_pets.md"
+    host = Host(sample, state_dir, project)
+    host.read(pets)
+    host.read(pets, session="other-session")
+    change(pets)
+
+    async def read(session: str | None) -> Any:
+        server = build_server(MemoryStore(sample, state_dir), session_id=session)
+        async with Client(server) as client:
+            return await client.call_tool("read_memory", {"name": "user_pets.md"})
+
+    assert asyncio.run(read(None)).structured_content["status"] == "ok"
+    assert denial(host.before("Edit", pets))
+    assert asyncio.run(read(SESSION)).structured_content["status"] == "ok"
+    assert host.before("Edit", pets) == ""
+    assert "user_pets.md" in denial(host.before("Edit", pets, session="other-session"))
+
+
+def test_an_injected_memory_does_not_vouch_for_a_write_over_it(
+        sample: Path, state_dir: Path, project: Path) -> None:
+    """The prompt hook quotes a paragraph, not the file: the model that saw it has not
+    seen the rest, so the block records nothing, under any session."""
+    pets = sample / "user_pets.md"
+    assert hook_output("PostToolUse", "Read", pets, project, sample, state_dir) == ""
+    change(pets)
+    prompt = json.dumps({"session_id": SESSION, "cwd": str(project),
+                         "hook_event_name": "UserPromptSubmit",
+                         "prompt": "What is my cat called?"}).encode()
+    injected = run_hook(prompt, sample, state_dir)
+    assert injected.returncode == 0
+    assert "user_pets.md" in json.loads(injected.stdout)["hookSpecificOutput"][
+        "additionalContext"]
+    assert "user_pets.md" in denial(
+        hook_output("PreToolUse", "Write", pets, project, sample, state_dir))
+    assert sorted(p.name for p in (state_dir / "sessions" / "seen").glob("*.json")) == [
+        seen_file(state_dir, SESSION).name]
+
+
+def test_the_hook_records_a_write_under_its_session_as_what_the_file_now_holds(
+        memory_dir: Path, state_dir: Path, project: Path) -> None:
+    role = memory_dir / "user_role.md"
+    hook_output("PostToolUse", "Read", role, project, memory_dir, state_dir)
+    role.write_text(ROLE + "Also uses polars.\n", encoding="utf-8")  # the Write itself
+    assert hook_output("PostToolUse", "Write", role, project, memory_dir, state_dir) == ""
+    from sagemem.files.memory import revision_of
+
+    assert seen_revision(state_dir, SESSION, "user_role.md") == revision_of(role.read_bytes())
+    assert not seen_file(state_dir, DEFAULT_SESSION).exists()
+    assert hook_output("PreToolUse", "Edit", role, project, memory_dir, state_dir) == ""
+
+
+def test_a_change_between_a_write_and_its_hook_is_not_recorded_as_seen(
+        host: Host, memory_dir: Path, state_dir: Path) -> None:
+    """Agent B's write lands after A's Write but before A's PostToolUse hook runs: A has
+    seen its own text, not B's, so A's next Write (from what it knows) is denied."""
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    assert host.before("Write", role) == ""
+    role.write_text(tool_input("Write", str(role))["content"], encoding="utf-8")
+    change(role)  # B, in the moment before the hook
+    assert host.hook("PostToolUse", "Write", role) == ""
+    assert "user_role.md" in denial(host.before("Write", role))
+    assert "changed between the Write and its hook" in log_text(state_dir)
+
+
+def test_a_write_whose_line_endings_claude_code_kept_counts_as_seen(
+        host: Host, memory_dir: Path) -> None:
+    """Claude Code may keep a CRLF file's line endings when it writes: still the model's."""
+    role = memory_dir / "user_role.md"
+    host.read(role)
+    text = tool_input("Write", str(role))["content"]
+    role.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    assert host.hook("PostToolUse", "Write", role) == ""
+    assert host.before("Edit", role) == ""
 
 
 def test_inject_never_imports_the_room_above_it() -> None:

@@ -9,9 +9,11 @@ file whose revision is no longer the one seen is denied, and the model is told t
 read it again.
 
 Rules, in order: a path outside the folder is never touched; a file that does not exist
-yet, or that the model never read, is allowed (creating notes must work); the gate
-that cannot decide allows, and says why in the hook's log. Allowing prints nothing:
-an explicit "allow" would skip the user's own permission prompts.
+yet, or that the model never read, is allowed (creating notes must work); only the hook
+session's own records count, never another session's or a shell's (what someone else
+read says nothing of what this model knows); the gate that cannot decide allows, and
+says why in the hook's log. Allowing prints nothing: an explicit "allow" would skip the
+user's own permission prompts.
 """
 
 from __future__ import annotations
@@ -51,15 +53,17 @@ class GateAnswer:
 
 
 def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
-         session_id: str, memory_dir: Path, state_dir: Path) -> GateAnswer:
-    """Answer one PreToolUse or PostToolUse call of Claude Code's file tools."""
+         session_id: str, memory_dir: Path, state_dir: Path, *,
+         written: str | None = None) -> GateAnswer:
+    """Answer one PreToolUse or PostToolUse call of Claude Code's file tools; ``written``
+    is a Write's ``content``, the whole text the model knows the file to hold."""
     if event not in TOOL_EVENTS or tool not in SEEN_TOOLS or not file_path:
         return GateAnswer()
     target = memory_target(file_path, cwd, memory_dir)
     if target is None:
         return GateAnswer()
     if event == "PostToolUse":
-        return _after(target, session_id, state_dir)
+        return _after(target, session_id, state_dir, written if tool == "Write" else None)
     if tool in WRITE_TOOLS:
         return _before_write(tool, target, session_id, state_dir)
     return GateAnswer()
@@ -92,22 +96,49 @@ def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target |
 
 def _current(target: Target) -> str | None:
     """The file's revision now, through the safe read path; None if it does not exist."""
+    data = _current_bytes(target)
+    return None if data is None else revision_of(data)
+
+
+def _current_bytes(target: Target) -> bytes | None:
     try:
-        return revision_of(read_regular(target.path, MAX_GATED_BYTES).data)
+        return read_regular(target.path, MAX_GATED_BYTES).data
     except MemoryNotFound:
         return None
 
 
-def _after(target: Target, session_id: str, state_dir: Path) -> GateAnswer:
-    """The model read or wrote the file: what it holds now is what the model has seen."""
+def _after(target: Target, session_id: str, state_dir: Path,
+           written: str | None) -> GateAnswer:
+    """The model read or wrote the file: what it holds now is what the model has seen,
+    unless a Write's text says otherwise (``_seen_of_write``)."""
     try:
-        revision = _current(target)
+        data = _current_bytes(target)
     except SagememError as exc:
         return GateAnswer(log=(f"not recorded as seen: {target.file}: {exc}",))
-    if revision is None:
+    if data is None:
         return GateAnswer()
+    revision, note = _seen_of_write(data, written)
     warnings = record_seen(state_dir, session_id, {target.file: revision})
-    return GateAnswer(log=tuple(warnings))
+    return GateAnswer(log=tuple(f"{target.file}: {line}" for line in (*note, *warnings)))
+
+
+def _seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ...]]:
+    """The revision a session has seen after it wrote ``written`` over a file now holding
+    ``data``. The hook runs a moment after the tool (a process start, some 300 ms): a
+    change landing in between is not the model's, and recording it as seen would let the
+    model's next Write overwrite it. So the file counts as seen only while it holds what
+    the model wrote (line endings and a BOM aside, which Claude Code may keep from the
+    old file); otherwise the model has seen its own text, whose revision matches no
+    file, and its next write is denied until it reads again."""
+    if written is None or _plain(data.decode("utf-8", errors="replace")) == _plain(written):
+        return revision_of(data), ()
+    own = revision_of(written.encode("utf-8", errors="surrogatepass"))
+    return own, ("changed between the Write and its hook: recorded the model's own text "
+                 "as seen, not the file's",)
+
+
+def _plain(text: str) -> str:
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
 def _before_write(tool: str, target: Target, session_id: str,
@@ -131,10 +162,14 @@ def _before_write(tool: str, target: Target, session_id: str,
 
 
 def stale_reason(file: str, seen: str, current: str) -> str:
-    """What the model is told: what happened, and the one thing to do about it."""
+    """What the model is told: what happened, and the one thing to do about it. Only
+    this session's Read tool vouches (``inject.seen``), so the message names that tool:
+    a model that re-read through sagemem's MCP tools or ``sagemem read`` in Bash would
+    otherwise be denied again and not know why."""
     return (f"sagemem: {file} changed since you last read it (you saw revision "
-            f"{seen[:12]}, it is now {current[:12]}). Read it again, then make your "
-            "change to what it says now.")
+            f"{seen[:12]}, it is now {current[:12]}). Read it again with the Read tool "
+            "(a read through sagemem's MCP tools or `sagemem read` does not count for "
+            "this edit), then make your change to what it says now.")
 
 
 def deny(reason: str) -> str:

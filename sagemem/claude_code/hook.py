@@ -59,6 +59,7 @@ class HookEvent:
     cwd: str | None = None
     tool: str | None = None
     file_path: str | None = None
+    content: str | None = None  # a Write's whole new text (``tool_input.content``)
 
     def where(self) -> str:
         tool = f" tool={self.tool}" if self.tool else ""
@@ -107,7 +108,8 @@ def parse_event(payload_bytes: bytes) -> HookEvent | str:
                       prompt=_text(data, "prompt", "user_prompt"),
                       source=_text(data, "source"), cwd=_text(data, "cwd"),
                       tool=_text(data, "tool_name", "toolName"),
-                      file_path=_tool_file(data))
+                      file_path=_tool_input(data, "file_path", "filePath"),
+                      content=_tool_input(data, "content"))
     if event.name == "UserPromptSubmit" and event.prompt is None:
         return f"{event.where()}: no string prompt"
     return event
@@ -118,10 +120,11 @@ def _text(data: dict[str, Any], *keys: str) -> str | None:
     return next((data[k] for k in keys if isinstance(data.get(k), str)), None)
 
 
-def _tool_file(data: dict[str, Any]) -> str | None:
-    """``tool_input.file_path``: the file Read, Write, Edit and MultiEdit act on."""
+def _tool_input(data: dict[str, Any], *keys: str) -> str | None:
+    """A string of ``tool_input``: ``file_path``, the file Read, Write, Edit and MultiEdit
+    act on, or ``content``, the text a Write puts there."""
     tool_input = data.get("tool_input", data.get("toolInput"))
-    return _text(tool_input, "file_path", "filePath") if isinstance(tool_input, dict) else None
+    return _text(tool_input, *keys) if isinstance(tool_input, dict) else None
 
 
 def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
@@ -130,7 +133,7 @@ def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
     settings.json, since it runs on every file tool call of the session."""
     memory, state, _ = resolve_dirs(env, memory_dir, state_dir)
     answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
-                  memory, state)
+                  memory, state, written=event.content)
     for line in answer.log:
         _log(log, f"{event.where()}: {line}")
     return answer.output

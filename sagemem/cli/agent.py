@@ -361,16 +361,18 @@ def hook_claude_code(ctx: typer.Context) -> None:
 
 def _record_seen(globals_: Globals, store: MemoryStore,
                  seen: SearchResponse | Mapping[str, str]) -> list[str]:
-    """Record the revisions a read or search handed the model (``inject.seen``), into
-    SAGE_MEM_SESSION's session or the shared default one: a write gate then knows the
-    model saw them, though it read them through a shell that knows no session id."""
+    """Record the revisions a read or search handed the model (``inject.seen``) into
+    SAGE_MEM_SESSION's session, for Claude Code's write gate. Without a session nothing
+    is recorded: a shell's read must not vouch for every session's writes (issue 20)."""
     from ..files.folder import ARCHIVE_DIR
     from ..inject.seen import record_seen
 
+    session = globals_.settings().session
+    if not session:
+        return []
     revisions = seen if isinstance(seen, Mapping) else {  # the gate guards the project's
         f"{ARCHIVE_DIR}/{r.file}" if r.archived else r.file: r.revision
         for r in seen.results if r.revision and r.layer == "project"}
-    session = globals_.settings().session or DEFAULT_SESSION
     return record_seen(store.state_dir, session, revisions)
 
 

@@ -5,7 +5,7 @@
 - ``session``: per-session state and budgets (``load_session``, ``Budget``).
 - ``tasks``: task checkpoints (``ensure_checkpoint``, ``load_checkpoint``).
 - ``seen``: ``record_seen``, ``seen_revision`` — per session, the revision of each file
-  the model last saw (the write gates of ``claude_code`` and the MCP server read it).
+  the model of that session last saw (Claude Code's write gate reads it).
 
 The Claude Code hook over ``inject`` is in ``claude_code/``, the room above this one.
 """

@@ -1,13 +1,17 @@
 """What the model has seen: per session, each file and the revision it last saw, and when.
 
-A write gate (the Claude Code hook's, the MCP server's) refuses to let the model write
-over a file that changed since it last read it, so every way the model reads a file —
-the host's own Read tool, ``sagemem read`` and ``search`` — records the revision it
-returned here. The records of a session live in ``<state>/sessions/seen/<id>.json``,
-beside the session files and under the same safe ids (``session.session_file``);
-they are written atomically and hold at most ``MAX_SEEN_FILES`` files (the oldest go
-first). An unreadable record file starts afresh: the gate then knows nothing, so it
-allows, which is the side a gate must fail on.
+Claude Code's write gate (``claude_code/gate.py``) refuses to let the model write over a
+file that changed since it last read it, so the model's reads record the revision they
+returned here, each under its own session: the host's Read tool under the hook's
+session id, ``sagemem read``/``search`` and the MCP server only under the session they
+are told (``SAGE_MEM_SESSION``). A session is vouched for by its own records alone: a
+shared record that any shell or any other agent's server wrote would let one session's
+stale write through on the strength of what someone else read (issue 20, item 2), so a
+reader that knows no session records nothing. The records of a session live in
+``<state>/sessions/seen/<id>.json``, beside the session files and under the same safe
+ids (``session.session_file``); they are written atomically and hold at most
+``MAX_SEEN_FILES`` files (the oldest go first). An unreadable record file starts
+afresh: the gate then knows nothing, so it allows, which is the side a gate must fail on.
 
 Files are keyed by ``name_key`` of their folder-relative path (``user_role.md``,
 ``archive/old.md``, ``MEMORY.md``), as sagemem compares names everywhere.
@@ -29,7 +33,7 @@ from typing import Any
 from ..errors import MemoryNotFound, SagememError
 from ..files.atomic import atomic_write, make_folder
 from ..files.paths import name_key, read_regular
-from .session import DEFAULT_SESSION, session_file
+from .session import session_file
 
 SEEN_DIR = "seen"
 MAX_SEEN_FILES = 2000
@@ -42,7 +46,7 @@ _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 
 @dataclass(frozen=True)
 class Seen:
-    """The newest record of one file among the sessions asked, and what got in the way."""
+    """A session's record of one file (none: never seen), and what got in the way."""
 
     revision: str | None = None
     at: datetime | None = None
@@ -82,26 +86,20 @@ def record_seen(state_dir: Path, session_id: str, revisions: Mapping[str, str], 
 
 
 def seen_revision(state_dir: Path, session_id: str, file: str) -> str | None:
-    """The revision of ``file`` the model last saw: the newest record of the session and
-    of the shared default session (``sagemem read`` in a shell does not know the id)."""
+    """The revision of ``file`` the model of ``session_id`` last saw, by that session's
+    own records only (no other session's, and no shared one, vouches for it)."""
     return latest_seen(state_dir, session_id, file).revision
 
 
 def latest_seen(state_dir: Path, session_id: str, file: str) -> Seen:
-    """``seen_revision`` with the record's time and session, and the record files that
-    could not be read (the gate logs them)."""
-    key, best, problems = seen_key(file), Seen(), []
-    for session in dict.fromkeys((session_id, DEFAULT_SESSION)):
-        records, problem = _load(seen_file(state_dir, session))
-        if problem:
-            problems.append(problem)
-        record = records.get(key)
-        if record is None:
-            continue
-        at = _time_of(record)
-        if best.revision is None or (best.at or _OLDEST) < at:
-            best = Seen(str(record["revision"]), at, session)
-    return Seen(best.revision, best.at, best.session, tuple(problems))
+    """``seen_revision`` with the record's time and session, and why the record file
+    could not be read, if it could not (the gate logs it)."""
+    records, problem = _load(seen_file(state_dir, session_id))
+    problems = (problem,) if problem else ()
+    record = records.get(seen_key(file))
+    if record is None:
+        return Seen(problems=problems)
+    return Seen(str(record["revision"]), _time_of(record), session_id, problems)
 
 
 def _load(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:

@@ -207,7 +207,7 @@ def _text(text: str) -> TextContent:
 def build_server(store: MemoryStore, *, watch: bool = True,
                  session_id: str | None = None) -> SagememMCP:
     """The MCP server over ``store`` (not started: ``run`` it, or connect a client);
-    what it hands the model is recorded as seen in ``session_id`` (default: shared)."""
+    what it hands the model is recorded as seen in ``session_id`` (none: not at all)."""
     return SagememMCP(store, watch=watch, session_id=session_id)
 
 

@@ -33,7 +33,6 @@ from ..history.archive import archive_memory
 from ..history.caps import CapReport, with_room
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
-from ..inject.session import DEFAULT_SESSION
 from ..search.reading import ReadResult
 from ..search.results import SearchResponse
 from ..store import MemoryStore
@@ -90,11 +89,15 @@ class MemoryTools:
 
     def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
         self.store = store
-        self.session_id = session_id or DEFAULT_SESSION
+        self.session_id = session_id or None
         """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
-        write gate: the ``session`` setting (SAGE_MEM_SESSION), else the shared default."""
+        write gate: the ``session`` setting (SAGE_MEM_SESSION). Without one nothing is:
+        the server cannot tell which Claude Code session calls it, and a shared record
+        would vouch for every session's writes (issue 20)."""
 
     def _seen(self, revisions: Mapping[str, str]) -> list[str]:
+        if self.session_id is None:
+            return []
         return record_seen(self.store.state_dir, self.session_id, revisions)
 
     def catch_up(self) -> bool:

@@ -272,14 +272,16 @@ def test_off_a_terminal_a_change_needs_yes(home: Path, capsys: pytest.CaptureFix
     assert code == 2 and "--yes is required" in err and list(home.iterdir()) == []
 
 
-def test_the_mcp_server_is_written_only_with_the_extra(
+def test_the_mcp_server_is_written_only_with_the_extra_and_its_absence_said(
         home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "mcp" else real(name, *a))
-    run(capsys, "--yes")
-    assert not (home / ".claude.json").exists()
+    code, _, err = run(capsys, "--yes")
+    assert code == 0 and not (home / ".claude.json").exists()
+    assert "note: MCP server not installed: the mcp extra is missing (pip install " \
+        "'sagemem[mcp]', then install again)" in err  # said, not silently left out
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: object() if name == "mcp" else real(name, *a))
     run(capsys, "--yes")
@@ -524,3 +526,42 @@ def test_a_project_install_names_no_path_of_this_machine(machine: Path) -> None:
 def test_a_project_install_off_path_says_the_command_is_this_machines(machine: Path) -> None:
     done = cli(machine, "--project", "--yes", path="/usr/bin:/bin")
     assert done.returncode == 0 and "sagemem is not on PATH" in done.stderr
+
+
+def test_undo_of_an_older_install_takes_out_only_the_groups_it_wrote(machine: Path) -> None:
+    """An install from before hook records kept its record beside the file and wrote one
+    group of its own per event: undo recognises exactly that shape, nothing looser."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    ours = {"type": "command", "command": "/old/venv/bin/sagemem hook claude-code",
+            "timeout": 10}
+    data = json.loads(SHARED_GROUP)
+    data["hooks"]["UserPromptSubmit"].append({"hooks": [ours]})
+    data["hooks"]["PreToolUse"].append({"matcher": "Write|Edit|MultiEdit", "hooks": [ours]})
+    data["theme"] = "dark"  # changed since: the backup cannot simply come back
+    path.write_text(json.dumps(data, indent=2))
+    (path.parent / "settings.json.sagemem-installed").write_text(
+        '{"version": 1, "created": false, "sha256": "0"}\n')
+    (path.parent / "settings.json.sagemem-backup").write_text(SHARED_GROUP)
+    done = cli(machine, "--undo", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text()) == {**json.loads(SHARED_GROUP), "theme": "dark"}
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_a_later_install_replaces_only_its_own_hook_objects(tmp_path: Path) -> None:
+    """sagemem moved (a new venv): the recorded objects get the new command in place; the
+    hand-written one beside them, and prettier-check, stay exactly as they were."""
+    where = targets("user", home=tmp_path, project=tmp_path)
+    where.settings.parent.mkdir(parents=True)
+    where.settings.write_text(SHARED_GROUP)
+    for command in ("/old/bin/sagemem", "/new/bin/sagemem"):
+        plan = plan_install(where, Wiring((command,), {"SAGE_MEM_DIR": "/m"}),
+                            mcp=False, skill=False)
+        apply_install(plan.changes, where.records)
+    data = json.loads(where.settings.read_text())
+    shared, ours = data["hooks"]["PreToolUse"]
+    assert shared == json.loads(SHARED_GROUP)["hooks"]["PreToolUse"][0]
+    assert ours["hooks"] == [{"type": "command", "command": "/new/bin/sagemem hook claude-code",
+                              "timeout": 10}]
+    assert "/old/bin" not in where.settings.read_text()

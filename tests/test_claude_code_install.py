@@ -125,7 +125,7 @@ def test_undo_restores_the_file_byte_for_byte(home: Path, capsys: pytest.Capture
     code, out, _ = run(capsys, "--undo", "--yes")
     assert code == 0 and "settings.json" in out
     assert path.read_text() == UNRELATED
-    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # no empty skills/ left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # no skills/
 
 
 def test_undo_removes_the_files_install_created(

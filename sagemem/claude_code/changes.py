@@ -16,6 +16,7 @@ there still and moved into the records folder on the next install or undo.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -213,10 +214,8 @@ def _remove_records_dir(records: Path) -> None:
 
 
 def _remove_if_empty(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # not empty (the user's things), or gone: left
         folder.rmdir()
-    except OSError:
-        pass  # not empty (something of the user's), or gone already: left as it is
 
 
 def _adopt_legacy(path: Path, records: Path) -> None:

@@ -206,7 +206,7 @@ def _probe_all(wired: list[Wired], env: Mapping[str, str], project: Path) -> lis
         for hook in w.hooks:
             by_command.setdefault(hook.command, []).append((w, hook))
     found = []
-    for command, entries in by_command.items():
+    for entries in by_command.values():
         w, first = entries[0]
         finding = _run_hook(first.hook, {**env, **w.env, **_sandboxed(env)}, project)
         if finding.level == "problem":

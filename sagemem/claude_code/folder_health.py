@@ -32,7 +32,7 @@ def memory_findings(memory_dir: Path, real_state: Path, copy: Path,
                         f"sagemem init {memory_dir}")]
     folder = MemoryFolder(memory_dir, copy)
     found = [Finding("ok", "memory", f"memory directory {memory_dir} (state {real_state})")]
-    return found + [_index(folder)] + _embeddings(folder, env)
+    return [*found, _index(folder), *_embeddings(folder, env)]
 
 
 def _index(folder: MemoryFolder) -> Finding:

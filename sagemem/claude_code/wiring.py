@@ -113,7 +113,7 @@ def project_wiring(memory_dir: Path, state_dir: Path | None, *, project: Path,
                          "files name it by this machine's absolute path")
         elif spelt[0] == "project":
             env[key] = spelt[1]
-            server_env[key] = "${%s:-.}/%s" % (PROJECT_ROOT, spelt[1])
+            server_env[key] = f"${{{PROJECT_ROOT}:-.}}/{spelt[1]}"
             hook_options.append(f'{option} "${PROJECT_ROOT}"/{shlex.quote(spelt[1])}')
         else:
             env[key] = server_env[key] = spelt[1]

@@ -565,3 +565,15 @@ def test_a_later_install_replaces_only_its_own_hook_objects(tmp_path: Path) -> N
     assert ours["hooks"] == [{"type": "command", "command": "/new/bin/sagemem hook claude-code",
                               "timeout": 10}]
     assert "/old/bin" not in where.settings.read_text()
+
+
+def test_a_symlink_in_place_of_the_records_folder_is_refused(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(UNRELATED)
+    (tmp_path / "elsewhere").mkdir()
+    (home / ".claude" / "sagemem-install").symlink_to(tmp_path / "elsewhere")
+    code, out, err = run(capsys, "--yes")
+    assert "sagemem-install is a symlink" in one_line_error(Result(code, out, err))
+    assert path.read_text() == UNRELATED and list((tmp_path / "elsewhere").iterdir()) == []

@@ -138,6 +138,7 @@ def apply_install(changes: Iterable[FileChange], records: Path) -> None:
     that cannot be written, or that changed since the plan read it (Claude Code rewrites
     ``~/.claude.json`` while a confirm prompt waits), is refused before any is touched."""
     changes = list(changes)
+    _check_records_dir(records)
     for change in changes:
         _check_writable(change.path)
         _unchanged(change)
@@ -146,7 +147,8 @@ def apply_install(changes: Iterable[FileChange], records: Path) -> None:
         _adopt_legacy(change.path, records)
         made = _make_records_dir(records) + _make_folders(change.path.parent)
         record = read_record(change.path, records)
-        if record is None and change.before is not None:
+        if record is None and change.before is not None and \
+                read_backup(change.path, records) is None:  # a backup alone: the original
             _write(backup_path(change.path, records), change.before, like=change.path)
         created = record.created if record is not None else change.before is None
         dirs = tuple(dict.fromkeys((*(record.dirs if record else ()), *made)))
@@ -161,6 +163,7 @@ def apply_undo(changes: Iterable[FileChange], forget: Iterable[Path], records: P
     empty now. As for install, a file changed since the plan read it stops the undo
     before any file is touched."""
     changes, forget = list(changes), list(forget)
+    _check_records_dir(records)
     for change in changes:
         _unchanged(change)
     dirs = [d for p in forget for d in (getattr(read_record(p, records), "dirs", ()) or ())]
@@ -176,6 +179,14 @@ def apply_undo(changes: Iterable[FileChange], forget: Iterable[Path], records: P
     _remove_records_dir(records)
     for folder in sorted(set(dirs), key=lambda d: len(Path(d).parts), reverse=True):
         _remove_if_empty(Path(folder))
+
+
+def _check_records_dir(records: Path) -> None:
+    """A symlink in the records folder's place is refused: a backup written through it
+    would land wherever it points."""
+    if records.is_symlink():
+        raise HostConfigError(records, "is a symlink; sagemem keeps its backups only in a "
+                                       "real folder there (remove the link)")
 
 
 def _make_folders(folder: Path) -> tuple[str, ...]:

@@ -40,9 +40,10 @@ def install_claude_code(
 ) -> None:
     """Add sagemem's hooks, MCP server (with the mcp extra) and skill to Claude Code.
 
-    The user scope is the default. Every other byte of the files is kept; the first
-    change keeps a <file>.sagemem-backup beside each file. Running it twice changes
-    nothing. Off a terminal a change needs --yes.
+    The user scope is the default. Every other byte of the files is kept, and every hook
+    install did not write; the first change keeps each file's backup in
+    .claude/sagemem-install/ (ignored by git). Running it twice changes nothing. Off a
+    terminal a change needs --yes.
     """
     from ..claude_code.changes import apply_install, apply_undo
     from ..claude_code.install import plan_install, plan_undo, targets
@@ -108,8 +109,9 @@ def _wiring(g: Globals, scope: str, home: Path, project: Path
 def doctor(ctx: typer.Context, json_output: JsonOption = False) -> None:
     """Say what is wired into Claude Code where, whether it works, and what to fix.
 
-    Runs the hook command it finds with a sample prompt, timed against its timeout.
-    Exit 0 when all is well, 1 when something is wrong.
+    Runs each hook command that runs sagemem with a sample prompt, timed against its
+    timeout, against a copy of the state directory: doctor changes nothing. Exit 0 when
+    all is well, 1 when something is wrong.
     """
     from ..claude_code.doctor import diagnose, healthy
 

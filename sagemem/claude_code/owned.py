@@ -64,24 +64,18 @@ def group_of(data: Any, found: FoundHook) -> dict[str, Any]:
 
 
 def runs_sagemem(command: str) -> bool:
-    """Whether a command starts sagemem's hook (however spelt, typos included): the program
-    is ``sagemem`` (any path) or ``python -m sagemem``, and ``hook`` follows. For naming
-    entries to a person (doctor, install's notes), never for taking one over."""
+    """Whether a command starts sagemem's hook (however spelt, typos included): a word
+    naming sagemem (any path, ``python -m sagemem``, ``uvx sagemem``) with ``hook`` after
+    it. For naming entries to a person (doctor, install's notes), never for taking one
+    over: ownership is the record's alone."""
     try:
         words = shlex.split(command)
     except ValueError:
         return False
-    words = [w for w in words if not _assignment(w)]
-    if not words:
-        return False
-    program = os.path.basename(words[0])
-    if program.startswith("sagemem"):
-        rest = words[1:]
-    elif "-m" in words and words[words.index("-m") + 1:][:1] == ["sagemem"]:
-        rest = words[words.index("-m") + 2:]
-    else:
-        return False
-    return "hook" in rest
+    for i, word in enumerate(words):
+        if os.path.basename(word).startswith("sagemem") and not _assignment(word):
+            return "hook" in words[i + 1:]
+    return False
 
 
 def _assignment(word: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -497,11 +498,21 @@ def test_a_project_install_leaves_nothing_for_git_but_claude_codes_files(machine
         + ([".mcp.json"] if importlib.util.find_spec("mcp") else []))
 
 
+def sagemem_on_path(machine: Path) -> Path:
+    """A folder whose ``sagemem`` is this test's: what `pipx install sagemem` gives."""
+    folder = machine / "bin"
+    folder.mkdir()
+    script = folder / "sagemem"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m sagemem \"$@\"\n")
+    script.chmod(0o755)
+    return folder
+
+
 def test_a_project_install_names_no_path_of_this_machine(machine: Path) -> None:
     """Teams commit .claude/settings.json and .mcp.json: the hook runs `sagemem` from PATH
     with the folder under $CLAUDE_PROJECT_DIR, and it works from any directory."""
     project = machine / "project"
-    bin_dir = str(Path(sys.executable).parent)
+    bin_dir = str(sagemem_on_path(machine))
     done = cli(machine, "--project", "--yes", path=f"{bin_dir}:/usr/bin:/bin")
     assert done.returncode == 0, done.stderr
     for name in (".claude/settings.json", ".mcp.json"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -135,9 +136,6 @@ def test_doctor_command_prints_a_fix_under_each_problem(
 
 # -- through the real CLI, in a subprocess with a throwaway HOME (issue 20, item 7) -------
 
-BIN = Path(sys.executable).parent
-
-
 def doctor(home: Path, **env: str) -> tuple[int, list[dict[str, str]]]:
     """``sagemem doctor --json`` as a user runs it, in their home."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
@@ -193,7 +191,7 @@ def test_doctor_names_a_broken_sagemem_hook_with_the_edit_that_fixes_it(
     home = tmp_path / "home"
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
-    typo = {"type": "command", "command": f"{BIN / 'sagemem'} hook claude-cod"}
+    typo = {"type": "command", "command": f"{shlex.join(SAGEMEM)} hook claude-cod"}
     settings.write_text(json.dumps({"env": {"SAGE_MEM_DIR": str(memory)}, "hooks": {
         "UserPromptSubmit": [{"hooks": [typo]}]}}, indent=2))
     env = {"SAGE_MEM_SEMANTIC": "off"}

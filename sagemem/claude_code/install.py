@@ -196,8 +196,8 @@ def _ensure_hook(doc: Document, text: str, event: str, matcher: str | None,
     found = find(_data(text), before) if before is not None else None
     if before is not None and found is not None:
         if found.hook != hook:
-            text = replace_value(text, ("hooks", event, *found.place[:1], "hooks",
-                                        found.place[1]), hook)
+            group, index = found.place
+            text = replace_value(text, ("hooks", event, group, "hooks", index), hook)
         return text, OwnedHook(event, hook, before.new_group)
     if groups is None:
         return set_member(text, ("hooks",), event, [wiring.hook_group(matcher)]), \

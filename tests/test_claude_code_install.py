@@ -6,7 +6,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +126,7 @@ def test_undo_restores_the_file_byte_for_byte(home: Path, capsys: pytest.Capture
     code, out, _ = run(capsys, "--undo", "--yes")
     assert code == 0 and "settings.json" in out
     assert path.read_text() == UNRELATED
-    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json", "skills"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # no skills/
 
 
 def test_undo_removes_the_files_install_created(
@@ -247,7 +251,7 @@ def test_a_file_changed_while_confirming_stops_install_before_any_write(
                         mcp=True, skill=True)
     claude_json.write_text('{"numStartups": 2}\n')  # Claude Code, meanwhile
     with pytest.raises(HostConfigError, match="changed while sagemem was editing it"):
-        apply_install(plan.changes)
+        apply_install(plan.changes, where.records)
     assert sorted(p.name for p in home.rglob("*")) == [".claude.json"]
 
 
@@ -256,10 +260,11 @@ def test_a_file_changed_while_confirming_stops_undo_before_any_write(
     (home / ".claude.json").write_text('{"numStartups": 1}\n')
     run(capsys, "--yes")
     installed = (home / ".claude" / "settings.json").read_bytes()
-    plan = plan_undo(targets("user", home=home, project=home))
+    where = targets("user", home=home, project=home)
+    plan = plan_undo(where)
     (home / ".claude.json").write_text('{"numStartups": 2}\n')  # Claude Code, meanwhile
     with pytest.raises(HostConfigError, match="changed while sagemem was editing it"):
-        apply_undo(plan.changes, plan.forget)
+        apply_undo(plan.changes, plan.forget, where.records)
     assert (home / ".claude" / "settings.json").read_bytes() == installed
 
 def test_off_a_terminal_a_change_needs_yes(home: Path, capsys: pytest.CaptureFixture[str]
@@ -268,14 +273,16 @@ def test_off_a_terminal_a_change_needs_yes(home: Path, capsys: pytest.CaptureFix
     assert code == 2 and "--yes is required" in err and list(home.iterdir()) == []
 
 
-def test_the_mcp_server_is_written_only_with_the_extra(
+def test_the_mcp_server_is_written_only_with_the_extra_and_its_absence_said(
         home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "mcp" else real(name, *a))
-    run(capsys, "--yes")
-    assert not (home / ".claude.json").exists()
+    code, _, err = run(capsys, "--yes")
+    assert code == 0 and not (home / ".claude.json").exists()
+    assert "note: MCP server not installed: the mcp extra is missing (pip install " \
+        "'sagemem[mcp]', then install again)" in err  # said, not silently left out
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: object() if name == "mcp" else real(name, *a))
     run(capsys, "--yes")
@@ -323,16 +330,23 @@ def test_the_skill_is_installed_and_an_edited_copy_kept(
     assert skill.read_text() == "my own notes\n"
 
 
-def test_an_old_hand_written_hook_is_brought_up_to_date_in_place(
+def test_a_hand_written_sagemem_hook_is_left_as_it_is_and_named(
         home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Install did not write it, so it is not install's to rewrite: ours goes beside it,
+    and the note says where the old one is, for the person to remove."""
     path = home / ".claude" / "settings.json"
     path.parent.mkdir()
     old = {"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "sagemem hook claude-code", "timeout": 10}]}]}}
     path.write_text(json.dumps(old, indent=2))
-    run(capsys, "--yes")
-    [group] = settings(home)["hooks"]["UserPromptSubmit"]
-    assert os.path.isabs(group["hooks"][0]["command"].split()[0])
+    _, _, err = run(capsys, "--yes")
+    first, ours = settings(home)["hooks"]["UserPromptSubmit"]
+    assert first == old["hooks"]["UserPromptSubmit"][0]
+    assert os.path.isabs(ours["hooks"][0]["command"].split()[0])
+    assert f"{path}: hooks.UserPromptSubmit[0].hooks[0] runs `sagemem hook claude-code`, " \
+        "which install did not write: left as it is" in err
+    run(capsys, "--undo", "--yes")
+    assert json.loads(path.read_text()) == old
 
 
 def test_the_shipped_skill_covers_the_mcp_tools() -> None:
@@ -374,3 +388,203 @@ class Result:
 
     def __init__(self, code: int, out: str, err: str) -> None:
         self.code, self.out, self.err = code, out, err
+
+
+# -- through the real CLI, in a subprocess with a throwaway HOME (issue 20, item 1) -------
+
+SHARED_GROUP = ('{\n  "hooks": {\n    "PreToolUse": [\n      {\n        "matcher": "Write|Edit",\n'
+                '        "hooks": [\n          {"type": "command", "command": '
+                '"/usr/local/bin/prettier-check"},\n          {"type": "command", "command": '
+                '"sagemem hook claude-code"}\n        ]\n      }\n    ],\n'
+                '    "UserPromptSubmit": [\n      {"hooks": [{"type": "command", "command": '
+                '"/opt/othertool/bin/othertool hook claude-code"}]}\n    ]\n  }\n}\n')
+
+
+def cli(tmp: Path, *args: str, cwd: Path | None = None, path: str | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """``sagemem install claude-code ARGS`` as a user runs it: HOME and the project of
+    their own under ``tmp``, the memory folder ``tmp/project/memory``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
+    env.update(HOME=str(tmp / "home"), SAGE_MEM_DIR=str(tmp / "project" / "memory"))
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run([sys.executable, "-m", "sagemem", "install", "claude-code", *args],
+                          cwd=cwd or tmp / "project", env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Path:
+    """A throwaway HOME and a project holding its memory folder."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "project" / "memory").mkdir(parents=True)
+    return tmp_path
+
+
+def user_settings(machine: Path) -> Path:
+    return machine / "home" / ".claude" / "settings.json"
+
+
+def test_install_keeps_every_hook_it_did_not_write(machine: Path) -> None:
+    """A group shared with prettier-check, and another tool whose command also ends in
+    ``hook claude-code``: both survive install, and undo gives the file back."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text(SHARED_GROUP)
+    done = cli(machine, "--yes")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(path.read_text())
+    shared, ours = data["hooks"]["PreToolUse"]
+    assert shared == json.loads(SHARED_GROUP)["hooks"]["PreToolUse"][0]  # prettier kept
+    assert ours["matcher"] == "Write|Edit|MultiEdit" and len(ours["hooks"]) == 1
+    other, _ = data["hooks"]["UserPromptSubmit"]
+    assert other["hooks"][0]["command"] == "/opt/othertool/bin/othertool hook claude-code"
+    assert "hooks.PreToolUse[0].hooks[1] runs `sagemem hook claude-code`" in done.stderr
+    assert cli(machine, "--undo", "--yes").returncode == 0
+    assert path.read_text() == SHARED_GROUP
+
+
+def test_undo_of_an_edited_file_takes_out_only_the_hooks_install_wrote(machine: Path) -> None:
+    """After Claude Code (or the user) changed the file, undo cannot put the backup back:
+    it removes exactly install's hook objects and keeps every other hook and the edit."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text(SHARED_GROUP)
+    assert cli(machine, "--yes").returncode == 0
+    edited = json.loads(path.read_text())
+    edited["theme"] = "dark"
+    path.write_text(json.dumps(edited, indent=2) + "\n")
+    done = cli(machine, "--undo", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text()) == {**json.loads(SHARED_GROUP), "theme": "dark"}
+    assert cli(machine, "--undo", "--yes").stdout == ""  # nothing of ours is left
+
+
+def test_a_crlf_settings_file_keeps_crlf_line_endings(machine: Path) -> None:
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_bytes(UNRELATED.replace("\n", "\r\n").encode())
+    assert cli(machine, "--yes").returncode == 0
+    raw = path.read_bytes()
+    assert b"UserPromptSubmit" in raw and raw.count(b"\n") == raw.count(b"\r\n")
+    assert cli(machine, "--undo", "--yes").returncode == 0
+    assert path.read_bytes() == UNRELATED.replace("\n", "\r\n").encode()
+
+
+def test_undo_removes_the_folders_install_created(machine: Path) -> None:
+    claude = machine / "home" / ".claude"
+    claude.mkdir()
+    (claude / "keep.txt").write_text("mine\n")
+    assert cli(machine, "--yes").returncode == 0
+    assert (claude / "skills" / "sagemem" / "SKILL.md").is_file()
+    assert cli(machine, "--undo", "--yes").returncode == 0
+    assert sorted(p.name for p in claude.iterdir()) == ["keep.txt"]  # no empty skills/
+    assert cli(machine, "--project", "--yes").returncode == 0
+    assert cli(machine, "--project", "--undo", "--yes").returncode == 0
+    assert not (machine / "project" / ".claude").exists()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_project_install_leaves_nothing_for_git_but_claude_codes_files(machine: Path) -> None:
+    """The backups and records are this machine's: git never sees them."""
+    project = machine / "project"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert cli(machine, "--project", "--yes").returncode == 0
+    listed = subprocess.run(["git", "status", "--porcelain", "-uall"], cwd=project,
+                            capture_output=True, text=True, check=True).stdout
+    untracked = sorted(line[3:] for line in listed.splitlines())
+    assert [p for p in untracked if not p.startswith("memory/")] == sorted(
+        [".claude/settings.json", ".claude/skills/sagemem/SKILL.md"]
+        + ([".mcp.json"] if importlib.util.find_spec("mcp") else []))
+
+
+def sagemem_on_path(machine: Path) -> Path:
+    """A folder whose ``sagemem`` is this test's: what `pipx install sagemem` gives."""
+    folder = machine / "bin"
+    folder.mkdir()
+    script = folder / "sagemem"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m sagemem \"$@\"\n")
+    script.chmod(0o755)
+    return folder
+
+
+def test_a_project_install_names_no_path_of_this_machine(machine: Path) -> None:
+    """Teams commit .claude/settings.json and .mcp.json: the hook runs `sagemem` from PATH
+    with the folder under $CLAUDE_PROJECT_DIR, and it works from any directory."""
+    project = machine / "project"
+    bin_dir = str(sagemem_on_path(machine))
+    done = cli(machine, "--project", "--yes", path=f"{bin_dir}:/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr
+    for name in (".claude/settings.json", ".mcp.json"):
+        if (project / name).exists():
+            assert str(machine) not in (project / name).read_text(), name
+    hook = json.loads((project / ".claude/settings.json").read_text())
+    [group] = hook["hooks"]["UserPromptSubmit"]
+    command = group["hooks"][0]["command"]
+    assert command == 'sagemem --dir "$CLAUDE_PROJECT_DIR"/memory hook claude-code'
+    (project / "memory" / "user_cat.md").write_text(
+        "---\nname: Cat\ndescription: the cat is called Miso\ntype: user\n---\n\n"
+        "The cat is called Miso.\n")
+    payload = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+                          "prompt": "what is my cat called?", "cwd": "/"})
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(machine / "home"),
+           "CLAUDE_PROJECT_DIR": str(project), **hook["env"]}
+    ran = subprocess.run(["sh", "-c", command], input=payload, capture_output=True,
+                         text=True, env=env, cwd="/", timeout=60)
+    assert "Miso" in ran.stdout, ran
+
+
+def test_a_project_install_off_path_says_the_command_is_this_machines(machine: Path) -> None:
+    done = cli(machine, "--project", "--yes", path="/usr/bin:/bin")
+    assert done.returncode == 0 and "sagemem is not on PATH" in done.stderr
+
+
+def test_undo_of_an_older_install_takes_out_only_the_groups_it_wrote(machine: Path) -> None:
+    """An install from before hook records kept its record beside the file and wrote one
+    group of its own per event: undo recognises exactly that shape, nothing looser."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    ours = {"type": "command", "command": "/old/venv/bin/sagemem hook claude-code",
+            "timeout": 10}
+    data = json.loads(SHARED_GROUP)
+    data["hooks"]["UserPromptSubmit"].append({"hooks": [ours]})
+    data["hooks"]["PreToolUse"].append({"matcher": "Write|Edit|MultiEdit", "hooks": [ours]})
+    data["theme"] = "dark"  # changed since: the backup cannot simply come back
+    path.write_text(json.dumps(data, indent=2))
+    (path.parent / "settings.json.sagemem-installed").write_text(
+        '{"version": 1, "created": false, "sha256": "0"}\n')
+    (path.parent / "settings.json.sagemem-backup").write_text(SHARED_GROUP)
+    done = cli(machine, "--undo", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text()) == {**json.loads(SHARED_GROUP), "theme": "dark"}
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_a_later_install_replaces_only_its_own_hook_objects(tmp_path: Path) -> None:
+    """sagemem moved (a new venv): the recorded objects get the new command in place; the
+    hand-written one beside them, and prettier-check, stay exactly as they were."""
+    where = targets("user", home=tmp_path, project=tmp_path)
+    where.settings.parent.mkdir(parents=True)
+    where.settings.write_text(SHARED_GROUP)
+    for command in ("/old/bin/sagemem", "/new/bin/sagemem"):
+        plan = plan_install(where, Wiring((command,), {"SAGE_MEM_DIR": "/m"}),
+                            mcp=False, skill=False)
+        apply_install(plan.changes, where.records)
+    data = json.loads(where.settings.read_text())
+    shared, ours = data["hooks"]["PreToolUse"]
+    assert shared == json.loads(SHARED_GROUP)["hooks"]["PreToolUse"][0]
+    assert ours["hooks"] == [{"type": "command", "command": "/new/bin/sagemem hook claude-code",
+                              "timeout": 10}]
+    assert "/old/bin" not in where.settings.read_text()
+
+
+def test_a_symlink_in_place_of_the_records_folder_is_refused(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(UNRELATED)
+    (tmp_path / "elsewhere").mkdir()
+    (home / ".claude" / "sagemem-install").symlink_to(tmp_path / "elsewhere")
+    code, out, err = run(capsys, "--yes")
+    assert "sagemem-install is a symlink" in one_line_error(Result(code, out, err))
+    assert path.read_text() == UNRELATED and list((tmp_path / "elsewhere").iterdir()) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,7 +31,7 @@ def wire(home: Path, memory: Path, command: tuple[str, ...] = SAGEMEM) -> None:
     where = targets("user", home=home, project=home)
     plan = plan_install(where, Wiring(command, {"SAGE_MEM_DIR": str(memory)}),
                         mcp=True, skill=True)
-    apply_install(plan.changes)
+    apply_install(plan.changes, where.records)
 
 
 def problems(findings: list[Finding]) -> list[str]:
@@ -105,7 +107,7 @@ def test_doctor_reports_hooks_wired_twice(tmp_path: Path, memory: Path) -> None:
     wire(home, memory)
     where = targets("project", home=home, project=project)
     apply_install(plan_install(where, Wiring(SAGEMEM, {"SAGE_MEM_DIR": str(memory)}),
-                               mcp=False, skill=False).changes)
+                               mcp=False, skill=False).changes, where.records)
     findings = diagnose(home=home, project=project, env=dict(os.environ), run_hook=False)
     assert any("runs the hook twice" in p for p in problems(findings))
 
@@ -130,3 +132,85 @@ def test_doctor_command_prints_a_fix_under_each_problem(
     lines = capsys.readouterr().out.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("problem"))
     assert lines[first + 1].split()[:2] == ["fix:", "sagemem"]
+
+
+# -- through the real CLI, in a subprocess with a throwaway HOME (issue 20, item 7) -------
+
+def doctor(home: Path, **env: str) -> tuple[int, list[dict[str, str]]]:
+    """``sagemem doctor --json`` as a user runs it, in their home."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor", "--json"], cwd=home,
+                          env={**base, "HOME": str(home), **env}, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, json.loads(done.stdout)["findings"]
+
+
+def every_byte(*folders: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for f in folders for p in sorted(f.rglob("*")) if p.is_file()}
+
+
+def test_doctor_changes_nothing_it_looks_at(tmp_path: Path, memory: Path) -> None:
+    """Its probe runs the hook as a prompt would, which records what it injected: in a
+    copy of the state directory, so the ledger and every other byte stay as they were."""
+    home = tmp_path / "home"
+    (memory / "project_doctor.md").write_text(
+        "---\nname: Doctor prompt hook\ndescription: sagemem doctor checks the prompt hook "
+        "answers\ntype: project\n---\n\nsagemem doctor runs the prompt hook to see it "
+        "answers.\n")
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    state = tmp_path / ".sage-mem"
+    before = every_byte(state, memory, home)
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "ok", findings  # the probe did run, and answered
+    assert every_byte(state, memory, home) == before
+
+
+def test_doctor_on_a_never_indexed_folder_says_so_and_that_search_ranks_by_words(
+        tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, memory)
+    code, findings = doctor(home)
+    by_topic = {f["topic"]: f for f in findings if f["topic"] in ("index", "embeddings")}
+    assert code == 1
+    assert by_topic["index"]["level"] == "problem" and "never built" in \
+        by_topic["index"]["message"]
+    assert by_topic["embeddings"]["level"] == "problem"
+    assert "rank by words alone" in by_topic["embeddings"]["message"]
+    assert by_topic["embeddings"]["fix"] == "sagemem index"
+    assert not list((tmp_path / ".sage-mem").rglob("search-*.sqlite3"))  # still never built
+
+
+def test_doctor_names_a_broken_sagemem_hook_with_the_edit_that_fixes_it(
+        tmp_path: Path, memory: Path) -> None:
+    """`hook claude-cod` exits 2, which blocks every prompt. Install cannot rewrite an
+    entry it did not write, so doctor's fix is the edit itself — and after it, doctor
+    is satisfied, while after install alone it is not."""
+    home = tmp_path / "home"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    typo = {"type": "command", "command": f"{shlex.join(SAGEMEM)} hook claude-cod"}
+    settings.write_text(json.dumps({"env": {"SAGE_MEM_DIR": str(memory)}, "hooks": {
+        "UserPromptSubmit": [{"hooks": [typo]}]}}, indent=2))
+    env = {"SAGE_MEM_SEMANTIC": "off"}
+    assert main(["--dir", str(memory), "index"]) == 0
+    code, findings = doctor(home, **env)
+    [broken] = [f for f in findings if f["topic"] == "hook" and f["level"] == "problem"]
+    assert code == 1 and "exits 2 — exit 2 blocks every prompt" in broken["message"]
+    assert broken["fix"] == (f"delete hooks.UserPromptSubmit[0].hooks[0] from {settings}; "
+                             "then sagemem install claude-code --user")
+    installed = subprocess.run(
+        [sys.executable, "-m", "sagemem", "install", "claude-code", "--yes"], cwd=home,
+        env={**os.environ, "HOME": str(home), "SAGE_MEM_DIR": str(memory)},
+        capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    code, findings = doctor(home, **env)
+    assert code == 1 and any("hooks.UserPromptSubmit[0].hooks[0]" in f["fix"]
+                             for f in findings if f["level"] == "problem")
+    data = json.loads(settings.read_text())
+    del data["hooks"]["UserPromptSubmit"][0]["hooks"][0]  # the edit doctor named
+    settings.write_text(json.dumps(data, indent=2))
+    code, findings = doctor(home, **env)
+    assert code == 0, [f for f in findings if f["level"] == "problem"]

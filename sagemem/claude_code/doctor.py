@@ -1,59 +1,67 @@
-"""``sagemem doctor``: what is wired where, whether it works, and what to do if not.
+"""``sagemem doctor``: what is wired where, whether it works, and what to do if not — and
+it changes nothing while finding out.
 
-It reads Claude Code's files for both scopes, runs the hook command it finds exactly as
-Claude Code would (through the shell, with the settings' ``env``, a sample
-``UserPromptSubmit`` payload on stdin, killed at the settings' timeout), and checks the
-memory folder those settings point at. It changes nothing of Claude Code's; the hook run
-does what a prompt does (a session named ``sagemem-doctor`` in the state directory).
+It reads Claude Code's files for both scopes and names every hook that runs sagemem
+(``owned.runs_sagemem``; typos included), then runs each distinct such command as Claude
+Code would (through the shell, with the settings' ``env``, ``$CLAUDE_PROJECT_DIR``, a
+sample ``UserPromptSubmit`` payload on stdin, killed at its timeout) against a throwaway
+copy of the state directory (``sandbox.py``), so the ledger, the sessions' seen records
+and the index stay as they were. A broken entry is named with its file and JSON path and
+the edit that fixes it: install replaces only the hook objects it recorded, so "run
+install" cannot repair an entry someone else wrote. The memory folder's index and
+embeddings are judged from the copy before the probe runs (``folder_health.py``).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import sqlite3
+import shlex
 import subprocess
 import time
 from collections.abc import Mapping
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..config import resolve_dirs
 from ..errors import HostConfigError, SagememError
-from ..files.folder import MemoryFolder
-from .install import HOOK_EVENTS, HOOK_TIMEOUT_S, SERVER_NAME, Targets, is_ours, targets
+from .findings import Finding, healthy
+from .folder_health import memory_findings
+from .install import HOOK_EVENTS, HOOK_TIMEOUT_S, SERVER_NAME, Targets, recorded_hooks, targets
+from .owned import FoundHook, hooks_in, runs_sagemem
+from .sandbox import state_copy
 from .settings_file import read_document, value_at
 from .skill import skill_status
+from .wiring import PROJECT_ROOT
 
-Level = Literal["ok", "note", "problem"]
+__all__ = ["DOCTOR_SESSION", "Finding", "diagnose", "healthy"]
+
 DOCTOR_SESSION = "sagemem-doctor"
 SAMPLE_PROMPT = "sagemem doctor: does the prompt hook answer?"
 
 
 @dataclass(frozen=True)
-class Finding:
-    level: Level
-    topic: str
-    message: str
-    fix: str = ""
-
-
-@dataclass(frozen=True)
 class Wired:
-    """One scope's hooks as found: the events wired, the hook entry, the settings' env."""
+    """One scope's hooks that run sagemem, which of them install wrote, and its env."""
 
     where: Targets
-    events: tuple[str, ...]
-    hook: Mapping[str, Any] | None
+    hooks: tuple[FoundHook, ...]
+    recorded: tuple[dict[str, Any], ...]
     env: Mapping[str, str]
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        return tuple(e for e, _ in HOOK_EVENTS if any(h.event == e for h in self.hooks))
+
+    def installed(self, hook: FoundHook) -> bool:
+        return hook.hook in self.recorded
 
 
 def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
              run_hook: bool = True) -> list[Finding]:
     """Every finding, problems with what to do; ``env`` is the environment Claude Code
-    would start with (the settings' ``env`` is laid over it)."""
+    would start with (the settings' ``env`` is laid over it). Nothing is written."""
     findings: list[Finding] = []
     scopes = [targets("user", home=home, project=project)]
     if project != home:
@@ -61,36 +69,32 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
     wired = [w for w in (_hooks(t, findings) for t in scopes) if w is not None]
     unreadable = any(f.topic == "hooks" for f in findings)
     findings += _wiring_summary(wired, unreadable)
+    for w in wired:
+        findings += _duplicates(w)
     for where in scopes:
         findings += _server(where) + _skill(where, wired)
     findings.append(_mcp_extra())
     if wired:
         merged = {**env, **wired[-1].env}  # project settings win over the user's
-        if run_hook and wired[-1].hook is not None:
-            findings += _run_hook(wired[-1].hook, merged, project, wired[-1].where)
-        findings += _memory_folder(merged)
+        findings += _folder_and_probe(wired, merged, project, run_hook)
     return findings
 
 
 def _hooks(where: Targets, findings: list[Finding]) -> Wired | None:
-    """The scope's settings, read: None when they hold none of our hooks."""
+    """The scope's settings, read: None when no hook in them runs sagemem."""
     try:
         doc = read_document(where.settings)
     except HostConfigError as exc:
         findings.append(_unreadable("hooks", exc))
         return None
-    events, hook = [], None
-    for event, _ in HOOK_EVENTS:
-        groups = value_at(doc.data, ("hooks", event))
-        ours = [g for g in groups if is_ours(g)] if isinstance(groups, list) else []
-        if ours:
-            events.append(event)
-            hook = hook or next(h for h in ours[0]["hooks"] if isinstance(h, dict))
-    if not events:
+    hooks = tuple(h for e, _ in HOOK_EVENTS for h in hooks_in(doc.data, e)
+                  if runs_sagemem(h.command))
+    if not hooks:
         return None
     env = value_at(doc.data, ("env",))
     env = {k: str(v) for k, v in env.items()} if isinstance(env, dict) else {}
-    return Wired(where, tuple(events), hook, env)
+    recorded = tuple(o.hook for o in recorded_hooks(doc, where.records))
+    return Wired(where, hooks, recorded, env)
 
 
 def _unreadable(topic: str, exc: HostConfigError) -> Finding:
@@ -120,6 +124,28 @@ def _wiring_summary(wired: list[Wired], unreadable: bool = False) -> list[Findin
     return found
 
 
+def _duplicates(w: Wired) -> list[Finding]:
+    """An event whose hooks run sagemem more than once (an old hand-written entry beside
+    install's): each run injects again. The fix names the entries install did not write."""
+    found = []
+    for event, _ in HOOK_EVENTS:
+        hooks = [h for h in w.hooks if h.event == event]
+        if len(hooks) < 2:
+            continue
+        extra = [h for h in hooks if not w.installed(h)] or hooks[:-1]
+        listed = ", ".join(f"{h.where()} (`{h.command}`)" for h in hooks)
+        found.append(Finding("problem", "hooks", f"{w.where.settings} runs sagemem "
+                             f"{len(hooks)} times on {event}: {listed}",
+                             _remove(w.where, extra)))
+    return found
+
+
+def _remove(where: Targets, hooks: list[FoundHook]) -> str:
+    """The edit, spelt for a person: which JSON entries to delete from which file."""
+    entries = ", ".join(h.where() for h in hooks)
+    return f"delete {entries} from {where.settings}"
+
+
 def _install(where: Targets) -> str:
     return f"sagemem install claude-code --{where.scope}"
 
@@ -136,7 +162,7 @@ def _server(where: Targets) -> list[Finding]:
 
 
 def _skill(where: Targets, wired: list[Wired]) -> list[Finding]:
-    status = skill_status(where.skill)
+    status = skill_status(where.skill, where.records)
     if status.state == "current":
         return [Finding("ok", "skill", f"{where.skill} (current)")]
     if status.state == "outdated":
@@ -157,10 +183,66 @@ def _mcp_extra() -> Finding:
                    "pip install 'sagemem[mcp]', then sagemem install claude-code")
 
 
-def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path,
-              where: Targets) -> list[Finding]:
+# -- the memory folder and the probe, both against a copy of the state directory --------
+
+def _folder_and_probe(wired: list[Wired], env: Mapping[str, str], project: Path,
+                      run_hook: bool) -> list[Finding]:
+    try:
+        memory_dir, state_dir, _ = resolve_dirs(env, None, None)
+    except SagememError as exc:
+        return [Finding("problem", "memory", str(exc))]
+    with state_copy(state_dir) as copy:
+        found = memory_findings(memory_dir, state_dir, copy, env)
+        if run_hook:
+            probe_env = {**env, "SAGE_MEM_STATE_DIR": str(copy), PROJECT_ROOT: str(project)}
+            found += _probe_all(wired, probe_env, project)
+    return found
+
+
+def _probe_all(wired: list[Wired], env: Mapping[str, str], project: Path) -> list[Finding]:
+    """Each distinct command once; a failing one names every entry that runs it."""
+    by_command: dict[str, list[tuple[Wired, FoundHook]]] = {}
+    for w in wired:
+        for hook in w.hooks:
+            by_command.setdefault(hook.command, []).append((w, hook))
+    found = []
+    for entries in by_command.values():
+        w, first = entries[0]
+        finding = _run_hook(first.hook, {**env, **w.env, **_sandboxed(env)}, project)
+        if finding.level == "problem":
+            finding = Finding("problem", "hook", finding.message + "; run by " + "; ".join(
+                f"{h.where()} in {e.where.settings}" for e, h in entries),
+                _repair(entries) or finding.fix)
+        found.append(finding)
+    return found
+
+
+def _sandboxed(env: Mapping[str, str]) -> dict[str, str]:
+    """The probe's own keys, kept over the settings' env (which names the real state)."""
+    return {k: env[k] for k in ("SAGE_MEM_STATE_DIR", PROJECT_ROOT)}
+
+
+def _repair(entries: list[tuple[Wired, FoundHook]]) -> str:
+    """The fix of a failing command: install rewrites the objects it recorded; any other
+    entry is deleted by hand, and install then adds its own where none is left."""
+    fixes, scopes = [], []
+    for w, hook in entries:
+        if w.installed(hook):
+            scopes.append(w.where)
+        else:
+            fixes.append(_remove(w.where, [hook]))
+            if not any(w.installed(h) for h in w.hooks if h.event == hook.event):
+                scopes.append(w.where)
+    installs = dict.fromkeys(_install(s) for s in scopes)
+    return "; then ".join([*dict.fromkeys(fixes), *installs])
+
+
+def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) -> Finding:
     """Run the hook command as Claude Code does and judge its answer and its time."""
     command = str(hook.get("command", ""))
+    if "--state-dir" in _words(command):
+        return Finding("note", "hook", f"`{command}` names its own state directory: not run "
+                       "(doctor changes nothing)")
     timeout = hook.get("timeout", HOOK_TIMEOUT_S)
     timeout = timeout if isinstance(timeout, (int, float)) and timeout > 0 else 60
     payload = json.dumps({"session_id": DOCTOR_SESSION, "transcript_path": "",
@@ -171,16 +253,23 @@ def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path,
         done = subprocess.run(command, shell=True, input=payload, capture_output=True,
                               timeout=timeout, env=dict(env), cwd=project)
     except subprocess.TimeoutExpired:
-        return [Finding("problem", "hook", f"`{command}` ran past its {timeout} s timeout: "
-                        "Claude Code kills it and injects nothing",
-                        "lower hook_budget_ms, or run `sagemem index` once")]
+        return Finding("problem", "hook", f"`{command}` ran past its {timeout} s timeout: "
+                       "Claude Code kills it and injects nothing",
+                       "lower hook_budget_ms, or run `sagemem index` once")
     spent = time.monotonic() - started
     if done.returncode != 0:
         said = " ".join(done.stderr.decode("utf-8", "replace").split())[:200]
-        return [Finding("problem", "hook", f"`{command}` exits {done.returncode}"
-                        + (f" ({said})" if said else ""),
-                        f"{_install(where)} (writes the path of this sagemem)")]
-    return [_judge_output(done.stdout, command, spent, timeout)]
+        blocks = " — exit 2 blocks every prompt" if done.returncode == 2 else ""
+        return Finding("problem", "hook", f"`{command}` exits {done.returncode}{blocks}"
+                       + (f" ({said})" if said else ""), "sagemem install claude-code")
+    return _judge_output(done.stdout, command, spent, timeout)
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
 
 
 def _judge_output(stdout: bytes, command: str, spent: float, timeout: float) -> Finding:
@@ -194,51 +283,5 @@ def _judge_output(stdout: bytes, command: str, spent: float, timeout: float) -> 
     if spent > timeout / 2:
         return Finding("problem", "hook", f"the hook took {spent:.1f} s of its {timeout} s "
                        "timeout", "run `sagemem index` once; lower hook_budget_ms")
-    return Finding("ok", "hook", f"the hook answers in {spent * 1000:.0f} ms "
+    return Finding("ok", "hook", f"`{command}` answers in {spent * 1000:.0f} ms "
                    f"(timeout {timeout} s)")
-
-
-def _memory_folder(env: Mapping[str, str]) -> list[Finding]:
-    """The folder the hooks use exists and its search index is up to date."""
-    try:
-        memory_dir, state_dir, _ = resolve_dirs(env, None, None)
-    except SagememError as exc:
-        return [Finding("problem", "memory", str(exc))]
-    if not memory_dir.is_dir():
-        return [Finding("problem", "memory", f"memory directory {memory_dir} does not exist",
-                        f"sagemem init {memory_dir}")]
-    folder = MemoryFolder(memory_dir, state_dir)
-    found = [Finding("ok", "memory", f"memory directory {memory_dir}")]
-    stale = _unindexed(folder)
-    if stale is None:
-        found.append(Finding("problem", "index", "the search index was never built",
-                             "sagemem index"))
-    elif stale:
-        found.append(Finding("note", "index", f"{stale} memory files not indexed yet "
-                             "(the hook indexes within its budget)", "sagemem index"))
-    else:
-        found.append(Finding("ok", "index", "the search index is up to date"))
-    return found
-
-
-def _unindexed(folder: MemoryFolder) -> int | None:
-    """How many memory files differ from the index (read only); None: no index yet."""
-    from ..search.index import index_path
-    from ..search.sync import stat_pass
-
-    path = index_path(folder)
-    if not path.is_file():
-        return None
-    try:
-        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
-            rows = conn.execute("SELECT name, mtime_ns, size, inode FROM files").fetchall()
-    except sqlite3.Error:
-        return None
-    indexed = {name: (mtime, size, inode) for name, mtime, size, inode in rows}
-    listing = stat_pass(folder, archived=False)
-    return sum(1 for name, stats in listing.items() if indexed.get(name) != stats)
-
-
-def healthy(findings: list[Finding]) -> bool:
-    return not any(f.level == "problem" for f in findings)
-

@@ -11,25 +11,24 @@ project    ``<project>/.claude/settings.json`` ``<project>/.mcp.json``
 =========  ==================================  =====================================
 
 MCP servers in ``settings.json`` are ignored by Claude Code, hence two files per scope.
-Every hook runs the one command ``<sagemem> hook claude-code``; our entries are found
-again by that command, so a second install changes nothing and an old hand-written one
-(``sagemem hook claude-code``) is brought up to date in place.
+Each hook event gets a group of sagemem's own; the hook objects install wrote are
+recorded (``changes.py``) and found again by that record alone (``owned.py``), so a second
+install changes nothing, an upgrade replaces exactly our objects, and every hook of
+anyone else — in a group beside ours or in the same group — is never touched.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import shutil
-import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import HostConfigError
-from .changes import FileChange, read_backup, read_record, sha256
+from .changes import RECORDS_DIR, FileChange, OwnedHook, read_backup, read_record, sha256
+from .owned import find, group_of, hooks_in, legacy_hooks, runs_sagemem
 from .settings_file import (
     BOM,
     Document,
@@ -45,6 +44,8 @@ from .settings_file import (
     value_at,
 )
 from .skill import SKILL_RELATIVE, shipped_skill, skill_status
+from .wiring import HOOK_TIMEOUT_S as HOOK_TIMEOUT_S
+from .wiring import Wiring
 
 Scope = Literal["user", "project"]
 HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
@@ -53,21 +54,21 @@ HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
     ("PreToolUse", "Write|Edit|MultiEdit"),  # the write gate, before a memory file changes
     ("PostToolUse", "Read|Write|Edit|MultiEdit"),  # what the model read, and wrote itself
 )
-HOOK_TIMEOUT_S = 10
-"""Claude Code's per-hook ``timeout`` (seconds); the hook keeps to ``hook_budget_ms``
-(5 s) well inside it, since a killed hook injects nothing."""
 SERVER_NAME = "sagemem"
 ENV_KEYS = ("SAGE_MEM_DIR", "SAGE_MEM_STATE_DIR")
+NO_MCP_EXTRA = ("MCP server not installed: the mcp extra is missing "
+                "(pip install 'sagemem[mcp]', then install again)")
 
 
 @dataclass(frozen=True)
 class Targets:
-    """The three files one scope's install writes."""
+    """The three files one scope's install writes, and the folder of its records."""
 
     scope: Scope
     settings: Path
     mcp: Path
     skill: Path
+    records: Path
 
 
 def targets(scope: Scope, *, home: Path, project: Path) -> Targets:
@@ -75,7 +76,7 @@ def targets(scope: Scope, *, home: Path, project: Path) -> Targets:
     base = home if scope == "user" else project
     mcp = home / ".claude.json" if scope == "user" else project / ".mcp.json"
     return Targets(scope, followed(base / ".claude" / "settings.json"), followed(mcp),
-                   followed(base / ".claude" / SKILL_RELATIVE))
+                   followed(base / ".claude" / SKILL_RELATIVE), base / ".claude" / RECORDS_DIR)
 
 
 def followed(path: Path) -> Path:
@@ -85,68 +86,24 @@ def followed(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-@dataclass(frozen=True)
-class Wiring:
-    """What the entries run: ``command`` starts sagemem (an absolute path, so a virtual
-    environment's sagemem is found without it on PATH), ``env`` names the folders."""
-
-    command: tuple[str, ...]
-    env: Mapping[str, str] = field(default_factory=dict)
-
-    def hook_command(self) -> str:
-        return shlex.join([*self.command, "hook", "claude-code"])
-
-    def hook_group(self, matcher: str | None) -> dict[str, Any]:
-        hook = {"type": "command", "command": self.hook_command(), "timeout": HOOK_TIMEOUT_S}
-        return {**({"matcher": matcher} if matcher else {}), "hooks": [hook]}
-
-    def server(self) -> dict[str, Any]:
-        return {"type": "stdio", "command": self.command[0],
-                "args": [*self.command[1:], "mcp"], "env": dict(self.env)}
+def recorded_hooks(doc: Document, records: Path) -> tuple[OwnedHook, ...]:
+    """The hook objects install wrote to this file, as its record says (an older record
+    without them: the exact groups such an install wrote)."""
+    record = read_record(doc.path, records)
+    if record is None:
+        return ()
+    if record.hooks is None:
+        return legacy_hooks(doc.data, HOOK_EVENTS)
+    return record.hooks
 
 
-def sagemem_command(argv0: str | None = None, python: str | None = None) -> tuple[str, ...]:
-    """The running sagemem as an absolute command: the console script we run as, else
-    the one beside this Python (a venv's bin/), else on PATH, else ``python -m sagemem``."""
-    argv0 = sys.argv[0] if argv0 is None else argv0
-    python = sys.executable if python is None else python
-    script = Path(argv0)
-    if script.name.startswith("sagemem") and script.suffix in ("", ".exe") \
-            and script.is_file():
-        return (os.path.abspath(script),)
-    beside = Path(python).parent / ("sagemem.exe" if os.name == "nt" else "sagemem")
-    if beside.is_file():
-        return (str(beside),)
-    found = shutil.which("sagemem")
-    if found:
-        return (os.path.abspath(found),)
-    return (os.path.abspath(python), "-m", "sagemem")
-
-
-def is_ours(group: object) -> bool:
-    """A hook group whose command is ``… hook claude-code``: ours, whoever wrote it."""
-    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-        return False
-    for hook in group["hooks"]:
-        command = hook.get("command") if isinstance(hook, dict) else None
-        try:
-            words = shlex.split(command) if isinstance(command, str) else []
-        except ValueError:
-            continue
-        if words[-2:] == ["hook", "claude-code"]:
-            return True
-    return False
-
-
-def holds_our_hooks(settings: Path) -> bool:
-    """Whether a settings file has one of our hook groups (an unreadable one: no)."""
+def holds_our_hooks(where: Targets) -> bool:
+    """Whether a scope's settings hold a hook that runs sagemem (an unreadable file: no)."""
     try:
-        hooks = value_at(read_document(settings).data, ("hooks",))
+        data = read_document(where.settings).data
     except HostConfigError:
         return False
-    return isinstance(hooks, dict) and any(
-        isinstance(groups, list) and any(is_ours(g) for g in groups)
-        for groups in hooks.values())
+    return any(runs_sagemem(h.command) for e, _ in HOOK_EVENTS for h in hooks_in(data, e))
 
 
 @dataclass(frozen=True)
@@ -166,18 +123,21 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
     ``other`` is the other scope: hooks there too would run twice on every prompt."""
     changes: list[FileChange] = []
     notices: list[str] = []
-    if other is not None and other.settings != where.settings and \
-            holds_our_hooks(other.settings):
+    if other is not None and other.settings != where.settings and holds_our_hooks(other):
         notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
                        f"the hook twice; keep one scope (sagemem install claude-code --undo "
                        f"--{other.scope})")
-    _add(changes, read_document(where.settings), lambda d: _wire_settings(d, wiring),
-         "hooks and env")
+    doc = read_document(where.settings)
+    text, owned = _wire_settings(doc, wiring, recorded_hooks(doc, where.records))
+    notices += _strangers(doc.path, _data(text), owned, wiring.hook())
+    _add(changes, doc, text, "hooks and env", owned)
     if mcp:
-        _add(changes, read_document(where.mcp), lambda d: _wire_server(d, wiring),
-             "MCP server")
+        doc = read_document(where.mcp)
+        _add(changes, doc, _wire_server(doc, wiring), "MCP server")
+    else:
+        notices.append(NO_MCP_EXTRA)
     if skill:
-        status = skill_status(where.skill)
+        status = skill_status(where.skill, where.records)
         if status.state in ("missing", "outdated"):
             changes.append(FileChange(where.skill, status.text, shipped_skill(), "skill"))
         elif status.state == "edited":
@@ -186,22 +146,66 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
     return Plan(where, tuple(changes), tuple(notices))
 
 
-def _add(changes: list[FileChange], doc: Document, edit: Callable[[Document], str],
-         what: str) -> None:
-    after = edit(doc).encode("utf-8")
+def _add(changes: list[FileChange], doc: Document, text: str, what: str,
+         owned: tuple[OwnedHook, ...] = ()) -> None:
+    after = text.encode("utf-8")
     if after != doc.raw:
-        changes.append(FileChange(doc.path, doc.raw, after, what))
+        changes.append(FileChange(doc.path, doc.raw, after, what, owned))
 
 
-def _wire_settings(doc: Document, wiring: Wiring) -> str:
+def _strangers(path: Path, data: Any, owned: tuple[OwnedHook, ...],
+               hook: dict[str, Any]) -> list[str]:
+    """A note for each hook that runs sagemem but is neither one install wrote nor the
+    very object it would write (a teammate's committed one): written by hand, or by
+    another tool, so left as it is — it is not ours to change."""
+    ours = {(o.event, json.dumps(o.hook, sort_keys=True)) for o in owned}
+    ours |= {(e, json.dumps(hook, sort_keys=True)) for e, _ in HOOK_EVENTS}
+    return [f"{path}: {h.where()} runs `{h.command}`, which install did not write: left as "
+            "it is; if it is an old sagemem hook, remove it by hand (sagemem's own runs "
+            "beside it)"
+            for event, _ in HOOK_EVENTS for h in hooks_in(data, event)
+            if runs_sagemem(h.command) and (event, json.dumps(h.hook, sort_keys=True))
+            not in ours]
+
+
+def _wire_settings(doc: Document, wiring: Wiring, recorded: tuple[OwnedHook, ...]
+                   ) -> tuple[str, tuple[OwnedHook, ...]]:
+    """The settings text with sagemem's hooks and env, and the hook objects it owns."""
     _require_object(doc, ("hooks",))
     _require_object(doc, ("env",))
-    text = doc.text
+    text, owned = doc.text, []
+    by_event = {o.event: o for o in recorded}
     for event, matcher in HOOK_EVENTS:
-        text = _ensure_group(doc, text, event, wiring.hook_group(matcher))
+        text, mine = _ensure_hook(doc, text, event, matcher, wiring, by_event.get(event))
+        owned += [mine] if mine is not None else []
     for key, value in wiring.env.items():
         text = _ensure(text, ("env",), key, value)
-    return text
+    return text, tuple(owned)
+
+
+def _ensure_hook(doc: Document, text: str, event: str, matcher: str | None,
+                 wiring: Wiring, before: OwnedHook | None) -> tuple[str, OwnedHook | None]:
+    """Our hook in ``hooks.<event>``: the object install wrote before replaced in place,
+    else left alone when the same object is already there (not ours: a teammate's committed
+    file, or written by hand — so undo leaves it too), else a group of our own appended."""
+    groups = value_at(_data(text), ("hooks", event))
+    if groups is not None and not isinstance(groups, list):
+        raise HostConfigError(doc.path, f"has hooks.{event} as a JSON "
+                                        f"{json_kind(groups)}, not an array")
+    hook = wiring.hook()
+    found = find(_data(text), before) if before is not None else None
+    if before is not None and found is not None:
+        if found.hook != hook:
+            group, index = found.place
+            text = replace_value(text, ("hooks", event, group, "hooks", index), hook)
+        return text, OwnedHook(event, hook, before.new_group)
+    if groups is None:
+        return set_member(text, ("hooks",), event, [wiring.hook_group(matcher)]), \
+            OwnedHook(event, hook)
+    if any(h.hook == hook for h in hooks_in(_data(text), event)):
+        return text, None
+    return add_element(text, ("hooks", event), wiring.hook_group(matcher)), \
+        OwnedHook(event, hook)
 
 
 def _wire_server(doc: Document, wiring: Wiring) -> str:
@@ -215,25 +219,6 @@ def _require_object(doc: Document, path: tuple[Key, ...]) -> None:
     if value is not None and not isinstance(value, dict):
         raise HostConfigError(doc.path, f"has {'.'.join(map(str, path))} as a JSON "
                                         f"{json_kind(value)}, not an object")
-
-
-def _ensure_group(doc: Document, text: str, event: str, group: dict[str, Any]) -> str:
-    """``group`` in ``hooks.<event>``: appended, or our old entry replaced in place (a
-    duplicate of ours removed: the hook would run twice)."""
-    groups = value_at(_data(text), ("hooks", event))
-    if groups is None:
-        return set_member(text, ("hooks",), event, [group])
-    if not isinstance(groups, list):
-        raise HostConfigError(doc.path, f"has hooks.{event} as a JSON "
-                                        f"{json_kind(groups)}, not an array")
-    ours = [i for i, g in enumerate(groups) if is_ours(g)]
-    if not ours:
-        return add_element(text, ("hooks", event), group)
-    for index in reversed(ours[1:]):
-        text = remove_element(text, ("hooks", event), index)
-    if groups[ours[0]] != group:
-        text = replace_value(text, ("hooks", event, ours[0]), group)
-    return text
 
 
 def _ensure(text: str, path: tuple[Key, ...], key: str, value: Any) -> str:
@@ -252,25 +237,27 @@ def _data(text: str) -> Any:
 def plan_undo(where: Targets) -> Plan:
     """What taking the install out would change: a file still as sagemem left it gets its
     backup back byte for byte (one sagemem created is removed); one changed since keeps
-    the changes and loses only our entries; an edited skill is left alone."""
+    the changes and loses only the hook objects install recorded (and the groups it made
+    for them), its env keys and server; an edited skill is left alone."""
     changes: list[FileChange] = []
     notices: list[str] = []
+    records = where.records
     forget = [p for p in (where.settings, where.mcp, where.skill)
-              if read_record(p) is not None or read_backup(p) is not None]
+              if read_record(p, records) is not None or read_backup(p, records) is not None]
     for path, what, strip in ((where.settings, "hooks and env", _strip_settings),
                               (where.mcp, "MCP server", _strip_server),
                               (where.skill, "skill", None)):
         if path in forget:
-            _undo_one(path, what, strip, changes, notices)
+            _undo_one(path, records, what, strip, changes, notices)
     return Plan(where, tuple(changes), tuple(notices), tuple(forget))
 
 
-Strip = Callable[[str, Any], str]
+Strip = Callable[[str, Any, tuple[OwnedHook, ...]], str]
 
 
-def _undo_one(path: Path, what: str, strip: Strip | None, changes: list[FileChange],
-              notices: list[str]) -> None:
-    record, backup = read_record(path), read_backup(path)
+def _undo_one(path: Path, records: Path, what: str, strip: Strip | None,
+              changes: list[FileChange], notices: list[str]) -> None:
+    record, backup = read_record(path, records), read_backup(path, records)
     try:
         current: bytes | None = path.read_bytes()
     except FileNotFoundError:
@@ -284,21 +271,29 @@ def _undo_one(path: Path, what: str, strip: Strip | None, changes: list[FileChan
     if strip is None:
         notices.append(f"{path} changed since sagemem installed it: left as it is")
         return
-    text, _ = parse_text(path, current)
+    text, data = parse_text(path, current)
+    owned: tuple[OwnedHook, ...] = ()
+    if record is not None:
+        owned = legacy_hooks(data, HOOK_EVENTS) if record.hooks is None else record.hooks
     old = _data(backup.decode("utf-8", "replace")) if backup else {}
-    after = strip(text, old).encode("utf-8")
+    after = strip(text, old, owned).encode("utf-8")
     if after != current:
         changes.append(FileChange(path, current, after, what))
 
 
-def _strip_settings(text: str, old: Any) -> str:
-    """Our hook groups out, ``env`` keys back to what the backup had, and containers we
-    created (now empty) out too."""
+def _strip_settings(text: str, old: Any, owned: tuple[OwnedHook, ...]) -> str:
+    """The hook objects install wrote out (with a group it made, once empty), ``env`` keys
+    back to what the backup had, and containers we created (now empty) out too."""
+    for hook in owned:
+        found = find(_data(text), hook)
+        if found is None:
+            continue  # taken out already, or changed by someone: no longer ours
+        group, index = found.place
+        if hook.new_group and group_of(_data(text), found).get("hooks") == [hook.hook]:
+            text = remove_element(text, ("hooks", hook.event), group)
+        else:
+            text = remove_element(text, ("hooks", hook.event, group, "hooks"), index)
     for event, _ in HOOK_EVENTS:
-        groups = value_at(_data(text), ("hooks", event))
-        if isinstance(groups, list):
-            for index in reversed([i for i, g in enumerate(groups) if is_ours(g)]):
-                text = remove_element(text, ("hooks", event), index)
         text = _drop_if_new_and_empty(text, ("hooks",), event, old)
     text = _drop_if_new_and_empty(text, (), "hooks", old)
     for key in ENV_KEYS:
@@ -306,7 +301,7 @@ def _strip_settings(text: str, old: Any) -> str:
     return _drop_if_new_and_empty(text, (), "env", old)
 
 
-def _strip_server(text: str, old: Any) -> str:
+def _strip_server(text: str, old: Any, owned: tuple[OwnedHook, ...]) -> str:
     text = _restore(text, ("mcpServers",), SERVER_NAME, old)
     return _drop_if_new_and_empty(text, (), "mcpServers", old)
 

@@ -4,7 +4,8 @@ edited in place: an edit rewrites only the span it changes, every other byte sta
 A ``json`` round trip would re-indent the whole file, reorder nothing but still rewrite
 the user's hooks and Claude Code's own state; so the parsed value only tells us *what*
 is there, and a small scanner finds *where* (the byte span of each member) in the text.
-New members take the indentation of their neighbours, or the file's indent unit.
+New members take the indentation of their neighbours, or the file's indent unit, and the
+file's line ending (a CRLF file stays CRLF throughout).
 A file that is not plain JSON (a ``//`` comment, a trailing comma, not an object) is
 refused, never repaired: Claude Code reads plain JSON.
 """
@@ -203,19 +204,19 @@ def add_element(text: str, path: tuple[Key, ...], value: Any, key: str | None = 
     if members:
         last = members[-1]
         indent = _own_line_indent(text, members[0].start)
-        separator = ",\n" + indent if indent is not None else ", "
+        separator = "," + _newline(text) + indent if indent is not None else ", "
         where = last.end
     else:
         base = _line_indent(text, start)
         unit = _indent_unit(text)
         indent = base + unit if unit is not None else None
-        separator = "\n" + (indent or "") if indent is not None else ""
+        separator = _newline(text) + (indent or "") if indent is not None else ""
         where = start + 1
     element = _dump(value, indent, text)
     if key is not None:
         element = f"{json.dumps(key, ensure_ascii=False)}: {element}"
     if not members:
-        closing = "\n" + _line_indent(text, start) if indent is not None else ""
+        closing = _newline(text) + _line_indent(text, start) if indent is not None else ""
         return text[:where] + separator + element + closing + text[end - 1:]
     return text[:where] + separator + element + text[where:]
 
@@ -244,7 +245,7 @@ def set_member(text: str, path: tuple[Key, ...], key: str, value: Any) -> str:
     """``path.key`` set to ``value``, creating the objects of ``path`` that are missing."""
     data = json.loads(text.removeprefix(BOM)) if text.strip() else None
     if data is None:
-        return _dump(_nest(path, key, value), "", text) + "\n"
+        return _dump(_nest(path, key, value), "", text) + _newline(text)
     for depth, step in enumerate(path):
         if not isinstance(value_at(data, path[:depth + 1]), dict):
             return add_element(text, path[:depth], _nest(path[depth + 1:], key, value),
@@ -269,7 +270,13 @@ def _dump(value: Any, indent: str | None, text: str) -> str:
     unit = _indent_unit(text)
     if indent is None or unit is None:
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
+    newline = _newline(text)
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", newline + indent)
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: CRLF when its lines end so (Windows editors), else LF."""
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 def _indent_unit(text: str) -> str | None:

@@ -37,7 +37,7 @@ def shipped_skill() -> bytes:
     return files("sagemem").joinpath(*SKILL_RELATIVE.parts).read_bytes()
 
 
-def skill_status(path: Path) -> SkillStatus:
+def skill_status(path: Path, records: Path) -> SkillStatus:
     """How the copy at ``path`` compares with the shipped skill and with what we wrote."""
     try:
         text: bytes | None = path.read_bytes()
@@ -47,7 +47,7 @@ def skill_status(path: Path) -> SkillStatus:
         return SkillStatus(path, "edited", None)  # unreadable: certainly not replaced
     if text == shipped_skill():
         return SkillStatus(path, "current", text)
-    record = read_record(path)
+    record = read_record(path, records)
     if record is not None and record.sha256 == sha256(text):
         return SkillStatus(path, "outdated", text)
     return SkillStatus(path, "edited", text)

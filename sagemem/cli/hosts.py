@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,7 +16,7 @@ from . import base as cli
 from .base import Globals, JsonOption, YesOption, app, echo, echo_json
 
 if TYPE_CHECKING:
-    from ..claude_code.install import Wiring
+    from ..claude_code.wiring import Wiring
 
 install_app = typer.Typer(help="Wire sagemem into an agent host.", no_args_is_help=True)
 app.add_typer(install_app, name="install")
@@ -39,9 +40,10 @@ def install_claude_code(
 ) -> None:
     """Add sagemem's hooks, MCP server (with the mcp extra) and skill to Claude Code.
 
-    The user scope is the default. Every other byte of the files is kept; the first
-    change keeps a <file>.sagemem-backup beside each file. Running it twice changes
-    nothing. Off a terminal a change needs --yes.
+    The user scope is the default. Every other byte of the files is kept, and every hook
+    install did not write; the first change keeps each file's backup in
+    .claude/sagemem-install/ (ignored by git). Running it twice changes nothing. Off a
+    terminal a change needs --yes.
     """
     from ..claude_code.changes import apply_install, apply_undo
     from ..claude_code.install import plan_install, plan_undo, targets
@@ -51,14 +53,18 @@ def install_claude_code(
     home, cwd = Path.home(), Path.cwd()
     where = targets("project" if project else "user", home=home, project=cwd)
     other = targets("user" if project else "project", home=home, project=cwd)
-    plan = plan_undo(where) if undo else plan_install(
-        where, _wiring(ctx.obj), mcp=importlib.util.find_spec("mcp") is not None,
-        skill=not no_skill, other=other)
-    for notice in plan.notices:
+    notes: tuple[str, ...] = ()
+    if undo:
+        plan = plan_undo(where)
+    else:
+        wiring, notes = _wiring(ctx.obj, where.scope, home, cwd)
+        plan = plan_install(where, wiring, mcp=importlib.util.find_spec("mcp") is not None,
+                            skill=not no_skill, other=other)
+    for notice in (*notes, *plan.notices):
         echo(f"note: {notice}", err=True)
     if not plan.changes:
         if undo:
-            apply_undo((), plan.forget)
+            apply_undo((), plan.forget, where.records)
         echo(f"nothing to {'undo' if undo else 'change'} ({where.scope} scope: "
              f"{where.settings})", err=True)
         return
@@ -70,9 +76,9 @@ def install_claude_code(
     cli.confirm("write these changes?", yes=yes, required="to change Claude Code's files",
                 preview=lambda: ["".join(diffs).rstrip("\n")])
     if undo:
-        apply_undo(plan.changes, plan.forget)
+        apply_undo(plan.changes, plan.forget, where.records)
     else:
-        apply_install(plan.changes)
+        apply_install(plan.changes, where.records)
     for change in plan.changes:
         verb = "removed" if change.after is None else "wrote"
         echo(f"{verb} {change.path} ({change.what})")
@@ -81,27 +87,31 @@ def install_claude_code(
              f"--{where.scope}", err=True)
 
 
-def _wiring(g: Globals) -> Wiring:
+def _wiring(g: Globals, scope: str, home: Path, project: Path
+            ) -> tuple[Wiring, tuple[str, ...]]:
     """What the entries run and the folders they name: the memory folder always, the
-    state directory only when one was given (else it follows the folder)."""
-    from ..claude_code.install import Wiring, sagemem_command
+    state directory only when one was given (else it follows the folder); a project's
+    spelt so a teammate's machine reads them too (``claude_code/wiring.py``)."""
+    from ..claude_code.wiring import project_wiring, user_wiring
 
     settings = g.settings()
-    env = {"SAGE_MEM_DIR": str(settings.memory_dir)}
-    if settings.source("state_dir") != "default":
-        env["SAGE_MEM_STATE_DIR"] = str(settings.state_dir)
+    state = settings.state_dir if settings.source("state_dir") != "default" else None
     if not settings.memory_dir.is_dir():
         echo(f"warning: memory directory {settings.memory_dir} does not exist yet; "
              f"create it: {g.command('init')}", err=True)
-    return Wiring(sagemem_command(), env)
+    if scope == "user":
+        return user_wiring(settings.memory_dir, state), ()
+    return project_wiring(settings.memory_dir, state, project=project, home=home,
+                          on_path=shutil.which("sagemem"))
 
 
 @app.command()
 def doctor(ctx: typer.Context, json_output: JsonOption = False) -> None:
     """Say what is wired into Claude Code where, whether it works, and what to fix.
 
-    Runs the hook command it finds with a sample prompt, timed against its timeout.
-    Exit 0 when all is well, 1 when something is wrong.
+    Runs each hook command that runs sagemem with a sample prompt, timed against its
+    timeout, against a copy of the state directory: doctor changes nothing. Exit 0 when
+    all is well, 1 when something is wrong.
     """
     from ..claude_code.doctor import diagnose, healthy
 

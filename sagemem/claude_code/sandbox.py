@@ -1,0 +1,68 @@
+"""A throwaway copy of a state directory, for doctor's probes: running the hook does what a
+prompt does (it records what it injected in the ledger, marks the session's reads, builds
+the index), and doctor must observe without changing any of it. So the probe runs against
+the copy, which is removed afterwards; the real state directory is only read.
+
+Left out of the copy: ``snapshots/`` (no probe reads them, and they can be large) and
+``folders/`` (the state of other memory folders sharing a parent's ``.sage-mem``). The
+embedder's caches (``embedder/<key>/``: ~80 MB of model arrays, built in a temporary
+folder and renamed, never written in place) are hard-linked where the file system allows
+it, else copied. A symlink is left out (a write through it would land outside the copy),
+and so is a FIFO or socket (copying one would hang or fail).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+LEFT_OUT = frozenset({"snapshots", "folders"})
+LINKED = "embedder"
+
+
+@contextmanager
+def state_copy(state_dir: Path) -> Iterator[Path]:
+    """A copy of ``state_dir`` (an empty folder when it does not exist yet), gone after."""
+    with tempfile.TemporaryDirectory(prefix="sagemem-doctor-") as tmp:
+        copy = Path(tmp) / "state"
+        if state_dir.is_dir():
+            _copy_dir(state_dir, copy, depth=0, link=False)
+        else:
+            copy.mkdir()
+        yield copy
+
+
+def _copy_dir(source: Path, target: Path, *, depth: int, link: bool) -> None:
+    target.mkdir()
+    try:
+        entries = list(os.scandir(source))
+    except OSError:
+        return  # an unreadable corner: the probe sees it missing, the real one is untouched
+    for entry in entries:
+        if depth == 0 and entry.name in LEFT_OUT:
+            continue
+        here = target / entry.name
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                _copy_dir(Path(entry.path), here, depth=depth + 1,
+                          link=link or (depth == 1 and source.name == LINKED))
+            elif stat.S_ISREG(mode):
+                _copy_file(Path(entry.path), here, link=link)
+        except OSError:
+            continue
+
+
+def _copy_file(source: Path, target: Path, *, link: bool) -> None:
+    if link:
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass  # another file system: copied instead
+    shutil.copy2(source, target)

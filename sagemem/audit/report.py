@@ -33,6 +33,7 @@ from .frontmatter import (
     swallowed_values,
 )
 from .links import Link, local_target, memory_links
+from .names import check_name_collisions
 from .scan import (
     HINT,
     PROBLEM,
@@ -326,7 +327,7 @@ def check_secrets(s: Scan) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_unreadable, check_index, check_index_hooks, check_index_size, check_frontmatter,
+    check_unreadable, check_name_collisions, check_index, check_index_hooks, check_index_size, check_frontmatter,
     check_type_prefix, check_comment_swallowed, check_text, check_temporary, check_links,
     check_bodies, check_tags, check_duplicates, check_conflicts, check_secrets,
 )

@@ -50,9 +50,24 @@ SWAP_RETRIES = 5
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
+# Windows opens these as devices whatever follows the first dot (``CON.md``, ``nul.md``,
+# ``com1.notes.md``): such a file cannot be opened, copied or deleted there, so a folder
+# synced or cloned onto Windows breaks. Compared as names are (``name_key``), so a
+# superscript ``COM¹`` (NFKC: ``com1``), also a device on Windows, is one too.
+WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)])
+
+
 def name_key(name: str) -> str:
-    """The form names are compared in: NFC-normalised, then case-folded."""
-    return unicodedata.normalize("NFC", name).casefold()
+    """The form names are compared in: NFKC-normalised and case-folded (Unicode's
+    NFKC_Casefold, near enough), so ``USER_PETS.md``, the full-width ``ｕｓｅｒ_pets.md``
+    and a decomposed macOS spelling are all the one name ``user_pets.md``."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def is_device_name(name: str) -> bool:
+    """Whether Windows takes ``name`` for a device (``CON.md``, ``nul.md``, ``LPT1``)."""
+    return name_key(name).split(".", 1)[0].rstrip(" ") in WINDOWS_DEVICE_NAMES
 
 
 def reserved_names(state_dir: Path | None) -> frozenset[str]:
@@ -102,7 +117,9 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     """
     if not name.strip():
         raise InvalidName(name, "empty name")
-    if "/" in name or "\\" in name or "\x00" in name:
+    if "\x00" in name:  # not a separator, but no file system takes it in a name
+        raise InvalidName(name, "no NUL character (\\0): no file system takes it in a name")
+    if "/" in name or "\\" in name:
         raise InvalidName(name, "no path separators: memories are top-level files")
     if name.startswith("."):
         raise InvalidName(name, "no leading dot")
@@ -116,6 +133,18 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     for reserved_key in reserved:
         if key == reserved_key:
             raise ReservedName(name, reserved_key)
+    return name
+
+
+def check_new_name(name: str, reserved: Iterable[str] = ()) -> str:
+    """``check_name`` for a file about to be made (a create, the target of a rename): also
+    no Windows device name. Every create path of every surface passes here, so each
+    refuses alike. A file of such a name made by hand still reads, so it can be renamed."""
+    check_name(name, reserved)
+    if is_device_name(name):
+        raise InvalidName(name, "a device name on Windows (CON, PRN, AUX, NUL, COM1-9, "
+                                "LPT1-9, with any extension), where such a file cannot be "
+                                "opened or deleted; choose another name")
     return name
 
 

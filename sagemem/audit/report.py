@@ -312,9 +312,10 @@ def check_secrets(s: Scan) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_unreadable, check_name_collisions, check_index, check_index_hooks, check_index_size, check_frontmatter,
-    check_type_prefix, check_comment_swallowed, check_text, check_temporary, check_links,
-    check_bodies, check_tags, check_duplicates, check_conflicts, check_secrets,
+    check_unreadable, check_name_collisions, check_index, check_index_hooks,
+    check_index_size, check_frontmatter, check_type_prefix, check_comment_swallowed,
+    check_text, check_temporary, check_links, check_bodies, check_tags, check_duplicates,
+    check_conflicts, check_secrets,
 )
 
 

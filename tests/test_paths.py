@@ -329,3 +329,30 @@ def test_a_name_two_files_answer_to_is_an_error_naming_both(tmp_path: Path) -> N
     for command in ("show", "read"):
         error = one_error_line(cli(directory, state, command, "User_Pets"))
         assert "USER_PETS.md, user_pets.md" in error, error
+
+
+def claude_code_hook(directory: Path, state: Path, tool: str, file_path: Path
+                     ) -> subprocess.CompletedProcess[bytes]:
+    """``sagemem hook claude-code`` as Claude Code runs it before a Write: JSON on stdin."""
+    payload = {"session_id": "8e0c4f1a-2b7d-4c9e-a1f3-5d6b7c8e9f01", "cwd": str(directory),
+               "transcript_path": "/home/u/.claude/projects/x/s.jsonl",
+               "permission_mode": "default", "hook_event_name": "PreToolUse",
+               "tool_name": tool, "tool_use_id": "toolu_01",
+               "tool_input": {"file_path": str(file_path), "content": NEW_TEXT}}
+    env = {**os.environ, "SAGE_MEM_DIR": str(directory), "SAGE_MEM_STATE_DIR": str(state)}
+    return subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
+                          input=json.dumps(payload).encode(), capture_output=True, env=env,
+                          timeout=60, check=False)
+
+
+def test_the_write_gate_denies_creating_a_variant_or_a_device_name(tmp_path: Path) -> None:
+    directory, state = sample_copy(tmp_path)
+    for new, says in (("USER_PETS.md", "user_pets.md"), ("ｕｓｅｒ_pets.md", "user_pets.md"),
+                      ("nul.md", DEVICE_REFUSAL)):
+        answer = claude_code_hook(directory, state, "Write", directory / new)
+        assert answer.returncode == 0, answer
+        decision = json.loads(answer.stdout)["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny"
+        assert says in decision["permissionDecisionReason"]
+    allowed = claude_code_hook(directory, state, "Write", directory / "user_new_note.md")
+    assert (allowed.returncode, allowed.stdout) == (0, b"")

@@ -148,6 +148,27 @@ def check_new_name(name: str, reserved: Iterable[str] = ()) -> str:
     return name
 
 
+def new_file_refusal(path: Path) -> str | None:
+    """Why no file may be made at ``path`` — a Windows device name, or a name a file of
+    its folder already has in another case or Unicode form — said to whoever writes it
+    (an agent host's own Write tool, past sagemem's creates); None when it may."""
+    if is_device_name(path.name):
+        return (f"sagemem: {path.name} is a device name on Windows (CON, PRN, AUX, NUL, "
+                "COM1-9, LPT1-9), where the file could not be opened or deleted; choose "
+                "another name.")
+    key = name_key(path.name)
+    try:
+        with os.scandir(path.parent) as entries:
+            taken = sorted(e.name for e in entries if name_key(e.name) == key)
+    except (OSError, ValueError):
+        return None
+    if not taken:
+        return None
+    return (f"sagemem: {path.name} is the name of {taken[0]} in another case or Unicode "
+            f"form, and two such files are one name; read {taken[0]} and change it "
+            "instead.")
+
+
 def slugify(text: str) -> str:
     """A file-name slug: lower-case words joined by ``_``; CJK characters are kept."""
     words = re.sub(r"[^\w]+", "_", unicodedata.normalize("NFKC", text).casefold())

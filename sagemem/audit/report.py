@@ -23,6 +23,7 @@ from ..files.paths import INDEX_FILE, name_key
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes.guard import merge_marker_line
+from . import index_hooks
 from .duplicates import DuplicateGroup, NearDuplicate, duplicate_groups, near_duplicates
 from .frontmatter import (
     check_comment_swallowed,
@@ -31,7 +32,6 @@ from .frontmatter import (
     key_line,
     swallowed_values,
 )
-from . import index_hooks
 from .links import Link, local_target, memory_links
 from .names import check_name_collisions
 from .scan import (

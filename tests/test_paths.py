@@ -282,7 +282,7 @@ def test_the_memory_tool_refuses_a_variant_or_a_device_name_on_create_and_rename
     assert sorted(p.name for p in directory.iterdir()) == before
 
 
-def test_the_mcp_server_over_stdio_refuses_a_variant_or_a_device_name(tmp_path: Path) -> None:
+def test_the_mcp_server_over_stdio_refuses_a_variant_a_device_name_or_a_nul(tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
     import asyncio
 
@@ -298,13 +298,14 @@ def test_the_mcp_server_over_stdio_refuses_a_variant_or_a_device_name(tmp_path: 
         async with Client(params) as client:
             return [await client.call_tool("write_memory", {
                 "name": name, "content": NEW_TEXT, "expected_revision": "new"})
-                    for name in ("ＵＳＥＲ_ＰＥＴＳ.md", "CON.md")]
+                    for name in ("ＵＳＥＲ_ＰＥＴＳ.md", "CON.md", "user\x00pets.md")]
 
-    variant, device = asyncio.run(main())
+    variant, device, nul = asyncio.run(main())
     assert variant.structured_content["status"] == "refused"  # type: ignore[attr-defined]
     assert variant.structured_content["file"] == "user_pets.md"  # type: ignore[attr-defined]
     assert device.is_error  # type: ignore[attr-defined]
     assert DEVICE_REFUSAL in device.content[0].text  # type: ignore[attr-defined]
+    assert nul.is_error and "no NUL character" in nul.content[0].text  # type: ignore[attr-defined]
     assert sorted(p.name for p in directory.iterdir()) == before
 
 

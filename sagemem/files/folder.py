@@ -42,6 +42,7 @@ from .paths import (
     name_key,
     reserved_names,
     safe_read,
+    same_name_in,
     with_suffix,
 )
 from .state import check_owner, claim, default_state_dir
@@ -135,10 +136,8 @@ class MemoryFolder:
         folder = self.folder(archived)
         if os.path.lexists(folder / name):
             return name
-        key = name_key(name)
         try:
-            with os.scandir(folder) as entries:
-                matches = sorted(e.name for e in entries if name_key(e.name) == key)
+            matches = same_name_in(folder, name)
         except OSError:
             return None
         if len(matches) > 1:

@@ -56,6 +56,9 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 # superscript ``COM¹`` (NFKC: ``com1``), also a device on Windows, is one too.
 WINDOWS_DEVICE_NAMES = frozenset(
     ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)])
+DEVICE_NAME_REASON = ("a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any "
+                      "extension), where such a file cannot be opened or deleted; choose "
+                      "another name")
 
 
 def name_key(name: str) -> str:
@@ -68,6 +71,14 @@ def name_key(name: str) -> str:
 def is_device_name(name: str) -> bool:
     """Whether Windows takes ``name`` for a device (``CON.md``, ``nul.md``, ``LPT1``)."""
     return name_key(name).split(".", 1)[0].rstrip(" ") in WINDOWS_DEVICE_NAMES
+
+
+def same_name_in(directory: Path, name: str) -> list[str]:
+    """The entries of ``directory`` that are the name ``name`` (``name_key``), as spelt
+    on disk, sorted; OSError when the directory cannot be listed."""
+    key = name_key(name)
+    with os.scandir(directory) as entries:
+        return sorted(e.name for e in entries if name_key(e.name) == key)
 
 
 def reserved_names(state_dir: Path | None) -> frozenset[str]:
@@ -142,9 +153,7 @@ def check_new_name(name: str, reserved: Iterable[str] = ()) -> str:
     refuses alike. A file of such a name made by hand still reads, so it can be renamed."""
     check_name(name, reserved)
     if is_device_name(name):
-        raise InvalidName(name, "a device name on Windows (CON, PRN, AUX, NUL, COM1-9, "
-                                "LPT1-9, with any extension), where such a file cannot be "
-                                "opened or deleted; choose another name")
+        raise InvalidName(name, DEVICE_NAME_REASON)
     return name
 
 
@@ -153,14 +162,10 @@ def new_file_refusal(path: Path) -> str | None:
     its folder already has in another case or Unicode form — said to whoever writes it
     (an agent host's own Write tool, past sagemem's creates); None when it may."""
     if is_device_name(path.name):
-        return (f"sagemem: {path.name} is a device name on Windows (CON, PRN, AUX, NUL, "
-                "COM1-9, LPT1-9), where the file could not be opened or deleted; choose "
-                "another name.")
-    key = name_key(path.name)
+        return f"sagemem: {path.name} is {DEVICE_NAME_REASON}."
     try:
-        with os.scandir(path.parent) as entries:
-            taken = sorted(e.name for e in entries if name_key(e.name) == key)
-    except (OSError, ValueError):
+        taken = same_name_in(path.parent, path.name)
+    except OSError:
         return None
     if not taken:
         return None

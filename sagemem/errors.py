@@ -40,6 +40,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── SnapshotDamaged          a snapshot whose files (or manifest) no longer hold up
      ├── MemoryLocked             archiving (or purging) a locked memory
      ├── NameCollision            a move whose target name is already taken (nothing moved)
+     ├── AmbiguousName            a name several files answer to (they differ only in case
+     │                            or Unicode form: ``USER_PETS.md`` beside ``user_pets.md``)
      ├── MoveIncomplete           a move whose index change failed and could not be undone
      ├── UnfinishedOperation      a multi-file operation refused: a killed one is not recovered
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
@@ -321,6 +323,18 @@ class NameCollision(SagememError):
         self.name, self.folder = name, folder
         super().__init__(f"{name} already exists in {folder}; nothing was moved — "
                          "rename or purge one of them first")
+
+
+class AmbiguousName(SagememError):
+    """Names are compared ignoring case and Unicode form, so ``User_Pets.md`` names
+    ``USER_PETS.md`` and ``user_pets.md`` alike: picking one would be a guess, so neither
+    is (the audit reports such pairs as ``name_collision``)."""
+
+    def __init__(self, name: str, folder: Path, files: tuple[str, ...]) -> None:
+        self.name, self.folder, self.files = name, folder, files
+        super().__init__(f"{name} could be any of {len(files)} files in {folder} that differ "
+                         f"only in case or Unicode form: {', '.join(files)}; name one exactly "
+                         "as spelt, or rename one of them")
 
 
 class MoveIncomplete(SagememError):

@@ -27,7 +27,7 @@ from .files.folder import ListError as ListError
 from .files.folder import Listing as Listing
 from .files.folder import MemoryFolder
 from .files.memory import Memory
-from .files.paths import MAX_FILE_BYTES, check_name, file_name_for, with_suffix
+from .files.paths import MAX_FILE_BYTES, check_new_name, file_name_for, with_suffix
 from .writes import changelog
 from .writes.caps import (
     DEFAULT_CAPS,
@@ -255,8 +255,8 @@ class MemoryStore(MemoryFolder):
             raise InvalidName(type, f"type must be one of {', '.join(TYPES)}")
         from .writes.redact import refuse_secret_name  # a name is shown everywhere: no secret
 
-        return refuse_secret_name(check_name(with_suffix(file) if file else
-                                             file_name_for(type, name), self.reserved))
+        return refuse_secret_name(check_new_name(with_suffix(file) if file else
+                                                 file_name_for(type, name), self.reserved))
 
     def _refuse_existing(self, name: str) -> None:
         """Creating ``User_X.md`` beside ``user_x.md`` would make two memories one name."""

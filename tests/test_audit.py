@@ -338,3 +338,21 @@ def test_twenty_near_identical_notes_are_one_group_not_190_pairs(tmp_path: Path)
     assert finding.file == "user_note00.md" and len(finding.data["group"]) == 20
     assert finding.message.startswith("20 near-duplicates: with user_note01.md, ")
     assert " and 16 more (score " in finding.message
+
+
+def test_files_that_are_one_name_are_a_name_collision_naming_each(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    alice = (store.directory / "user_alice.md").read_text()
+    for variant in ("USER_ALICE.md", "ｕｓｅｒ_alice.md"):
+        (store.directory / variant).write_text(alice.replace("tea", f"tea ({variant})"))
+    [finding] = [f for f in audit(store).findings if f.category == "name_collision"]
+    assert (finding.severity, finding.file) == (PROBLEM, "USER_ALICE.md")
+    assert finding.data["files"] == ["USER_ALICE.md", "user_alice.md", "ｕｓｅｒ_alice.md"]
+    assert "user_alice.md, ｕｓｅｒ_alice.md" in finding.message
+
+
+def test_names_that_differ_otherwise_are_no_collision(tmp_path: Path) -> None:
+    store = clean_store(tmp_path)
+    (store.directory / "user_alice2.md").write_text(
+        (store.directory / "user_alice.md").read_text().replace("tea", "coffee"))
+    assert "name_collision" not in categories(store)

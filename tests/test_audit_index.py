@@ -131,3 +131,56 @@ def test_an_index_over_25000_bytes_is_a_hint_at_the_line_past_the_limit(
     store = index_store(tmp_path, text)
     assert size_findings(store) == [("index_over_claude_code_limit", "hint", 63)]
     assert audit(store).findings[0].data["bytes"] == len(text.strip().encode())
+
+
+# -- a stale hook is one that was the description (issue 20, item 8) -----------------------
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
+
+
+def sagemem_json(directory: Path, state: Path, *args: str) -> dict:
+    """``sagemem --dir … --state-dir … ARGS --json`` as a subprocess, its JSON output."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
+    proc = subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(directory),
+                           "--state-dir", str(state), *args, "--json"],
+                          capture_output=True, text=True, encoding="utf-8", timeout=60,
+                          env={**env, "SAGE_MEM_SEMANTIC": "off", "SAGE_MEM_GLOBAL_DIR": "off"})
+    assert proc.returncode == 0, proc
+    return json.loads(proc.stdout)
+
+
+def test_one_new_memory_leaves_the_hand_written_index_lines_unreported(tmp_path: Path) -> None:
+    import shutil
+
+    directory, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, directory, ignore=shutil.ignore_patterns("eval"))
+    assert sagemem_json(directory, state, "audit")["findings"] == []
+    sagemem_json(directory, state, "new", "--type", "user", "--name", "Favourite tea",
+                 "--description", "Green tea, no sugar, after lunch", "--body", "Sencha.")
+    assert sagemem_json(directory, state, "audit")["findings"] == []
+    sagemem_json(directory, state, "set", "user_favourite_tea.md",
+                 "description=Black tea now, with milk", "--no-update-index")
+    [stale] = sagemem_json(directory, state, "audit")["findings"]
+    assert (stale["category"], stale["data"]["target"]) == (
+        "index_stale_hook", "user_favourite_tea.md")
+
+
+def test_a_hook_in_its_own_words_is_not_stale_beside_one_that_repeats_its_description(
+        spelt_store: MemoryStore) -> None:
+    index = spelt_store.directory / "MEMORY.md"
+    index.write_text(index.read_text().replace("— a\n", "— the first one, in my words\n"))
+    assert audit(spelt_store).findings == ()
+
+
+def test_a_stale_hook_is_found_after_the_memory_was_renamed(spelt_store: MemoryStore) -> None:
+    from sagemem.history.rename import rename_memory
+
+    spelt_store.write("project_e.md", fields={"description": "e, said anew"})
+    rename_memory(spelt_store, "project_e.md", "project_e2.md")
+    [finding] = audit(spelt_store).findings
+    assert (finding.category, finding.data["target"]) == ("index_stale_hook", "project_e2.md")

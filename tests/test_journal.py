@@ -371,3 +371,50 @@ def test_recover_logs_a_rollback_whose_line_failed_with_what_it_restored(
     [line] = rollback_history(store)
     assert line["recovered"] is True and line["counts"]["restored"] == 5
     assert line["protection"] == report.protection_id
+
+
+# -- a kill while the intent record itself is written (issue 20, friction) ------------------
+
+def leftovers(store: MemoryStore) -> list[str]:
+    folder = journal.journal_dir(store.state_dir)
+    return sorted(n for n in os.listdir(folder) if n.endswith(".sagemem-tmp"))
+
+
+def kill_while_the_intent_is_written(store: MemoryStore) -> None:
+    """An archive killed between writing its intent's temporary file and linking it (the
+    first link is the state directory's owner file, the second the intent)."""
+    killed(store, "sagemem.files.atomic", "_link_new",
+           "archive", "project_a", "--reason", "old", "--yes", after=1)
+    [left] = leftovers(store)
+    assert left.startswith(".") and "-archive-" in left
+    assert journal.pending(store.state_dir) == ([], [])  # no record: nothing was begun
+
+
+def test_recover_removes_the_temporary_file_of_an_intent_a_kill_cut_short(
+        store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    kill_while_the_intent_is_written(store)
+    (journal.journal_dir(store.state_dir) / "notes.txt").write_text("not sagemem's")
+    code, out, err = run(capsys, store, "recover")
+    assert (code, out, err) == (0, "nothing to recover\n", "")
+    assert leftovers(store) == []
+    assert os.listdir(journal.journal_dir(store.state_dir)) == ["notes.txt"]
+    assert (store.directory / "project_a.md").exists()  # the archive never began
+
+
+def test_the_next_operation_removes_the_temporary_file_of_a_cut_short_intent(
+        store: MemoryStore) -> None:
+    kill_while_the_intent_is_written(store)
+    archive_memory(store, "project_a", reason="old")
+    assert leftovers(store) == [] and (store.archive_dir / "project_a.md").exists()
+
+
+def test_only_sagemem_temporaries_of_the_journal_are_removed(tmp_path: Path) -> None:
+    folder = journal.journal_dir(tmp_path)
+    folder.mkdir(parents=True)
+    ours = ".20261201T000000.000000Z-archive-abcdef.json.0123abcd.sagemem-tmp"
+    kept = ["x.sagemem-tmp", ".x.json.nothex!!.sagemem-tmp", ".x.json.0123abcd.tmp"]
+    for name in [ours, *kept]:
+        (folder / name).write_text("")
+    os.symlink(tmp_path / "elsewhere", folder / ".y.json.0123abcd.sagemem-tmp")
+    assert journal.remove_leftovers(tmp_path) == [ours]
+    assert sorted(os.listdir(folder)) == sorted([*kept, ".y.json.0123abcd.sagemem-tmp"])

@@ -18,12 +18,12 @@ from typing import Any
 from urllib.parse import quote
 
 from ..config import JSON_VERSION
-from ..files import indexfile
 from ..files.memory import Memory, line_of
 from ..files.paths import INDEX_FILE, name_key
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes.guard import merge_marker_line
+from . import index_hooks
 from .duplicates import DuplicateGroup, NearDuplicate, duplicate_groups, near_duplicates
 from .frontmatter import (
     check_comment_swallowed,
@@ -33,6 +33,7 @@ from .frontmatter import (
     swallowed_values,
 )
 from .links import Link, local_target, memory_links
+from .names import check_name_collisions
 from .scan import (
     HINT,
     PROBLEM,
@@ -112,26 +113,11 @@ def check_index(s: Scan) -> Iterable[Finding]:
 
 
 def check_index_hooks(s: Scan) -> Iterable[Finding]:
-    """Index lines whose hook no longer says what the memory's description says: the
-    description was changed (``set``, ``edit``) and its MEMORY.md line was left behind.
-    Only in an index where some line repeats its description, as sagemem writes them:
-    Claude Code's auto memory writes every hook in its own short words, by design."""
+    """Index lines left behind by a description change (``index_hooks.py``)."""
     if s.index is None:
         return []
-    described = {name_key(m.file): m for m in s.memories}
-    pairs = []
-    for entry in s.index.entries:
-        target = _index_target(s, entry.target)
-        memory = described.get(name_key(target)) if target is not None else None
-        if memory is not None and entry.hook and memory.description:
-            pairs.append((entry, memory, indexfile.hook_matches(entry.hook, memory.description)))
-    if not any(matches for _, _, matches in pairs):
-        return []  # hooks in their own words (Claude Code's auto memory): nothing drifted
-    return [hint("index_stale_hook", INDEX_FILE, entry.line,
-                 f"the line of {memory.file} no longer matches its description "
-                 f"(sagemem set {memory.file} description=… --update-index, "
-                 "or edit the line)", target=memory.file)
-            for entry, memory, matches in pairs if not matches]
+    return index_hooks.check_index_hooks(
+        s, {entry.target: _index_target(s, entry.target) for entry in s.index.entries})
 
 
 def index_spellings(target: str) -> list[str]:
@@ -326,9 +312,10 @@ def check_secrets(s: Scan) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_unreadable, check_index, check_index_hooks, check_index_size, check_frontmatter,
-    check_type_prefix, check_comment_swallowed, check_text, check_temporary, check_links,
-    check_bodies, check_tags, check_duplicates, check_conflicts, check_secrets,
+    check_unreadable, check_name_collisions, check_index, check_index_hooks,
+    check_index_size, check_frontmatter, check_type_prefix, check_comment_swallowed,
+    check_text, check_temporary, check_links, check_bodies, check_tags, check_duplicates,
+    check_conflicts, check_secrets,
 )
 
 

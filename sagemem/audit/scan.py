@@ -74,6 +74,8 @@ class Scan:
     index: IndexRead | None
     temporary: tuple[str, ...]
     reserved: frozenset[str]
+    names: tuple[str, ...] = ()
+    """Every top-level ``*.md`` name, as spelt on disk (memories or not)."""
 
     def exists(self, name: str) -> bool:
         """Whether a link or index line naming ``name`` points at a file: a live memory,
@@ -111,7 +113,7 @@ def scan(store: MemoryStore, cache: ReadCache | None = None) -> Scan:
     failed += [f for f in (index_failure, archive_failure) if f is not None]
     return Scan(store, tuple(r for r in results if isinstance(r, Memory)), tuple(failed),
                 frozenset(name_key(n) for n in names), archived_names, index,
-                tuple(_temporary_files(store)), _reserved_present(store))
+                tuple(_temporary_files(store)), _reserved_present(store), tuple(names))
 
 
 def _read_cached(store: MemoryStore, name: str, cache: ReadCache | None) -> Memory | Finding:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import MemoryNotFound, SagememError
 from ..files.memory import revision_of
-from ..files.paths import MAX_INDEX_BYTES, read_regular
+from ..files.paths import MAX_INDEX_BYTES, new_file_refusal, read_regular
 from ..inject.seen import latest_seen, record_seen
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
@@ -149,7 +149,7 @@ def _before_write(tool: str, target: Target, session_id: str,
     except SagememError as exc:
         return GateAnswer(log=(f"allowed {tool} {target.file}: cannot tell ({exc})",))
     if current is None:
-        return GateAnswer()  # a new file: nothing to overwrite
+        return GateAnswer(deny(why)) if (why := new_file_refusal(target.path)) else GateAnswer()
     seen = latest_seen(state_dir, session_id, target.file)
     log = tuple(f"{tool} {target.file}: {problem}" for problem in seen.problems)
     if seen.revision is None or seen.revision == current:

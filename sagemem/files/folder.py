@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import (
+    AmbiguousName,
     DirectoryMissing,
     FileTooLarge,
     MemoryNotFound,
@@ -41,6 +42,7 @@ from .paths import (
     name_key,
     reserved_names,
     safe_read,
+    same_name_in,
     with_suffix,
 )
 from .state import check_owner, claim, default_state_dir
@@ -124,17 +126,23 @@ class MemoryFolder:
         return sorted(n for n in names if name_key(n) not in self.reserved)
 
     def existing_name(self, name: str, *, archived: bool = False) -> str | None:
-        """The on-disk spelling of the file ``name`` denotes (names are compared ignoring
-        case and Unicode normal form), or None when there is none."""
+        """The on-disk spelling of the file ``name`` denotes, or None when there is none.
+
+        Names are compared as ``name_key`` does (case, Unicode form, full-width letters), so
+        every surface resolves a name to the same file: the file spelt exactly so first;
+        else the only file of that key; two or more (``USER_PETS.md`` beside
+        ``user_pets.md``, made outside sagemem) are AmbiguousName, never a guess that
+        would depend on the directory's order."""
         folder = self.folder(archived)
         if os.path.lexists(folder / name):
             return name
-        key = name_key(name)
         try:
-            with os.scandir(folder) as entries:
-                return next((e.name for e in entries if name_key(e.name) == key), None)
+            matches = same_name_in(folder, name)
         except OSError:
             return None
+        if len(matches) > 1:
+            raise AmbiguousName(name, folder, tuple(matches))
+        return matches[0] if matches else None
 
     def get(self, name: str, *, archived: bool = False) -> Memory:
         """Read and parse one memory through the safe read path."""

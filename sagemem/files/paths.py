@@ -50,9 +50,35 @@ SWAP_RETRIES = 5
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
+# Windows opens these as devices whatever follows the first dot (``CON.md``, ``nul.md``,
+# ``com1.notes.md``): such a file cannot be opened, copied or deleted there, so a folder
+# synced or cloned onto Windows breaks. Compared as names are (``name_key``), so a
+# superscript ``COM¹`` (NFKC: ``com1``), also a device on Windows, is one too.
+WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)])
+DEVICE_NAME_REASON = ("a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any "
+                      "extension), where such a file cannot be opened or deleted; choose "
+                      "another name")
+
+
 def name_key(name: str) -> str:
-    """The form names are compared in: NFC-normalised, then case-folded."""
-    return unicodedata.normalize("NFC", name).casefold()
+    """The form names are compared in: NFKC-normalised and case-folded (Unicode's
+    NFKC_Casefold, near enough), so ``USER_PETS.md``, the full-width ``ｕｓｅｒ_pets.md``
+    and a decomposed macOS spelling are all the one name ``user_pets.md``."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def is_device_name(name: str) -> bool:
+    """Whether Windows takes ``name`` for a device (``CON.md``, ``nul.md``, ``LPT1``)."""
+    return name_key(name).split(".", 1)[0].rstrip(" ") in WINDOWS_DEVICE_NAMES
+
+
+def same_name_in(directory: Path, name: str) -> list[str]:
+    """The entries of ``directory`` that are the name ``name`` (``name_key``), as spelt
+    on disk, sorted; OSError when the directory cannot be listed."""
+    key = name_key(name)
+    with os.scandir(directory) as entries:
+        return sorted(e.name for e in entries if name_key(e.name) == key)
 
 
 def reserved_names(state_dir: Path | None) -> frozenset[str]:
@@ -102,7 +128,9 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
     """
     if not name.strip():
         raise InvalidName(name, "empty name")
-    if "/" in name or "\\" in name or "\x00" in name:
+    if "\x00" in name:  # not a separator, but no file system takes it in a name
+        raise InvalidName(name, "no NUL character (\\0): no file system takes it in a name")
+    if "/" in name or "\\" in name:
         raise InvalidName(name, "no path separators: memories are top-level files")
     if name.startswith("."):
         raise InvalidName(name, "no leading dot")
@@ -117,6 +145,33 @@ def check_name(name: str, reserved: Iterable[str] = ()) -> str:
         if key == reserved_key:
             raise ReservedName(name, reserved_key)
     return name
+
+
+def check_new_name(name: str, reserved: Iterable[str] = ()) -> str:
+    """``check_name`` for a file about to be made (a create, the target of a rename): also
+    no Windows device name. Every create path of every surface passes here, so each
+    refuses alike. A file of such a name made by hand still reads, so it can be renamed."""
+    check_name(name, reserved)
+    if is_device_name(name):
+        raise InvalidName(name, DEVICE_NAME_REASON)
+    return name
+
+
+def new_file_refusal(path: Path) -> str | None:
+    """Why no file may be made at ``path`` — a Windows device name, or a name a file of
+    its folder already has in another case or Unicode form — said to whoever writes it
+    (an agent host's own Write tool, past sagemem's creates); None when it may."""
+    if is_device_name(path.name):
+        return f"sagemem: {path.name} is {DEVICE_NAME_REASON}."
+    try:
+        taken = same_name_in(path.parent, path.name)
+    except OSError:
+        return None
+    if not taken:
+        return None
+    return (f"sagemem: {path.name} is the name of {taken[0]} in another case or Unicode "
+            f"form, and two such files are one name; read {taken[0]} and change it "
+            "instead.")
 
 
 def slugify(text: str) -> str:

@@ -11,6 +11,11 @@ still there is an operation that never finished: every command warns about it an
 operation (``UnfinishedOperation``): one planned against the half-done folder would take
 its protection snapshot, and so its undo, from there.
 
+A process killed while it wrote a record leaves the record's temporary file
+(``.<id>.json.<random>.sagemem-tmp``) and no record: nothing was begun, so the next
+``begin`` and ``recover`` remove it (``remove_leftovers``), under the store lock that
+every journal writer holds.
+
 Records are read through the safe path (``paths.read_regular``): a symlink in a
 record's place is refused and reported, never followed; a torn or garbled record is
 reported as damaged, never a crash.
@@ -20,14 +25,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..errors import SagememError, UnfinishedOperation, WriteFailed
-from ..files.atomic import atomic_write, make_folder, sync_directory
+from ..files.atomic import TMP_SUFFIX, atomic_write, make_folder, remove_quietly, sync_directory
 from ..files.paths import read_regular
 
 JOURNAL_DIR = "journal"
@@ -35,6 +42,8 @@ OPERATIONS = ("archive", "restore", "purge", "rollback")
 MAX_INTENT_BYTES = 64 * 1024
 """An intent names a few files and ids; anything bigger is not one of ours."""
 _VERSION = 1
+_LEFTOVER = re.compile(r"\.[^/]+\.json\.[0-9a-f]{8}" + re.escape(TMP_SUFFIX))
+"""The temporary file ``atomic_write`` writes a record through, before linking it."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,7 @@ def begin(state_dir: Path, operation: str, args: dict[str, str], *,
     make_folder(state_dir, follow_link=True)  # the state directory is the user's to name
     folder = journal_dir(state_dir)
     make_folder(folder, parents=False)
+    remove_leftovers(state_dir)
     require_none_pending(state_dir)
     data = {"version": _VERSION, "id": intent.id, "operation": operation,
             "started": intent.started, "args": intent.args}
@@ -94,6 +104,25 @@ def require_none_pending(state_dir: Path) -> None:
     if intents or damaged:
         raise UnfinishedOperation(state_dir, [describe(i) for i in intents]
                                   + [f"unreadable journal entry {d.path.name}" for d in damaged])
+
+
+def remove_leftovers(state_dir: Path) -> list[str]:
+    """Remove the temporary files of records a killed process was writing; their names.
+    The caller holds the store lock, so no live writer is using one. Only regular files
+    of exactly that pattern go: nothing else in the folder is touched, a link never
+    followed."""
+    folder = journal_dir(state_dir)
+    if os.path.islink(folder):
+        return []
+    try:
+        with os.scandir(folder) as entries:
+            leftovers = [e.name for e in entries if _LEFTOVER.fullmatch(e.name)
+                         and stat.S_ISREG(e.stat(follow_symlinks=False).st_mode)]
+    except OSError:
+        return []
+    for name in leftovers:
+        remove_quietly(folder / name)
+    return sorted(leftovers)
 
 
 def finish(state_dir: Path, intent: Intent) -> None:

@@ -56,6 +56,7 @@ def recover(store: MemoryStore) -> list[Recovery]:
     """Finish every interrupted operation of the journal, oldest first, under the lock."""
     store.require_directory()
     with store.locked():
+        journal.remove_leftovers(store.state_dir)  # a record a kill cut short: never begun
         intents, damaged = journal.pending(store.state_dir)
         done = [_recover_one(store, intent) for intent in intents]
     if done:

@@ -22,7 +22,7 @@ from ..errors import (
     WriteFailed,
 )
 from ..files import indexfile
-from ..files.paths import check_name, lstat_regular, name_key, with_suffix
+from ..files.paths import check_name, check_new_name, lstat_regular, name_key, with_suffix
 from ..store import MemoryStore
 from ..writes import changelog
 from .archive import move_without_overwrite
@@ -51,7 +51,7 @@ def rename_memory(store: MemoryStore, name: str, new_name: str, *, writer: str =
     wanted = check_name(with_suffix(name), store.reserved)
     from ..writes.redact import refuse_secret_name  # a file name cannot be redacted
 
-    target = refuse_secret_name(check_name(with_suffix(new_name), store.reserved))
+    target = refuse_secret_name(check_new_name(with_suffix(new_name), store.reserved))
     with store.locked():
         file = store.existing_name(wanted)
         if file is None:

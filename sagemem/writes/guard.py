@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..files.atomic import atomic_write
 from ..files.memory import Memory, checked_revision, parse
-from ..files.paths import check_name, with_suffix
+from ..files.paths import check_name, check_new_name, with_suffix
 from . import changelog
 from .conflicts import WRITE_KINDS, WRITERS
 
@@ -92,7 +92,8 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     content = None if content is None else redact_memory(content).text
     reason = redact_reason(reason)
     store.require_directory()
-    name = refuse_secret_name(check_name(with_suffix(name), store.reserved))
+    checked = check_new_name if expected is None else check_name  # None: a create
+    name = refuse_secret_name(checked(with_suffix(name), store.reserved))
     if content is not None:
         store.check_size(name, content.encode("utf-8"))
     with store.locked():

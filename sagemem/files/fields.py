@@ -19,7 +19,7 @@ DEFAULT_TYPE = "reference"
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
 KNOWN_KEYS = ("name", "description", "type", "metadata", "metadata.type", "tags", "aliases",
-              "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
+              "former_names", "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
               "superseded_by", "when", "redact")
 """The frontmatter keys ``read_fields`` gives a meaning (``redact``: the write path's, see
 ``writes/redact.py``); any other key is kept as written
@@ -57,6 +57,7 @@ def read_fields(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
         "invalid_at": _date(raw, "invalid_at", problems),
         "superseded_by": _text(raw, "superseded_by", problems),
         "when": _text(raw, "when", problems),
+        "former_names": _words(raw, "former_names", problems),
     }
 
 
@@ -182,7 +183,7 @@ def field_problem(key: str, value: object) -> str | None:
         return "must be a date, YYYY-MM-DD"
     if key in ("type", "metadata.type") and value not in TYPES:
         return f"must be one of {', '.join(TYPES)}"
-    if key in ("tags", "aliases") and not isinstance(value, list):
+    if key in ("tags", "aliases", "former_names") and not isinstance(value, list):
         return "must be a list, [a, b]"
     return None
 

@@ -150,7 +150,9 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
     base = current.revision if on_current and current is not None else expected
     assert not isinstance(base, Required)
     if fields:
-        fields = _redacted_fields(fields, current)
+        from .former_names import with_former_name
+
+        fields = with_former_name(_redacted_fields(fields, current), current)
     text = content
     if text is None and current is not None and current.revision == base:
         text = current.text

@@ -18,6 +18,17 @@ TYPES = ("user", "feedback", "project", "reference")
 DEFAULT_TYPE = "reference"
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
+MAX_DESCRIPTION_CHARS = 300
+"""The longest description a write may give (on one line, as MEMORY.md holds it). A
+description is the memory's line in MEMORY.md, of which Claude Code loads 25,000 bytes
+(``audit/report.py``): three 300 KB descriptions made a 902 KB index, and one long line
+hid every line after it (issue 20). Claude Code asks for index lines under ~150
+characters; 300 leaves room for a full sentence, and 300 Chinese characters are 900
+bytes. A longer one already on disk is still read whole, and kept by writes that leave
+it as it is."""
+MAX_NAME_CHARS = 200
+"""The longest title (``name``) a write may give: it opens the same MEMORY.md line. Both
+bounds count characters once runs of whitespace are one space (``over_bound``)."""
 KNOWN_KEYS = ("name", "description", "type", "metadata", "metadata.type", "tags", "aliases",
               "former_names", "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
               "superseded_by", "when", "redact")
@@ -186,6 +197,17 @@ def field_problem(key: str, value: object) -> str | None:
     if key in ("tags", "aliases", "former_names") and not isinstance(value, list):
         return "must be a list, [a, b]"
     return None
+
+
+def over_bound(field: str, value: str | None, before: str | None) -> tuple[int, int] | None:
+    """``(length, bound)`` when a write gives ``field`` (``name`` or ``description``) a
+    value longer than its bound; None when within it, or when the value is the one
+    ``before`` held (a long description written by hand stays editable)."""
+    bound = {"name": MAX_NAME_CHARS, "description": MAX_DESCRIPTION_CHARS}[field]
+    line = " ".join((value or "").split())
+    if len(line) <= bound or (before is not None and " ".join(before.split()) == line):
+        return None
+    return len(line), bound
 
 
 def set_warnings(file: str, fields: Mapping[str, object]) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ..errors import (
     DirectoryMissing,
     FileTooLarge,
+    IndexTooLarge,
     MemoryNotFound,
     SagememError,
     StaleRevision,
@@ -265,13 +266,18 @@ class MemoryFolder:
             raise WriteFailed(self.directory / INDEX_FILE, exc.strerror or str(exc)) from exc
 
     def _write_index(self, text: str, expected_revision: str | None) -> None:
-        """Write MEMORY.md if it is still at ``expected_revision`` (None: create it)."""
+        """Write MEMORY.md if it is still at ``expected_revision`` (None: create it), and
+        never past ``MAX_INDEX_BYTES``: an index sagemem would then refuse to read."""
+        data = text.encode("utf-8")
+        if len(data) > MAX_INDEX_BYTES:
+            raise IndexTooLarge(INDEX_FILE, len(data), MAX_INDEX_BYTES)
+
         def unchanged() -> None:
             actual = self.read_index()[1]
             if actual != expected_revision:
                 raise StaleRevision(INDEX_FILE, expected_revision, actual)
 
-        atomic_write(self.directory / INDEX_FILE, text.encode("utf-8"),
+        atomic_write(self.directory / INDEX_FILE, data,
                      create=expected_revision is None, before_replace=unchanged)
 
     def on_change(self, listener: Callable[[], None]) -> None:

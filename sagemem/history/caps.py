@@ -34,7 +34,7 @@ from ..writes.caps import (
     count_warning,
     room_needed,
 )
-from ..writes.guard import REQUIRED, Required, merge_marker_line
+from ..writes.guard import REQUIRED, Required, merge_marker_line, refuse_long_fields
 
 if TYPE_CHECKING:  # the archive, ledger and locks are loaded only when room is made
     from .archive import ArchiveResult
@@ -113,6 +113,7 @@ def new_memory(store: MemoryStore, *, type: str, name: str, description: str,
     name = redact(name).text
     target = store.new_file_name(type, name, file)
     store.check_size(target, body.encode("utf-8"))  # refused whole before any archiving
+    refuse_long_fields(target, name, description)
     report = CapReport()
     for attempt in range(ATTEMPTS):
         report = report.then(enforce_caps(store, target, body=len(body.encode("utf-8")),

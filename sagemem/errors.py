@@ -529,7 +529,7 @@ class NearDuplicate(SagememError):
         how = "is the title of" if score >= 100 else f"is close to (score {score:.0f})"
         super().__init__(f"{title!r} {how} {file} ({existing_title!r}); nothing was "
                          f"written — update {file} instead, or give a title that says how "
-                         "this memory differs (--distinct, distinct=True, creates it anyway)")
+                         "this memory differs")
 
 
 class LayerFull(SagememError):

@@ -424,3 +424,45 @@ def test_renaming_back_takes_the_name_off_the_former_ones(store: MemoryStore) ->
     assert store.get(file).former_names == ("frontend API address",)
     store.write(file, fields={"name": "UI API address"})
     assert store.get(file).former_names == ("frontend API address", "web API address")
+
+
+# -- new and the memory tool's create ask the same question (issue 20) ---------------------
+
+def test_cli_new_refuses_a_close_title_and_distinct_creates_it(sample: MemoryStore) -> None:
+    before = {f: (sample.directory / f).read_bytes() for f in files(sample)}
+    args = ("new", "--type", "user", "--name", "家里养的猫", "--description", "用户的猫",
+            "--body", "芝麻")
+    refused = sagemem(sample, *args)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr == (
+        "error: '家里养的猫' is close to (score 67) user_pets.md ('家里的猫'); nothing was "
+        "written — update user_pets.md instead, or give a title that says how this memory "
+        "differs; --distinct creates it anyway\n")
+    assert {f: (sample.directory / f).read_bytes() for f in files(sample)} == before
+    created = sagemem(sample, *args, "--distinct")
+    assert created.returncode == 0 and created.stdout.startswith("created  user_家里养的猫.md")
+
+
+def test_cli_new_with_the_name_of_another_memory_is_refused(sample: MemoryStore) -> None:
+    refused = sagemem(sample, "new", "--type", "project", "--name", "家里的猫",
+                      "--description", "x", "--body", "x")
+    assert refused.returncode == 1
+    assert "'家里的猫' is the title of user_pets.md" in refused.stderr
+    assert "project_家里的猫.md" not in files(sample)
+
+
+def test_memory_tool_create_refuses_a_close_title(sample: MemoryStore) -> None:
+    from sagemem.memory_tool import MemoryToolHandler
+
+    tool = MemoryToolHandler(sample)
+    before = {f: (sample.directory / f).read_bytes() for f in files(sample)}
+    answer = tool.handle({"command": "create", "path": "/memories/cat.md",
+                          "file_text": "---\nname: 家里养的猫\ndescription: 猫\n---\n芝麻\n"})
+    assert answer == (
+        "Error: /memories/cat.md would repeat /memories/user_pets.md (titled '家里的猫', "
+        "similarity 67); nothing was written. View /memories/user_pets.md and edit it, or "
+        "create this memory under a name that says how it differs.")
+    assert {f: (sample.directory / f).read_bytes() for f in files(sample)} == before
+    fresh = tool.handle({"command": "create", "path": "/memories/user_tea.md",
+                         "file_text": "The user drinks green tea.\n"})
+    assert fresh.startswith("File created successfully at: /memories/user_tea.md")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from ..errors import InvalidName
+from ..errors import InvalidName, NearDuplicate
 from ..files import indexfile
 from ..files.fields import TYPES
 from ..files.memory import Memory
@@ -136,6 +136,19 @@ def decide(memories: Iterable[Memory], title: str, *, description: str | None = 
     score, closest = max(((similarity(title, description, m), m) for m in same),
                          key=lambda pair: pair[0])
     return Decision("similar", closest, score) if score >= threshold else Decision("new")
+
+
+def refuse_near_duplicate(store: Store, title: str, *, description: str | None = None,
+                          when: str | None = None, today: date | None = None) -> None:
+    """Refuse (``NearDuplicate``) to create a memory titled ``title`` beside the one
+    ``decide`` finds — the same name or former name, or a close title: what ``remember``
+    would update or ask about. ``new`` and the memory tool's ``create`` call it before
+    writing, so no surface writes a second copy of a memory without being told."""
+    listing = store.list(active=True, today=today or date.today())
+    found = decide(listing.memories, " ".join(title.split()), description=description,
+                   when=when)
+    if found.memory is not None:
+        raise NearDuplicate(title, found.memory.file, found.memory.title, found.score)
 
 
 def _titles(memory: Memory) -> list[str]:

@@ -145,6 +145,11 @@ def test_a_write_that_would_take_memory_md_past_its_limit_is_refused(
     assert result.stderr.startswith("error: MEMORY.md would be ")
     assert "over its limit of 16 MiB; nothing was written" in result.stderr
     assert folder_bytes(sample) == before  # the memory file was taken back
+    remembered = sagemem(sample, "remember", "--type", "project", "--title", "Deploy notes",
+                         "--body", "x")
+    assert remembered.returncode == 1 and remembered.stderr.startswith(
+        "error: MEMORY.md would be ")
+    assert folder_bytes(sample) == before  # refused before the memory was written
 
 
 def test_index_too_large_is_a_file_too_large() -> None:

@@ -239,6 +239,15 @@ class MemoryFolder:
             return indexfile.INDEX_HEADER, None
         return decode(read.data, INDEX_FILE), revision_of(read.data)
 
+    def check_index_room(self, line: str) -> None:
+        """Refuse (``IndexTooLarge``) before a memory is written whose MEMORY.md ``line``
+        would take the index past ``MAX_INDEX_BYTES``: a memory without its line is the
+        audit's ``not_in_index``, so the check comes first."""
+        text = self.read_index()[0]
+        size = len(indexfile.add_entry(text, line).encode("utf-8"))
+        if size > MAX_INDEX_BYTES:
+            raise IndexTooLarge(INDEX_FILE, size, MAX_INDEX_BYTES)
+
     def update_index(self, edit: Callable[[str], str]) -> IndexUpdate | None:
         """Apply ``edit`` to MEMORY.md's text and write the result, guarded like a memory:
         if MEMORY.md changed between the read and the rename (an editor saving it), the

@@ -86,6 +86,8 @@ class Store(Protocol):
 
     def index_memory(self, memory: Memory) -> None: ...
 
+    def check_index_room(self, line: str) -> None: ...
+
     def index_hook(self, file: str) -> str | None: ...
 
     def set_index_hook(self, file: str, hook: str) -> bool: ...
@@ -228,6 +230,8 @@ def _create(store: Store, asked: _Asked, listing: Listing) -> Memory:
     taken |= {e.file.casefold() for e in listing.errors}
     file = free_file_name(file_name_for(asked.type, asked.title), asked.when,
                           lambda f: f.casefold() in taken or store.existing_name(f) is not None)
+    store.check_index_room(indexfile.format_entry(asked.title, file,
+                                                  str(fields["description"])))
     memory = store.write(file, render_new(fields, asked.body), None, reason=asked.reason,
                          writer=asked.writer)
     store.index_memory(memory)

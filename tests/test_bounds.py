@@ -112,6 +112,16 @@ def test_a_long_description_written_by_hand_is_read_whole_and_stays_editable(
     assert sample.get("user_pets.md").description == HAND_WRITTEN.strip()
 
 
+def test_the_audit_hints_at_a_long_hand_written_description(sample: MemoryStore) -> None:
+    pets = sample.get("user_pets.md")
+    (sample.directory / "user_pets.md").write_text(
+        pets.text.replace(pets.description, HAND_WRITTEN.strip()), "utf-8")
+    findings = json.loads(sagemem(sample, "audit", "--json").stdout)["findings"]
+    long = [f for f in findings if f["category"] == "description_over_limit"]
+    assert [(f["severity"], f["file"], f["line"], f["data"]) for f in long] == [
+        ("hint", "user_pets.md", 3, {"length": 9999, "limit": MAX_DESCRIPTION_CHARS})]
+
+
 def test_an_index_line_keeps_a_long_hand_written_description_to_its_bound(
         sample: MemoryStore) -> None:
     (sample.directory / "project_notes.md").write_text(

@@ -466,3 +466,16 @@ def test_memory_tool_create_refuses_a_close_title(sample: MemoryStore) -> None:
     fresh = tool.handle({"command": "create", "path": "/memories/user_tea.md",
                          "file_text": "The user drinks green tea.\n"})
     assert fresh.startswith("File created successfully at: /memories/user_tea.md")
+
+
+def test_mcp_set_memory_fields_renaming_keeps_the_former_name(sample: MemoryStore) -> None:
+    pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
+    from sagemem.mcp_server.tools import MemoryTools
+
+    tools = MemoryTools(sample)
+    assert tools.set_memory_fields(name="user_pets.md", fields={"name": "芝麻"}).status == \
+        "written"
+    again = tools.create_memory(type="user", name="家里的猫", description="用户的猫",
+                                body="芝麻四岁了。")
+    assert (again.status, again.file) == ("updated", "user_pets.md")
+    assert sample.get("user_pets.md").former_names == ("家里的猫",)

@@ -17,6 +17,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    └── NotArchived         purging or restoring a memory that is not in archive/
      ├── UnsafeFile               a symlink, a non-regular file, or a path outside the directory
      ├── FileTooLarge             over the per-file size limit (read or write)
+     │    └── IndexTooLarge       a write that would take MEMORY.md past its own limit
      ├── FileChangedDuringRead    the file was swapped between the check and the read
      ├── UnreadableFile           permission denied, or bytes that are not UTF-8
      ├── UneditableFrontmatter    a field edit on frontmatter that does not parse
@@ -53,6 +54,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      │                            an unexpected shape, changed while being edited
      ├── VersionNotHeld           ``revert`` to a version no snapshot or kept copy holds
      ├── BodyTooLarge             a body over its layer's hard_cap_body_bytes (nothing written)
+     ├── FieldTooLong             a name or description longer than its bound (nothing written)
+     ├── NearDuplicate            a create whose title repeats or is close to a memory's
      └── LayerFull                a create at hard_cap_memories with nothing archivable
 """
 
@@ -186,6 +189,17 @@ class FileTooLarge(SagememError):
         self.name, self.size, self.limit = name, size, limit
         super().__init__(f"{name} is {size} bytes, over the {limit // 1024} KiB limit per memory; "
                          "split it into smaller memories")
+
+
+class IndexTooLarge(FileTooLarge):
+    """A write that would take MEMORY.md past ``MAX_INDEX_BYTES``, its read gate: sagemem
+    never writes an index it would then refuse to read."""
+
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        self.name, self.size, self.limit = name, size, limit
+        SagememError.__init__(self, f"{name} would be {size} bytes, over its limit of "
+                              f"{limit // (1024 * 1024)} MiB; nothing was written — "
+                              "shorten its lines or archive memories first")
 
 
 class FileChangedDuringRead(SagememError):
@@ -501,6 +515,33 @@ class BodyTooLarge(SagememError):
         super().__init__(f"{name}: the body is {size} bytes, over the hard cap of {cap} bytes "
                          f"({setting}); nothing was written — split it into smaller memories "
                          "(one topic each), or raise the cap")
+
+
+class FieldTooLong(SagememError):
+    """A write giving ``name`` or ``description`` more characters than its bound
+    (``fields.MAX_NAME_CHARS``, ``MAX_DESCRIPTION_CHARS``): both go on the memory's one
+    MEMORY.md line, and one long line uses up what Claude Code loads of the index."""
+
+    def __init__(self, name: str, field: str, length: int, limit: int) -> None:
+        self.name, self.field, self.length, self.limit = name, field, length, limit
+        what = "title" if field == "name" else field
+        super().__init__(f"{name}: the {what} is {length} characters, over the {limit} "
+                         f"allowed ({field}); nothing was written — say in one sentence "
+                         "what the memory is, and put the detail in its body")
+
+
+class NearDuplicate(SagememError):
+    """Creating a memory whose title is another memory's (its name or a former name) or
+    close to it (``writes/similar.py``): refused, nothing written, so that saving a thing
+    twice does not leave two copies of it."""
+
+    def __init__(self, title: str, file: str, existing_title: str, score: float) -> None:
+        self.title, self.file, self.existing_title, self.score = \
+            title, file, existing_title, score
+        how = "is the title of" if score >= 100 else f"is close to (score {score:.0f})"
+        super().__init__(f"{title!r} {how} {file} ({existing_title!r}); nothing was "
+                         f"written — update {file} instead, or give a title that says how "
+                         "this memory differs")
 
 
 class LayerFull(SagememError):

@@ -37,7 +37,7 @@ from .writes.caps import (
     check_body,
     refuse_if_full,
 )
-from .writes.guard import REQUIRED, Required, guarded_write
+from .writes.guard import REQUIRED, Required, guarded_write, refuse_long_fields
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
     from .embed.embedder import Embedder
@@ -214,6 +214,7 @@ class MemoryStore(MemoryFolder):
             "aliases": list(aliases),
             "updated": today or date.today(),
         }
+        refuse_long_fields(file, name, description)
         from .files.edit import render_new  # ruamel.yaml is only needed to write
 
         data = render_new(fields, body).encode("utf-8")

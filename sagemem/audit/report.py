@@ -210,6 +210,23 @@ def check_tags(s: Scan) -> Iterable[Finding]:
             for m in s.memories for p in m.problems if p.kind == "limit"]
 
 
+def check_long_fields(s: Scan) -> Iterable[Finding]:
+    """A title or description longer than a write may give it (``fields.over_bound``):
+    read whole, but its MEMORY.md line is cut, and a rewrite of it is refused."""
+    from ..files.fields import over_bound
+
+    found = []
+    for m in s.memories:
+        for field, value in (("name", m.name), ("description", m.description)):
+            over = over_bound(field, value, None)
+            if over is not None:
+                found.append(hint(f"{field}_over_limit", m.file, key_line(m, field),
+                                  f"{field} is {over[0]} characters, over the {over[1]} a "
+                                  "write may give: say it in one sentence, the detail in "
+                                  "the body", length=over[0], limit=over[1]))
+    return found
+
+
 def check_duplicates(s: Scan) -> Iterable[Finding]:
     """Near-duplicate memories (blocked first, never all pairs): one hint per pair, and
     one per group when more than two are linked (20 near-copies: 1 hint, not 190)."""
@@ -314,8 +331,8 @@ def check_secrets(s: Scan) -> Iterable[Finding]:
 CHECKS: tuple[Check, ...] = (
     check_unreadable, check_name_collisions, check_index, check_index_hooks,
     check_index_size, check_frontmatter, check_type_prefix, check_comment_swallowed,
-    check_text, check_temporary, check_links, check_bodies, check_tags, check_duplicates,
-    check_conflicts, check_secrets,
+    check_text, check_temporary, check_links, check_bodies, check_tags, check_long_fields,
+    check_duplicates, check_conflicts, check_secrets,
 )
 
 

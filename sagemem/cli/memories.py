@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ..config import default_state_dir, load_settings
+from ..errors import NearDuplicate
 from ..files.fields import TYPES
 from ..files.init import init_directory
 from .base import (
@@ -146,19 +147,28 @@ def new(
     body: Annotated[str, typer.Option("--body", help="Body text, or - to read stdin.")] = "",
     file: Annotated[str | None, typer.Option(
         "--file", help="Explicit file name instead of <type>_<slug>.md.")] = None,
+    distinct: Annotated[bool, typer.Option(
+        "--distinct", help="Create it even beside a memory of the same or a close title.")
+    ] = False,
     global_: GlobalOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Write a new memory <type>_<slug>.md (never overwriting) and index it in MEMORY.md."""
+    """Write a new memory <type>_<slug>.md (never overwriting) and index it in MEMORY.md.
+    A title another memory has, or one close to it, writes nothing and exits 1."""
     type_ = memory_type(type_)
     if not description.strip():
         raise typer.BadParameter("must not be empty", param_hint="--description")
     text = stdin_text("--body") if body == "-" else body
     from ..history.caps import new_memory  # the archive is loaded only by commands that write
 
-    memory, caps = new_memory(ctx.obj.store(global_=global_), type=type_, name=name,
-                              description=description, tags=tag or (), aliases=alias or (),
-                              body=text, file=file, by="cli")
+    try:
+        memory, caps = new_memory(ctx.obj.store(global_=global_), type=type_, name=name,
+                                  description=description, tags=tag or (),
+                                  aliases=alias or (), body=text, file=file, by="cli",
+                                  distinct=distinct)
+    except NearDuplicate as near:  # remember's `similar`: one line, and the way past it
+        echo(f"error: {near}; --distinct creates it anyway", err=True)
+        raise typer.Exit(1) from None
     from .write import redaction_warnings
 
     warnings = [*caps.warnings, *redaction_warnings(name, description, text, *(tag or ()),

@@ -37,7 +37,8 @@ def remember(
     tag: Annotated[list[str] | None, typer.Option(
         "--tag", help="A tag (repeatable; replaces the tags on an update).")] = None,
     alias: Annotated[list[str] | None, typer.Option(
-        "--alias", help="Another wording or former title (repeatable; added).")] = None,
+        "--alias", help="A word that should retrieve it (repeatable; added); never "
+                        "matched as a title.")] = None,
     distinct: Annotated[bool, typer.Option(
         "--distinct", help="Save a new memory even beside a similar title.")] = False,
     reason: ReasonOption = None,

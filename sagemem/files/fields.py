@@ -18,8 +18,19 @@ TYPES = ("user", "feedback", "project", "reference")
 DEFAULT_TYPE = "reference"
 MAX_TAGS = 20
 MAX_TAG_CHARS = 40
+MAX_DESCRIPTION_CHARS = 300
+"""The longest description a write may give (on one line, as MEMORY.md holds it). A
+description is the memory's line in MEMORY.md, of which Claude Code loads 25,000 bytes
+(``audit/report.py``): three 300 KB descriptions made a 902 KB index, and one long line
+hid every line after it (issue 20). Claude Code asks for index lines under ~150
+characters; 300 leaves room for a full sentence, and 300 Chinese characters are 900
+bytes. A longer one already on disk is still read whole, and kept by writes that leave
+it as it is."""
+MAX_NAME_CHARS = 200
+"""The longest title (``name``) a write may give: it opens the same MEMORY.md line. Both
+bounds count characters once runs of whitespace are one space (``over_bound``)."""
 KNOWN_KEYS = ("name", "description", "type", "metadata", "metadata.type", "tags", "aliases",
-              "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
+              "former_names", "baseline", "baselinePriority", "updated", "valid_at", "invalid_at",
               "superseded_by", "when", "redact")
 """The frontmatter keys ``read_fields`` gives a meaning (``redact``: the write path's, see
 ``writes/redact.py``); any other key is kept as written
@@ -57,6 +68,7 @@ def read_fields(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
         "invalid_at": _date(raw, "invalid_at", problems),
         "superseded_by": _text(raw, "superseded_by", problems),
         "when": _text(raw, "when", problems),
+        "former_names": _words(raw, "former_names", problems),
     }
 
 
@@ -182,9 +194,20 @@ def field_problem(key: str, value: object) -> str | None:
         return "must be a date, YYYY-MM-DD"
     if key in ("type", "metadata.type") and value not in TYPES:
         return f"must be one of {', '.join(TYPES)}"
-    if key in ("tags", "aliases") and not isinstance(value, list):
+    if key in ("tags", "aliases", "former_names") and not isinstance(value, list):
         return "must be a list, [a, b]"
     return None
+
+
+def over_bound(field: str, value: str | None, before: str | None) -> tuple[int, int] | None:
+    """``(length, bound)`` when a write gives ``field`` (``name`` or ``description``) a
+    value longer than its bound; None when within it, or when the value is the one
+    ``before`` held (a long description written by hand stays editable)."""
+    bound = {"name": MAX_NAME_CHARS, "description": MAX_DESCRIPTION_CHARS}[field]
+    line = " ".join((value or "").split())
+    if len(line) <= bound or (before is not None and " ".join(before.split()) == line):
+        return None
+    return len(line), bound
 
 
 def set_warnings(file: str, fields: Mapping[str, object]) -> list[str]:

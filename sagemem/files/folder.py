@@ -24,6 +24,7 @@ from ..errors import (
     AmbiguousName,
     DirectoryMissing,
     FileTooLarge,
+    IndexTooLarge,
     MemoryNotFound,
     SagememError,
     StaleRevision,
@@ -246,6 +247,15 @@ class MemoryFolder:
             return indexfile.INDEX_HEADER, None
         return decode(read.data, INDEX_FILE), revision_of(read.data)
 
+    def check_index_room(self, line: str) -> None:
+        """Refuse (``IndexTooLarge``) before a memory is written whose MEMORY.md ``line``
+        would take the index past ``MAX_INDEX_BYTES``: a memory without its line is the
+        audit's ``not_in_index``, so the check comes first."""
+        text = self.read_index()[0]
+        size = len(indexfile.add_entry(text, line).encode("utf-8"))
+        if size > MAX_INDEX_BYTES:
+            raise IndexTooLarge(INDEX_FILE, size, MAX_INDEX_BYTES)
+
     def update_index(self, edit: Callable[[str], str]) -> IndexUpdate | None:
         """Apply ``edit`` to MEMORY.md's text and write the result, guarded like a memory:
         if MEMORY.md changed between the read and the rename (an editor saving it), the
@@ -273,13 +283,18 @@ class MemoryFolder:
             raise WriteFailed(self.directory / INDEX_FILE, exc.strerror or str(exc)) from exc
 
     def _write_index(self, text: str, expected_revision: str | None) -> None:
-        """Write MEMORY.md if it is still at ``expected_revision`` (None: create it)."""
+        """Write MEMORY.md if it is still at ``expected_revision`` (None: create it), and
+        never past ``MAX_INDEX_BYTES``: an index sagemem would then refuse to read."""
+        data = text.encode("utf-8")
+        if len(data) > MAX_INDEX_BYTES:
+            raise IndexTooLarge(INDEX_FILE, len(data), MAX_INDEX_BYTES)
+
         def unchanged() -> None:
             actual = self.read_index()[1]
             if actual != expected_revision:
                 raise StaleRevision(INDEX_FILE, expected_revision, actual)
 
-        atomic_write(self.directory / INDEX_FILE, text.encode("utf-8"),
+        atomic_write(self.directory / INDEX_FILE, data,
                      create=expected_revision is None, before_replace=unchanged)
 
     def on_change(self, listener: Callable[[], None]) -> None:

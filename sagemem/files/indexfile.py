@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .controls import visible
+from .fields import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
 from .paths import name_key
 
 INDEX_HEADER = """# Memory index
@@ -57,15 +58,31 @@ def one_line(text: str) -> str:
     return visible(" ".join(text.split()))
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word to at most ``limit`` characters and ended with
+    "…" when longer: a description written by hand before descriptions were bounded
+    must not make one MEMORY.md line that hides the rest from Claude Code."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    head = line[:limit - 1]
+    if " " in head and not line[limit - 1].isspace():
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:") + "…"
+
+
 def hook_matches(hook: str, description: str) -> bool:
-    """Whether an index line's hook still says ``description`` (as written, or raw)."""
-    return one_line(hook) == one_line(description)
+    """Whether an index line's hook still says ``description`` (as written, or raw, or
+    cut to the bound an index line keeps)."""
+    return one_line(hook) in (one_line(description),
+                              one_line(cut(description, MAX_DESCRIPTION_CHARS)))
 
 
 def format_entry(title: str, file: str, hook: str) -> str:
-    """An index line; brackets in the title are escaped, title and hook kept to one line."""
-    safe_title = re.sub(r"([\[\]\\])", r"\\\1", one_line(title))
-    safe_hook = one_line(hook)
+    """An index line; brackets in the title are escaped, title and hook kept to one line
+    and to their bounds (``cut``)."""
+    safe_title = re.sub(r"([\[\]\\])", r"\\\1", one_line(cut(title, MAX_NAME_CHARS)))
+    safe_hook = one_line(cut(hook, MAX_DESCRIPTION_CHARS))
     line = f"- [{safe_title}]({_link_target(file)})"
     return f"{line} — {safe_hook}" if safe_hook else line
 
@@ -114,7 +131,7 @@ def hook_of(text: str, file: str) -> str | None:
 def set_hook(text: str, file: str, hook: str) -> str:
     """Every line pointing at ``file`` with ``hook`` as its hook (kept to one line); the
     title, the link as spelt and every other byte stay."""
-    safe_hook = one_line(hook)
+    safe_hook = one_line(cut(hook, MAX_DESCRIPTION_CHARS))
     out = []
     for line in text.splitlines(keepends=True):
         match = _ENTRY.match(line)

@@ -96,6 +96,10 @@ class Memory:
     """What occasion the memory is about (``when: 2026-12-01``, or free text such as
     ``Q3 planning``), as text: two memories with one title and different ``when`` are
     two memories (``writes/remember.py``)."""
+    former_names: tuple[str, ...] = ()
+    """Titles this memory had before it was renamed (``former_names:``, kept by every
+    write that changes ``name``): saving by one of them updates this memory. Unlike
+    ``aliases`` (words that should retrieve it), only these ever match a title."""
 
     @property
     def title(self) -> str:

@@ -34,7 +34,7 @@ from ..writes.caps import (
     count_warning,
     room_needed,
 )
-from ..writes.guard import REQUIRED, Required, merge_marker_line
+from ..writes.guard import REQUIRED, Required, merge_marker_line, refuse_long_fields
 
 if TYPE_CHECKING:  # the archive, ledger and locks are loaded only when room is made
     from .archive import ArchiveResult
@@ -106,13 +106,21 @@ def with_room(store: MemoryStore, create: Callable[[], T], *, by: str = "library
 def new_memory(store: MemoryStore, *, type: str, name: str, description: str,
                tags: Sequence[str] = (), aliases: Sequence[str] = (), body: str = "",
                file: str | None = None, today: date | None = None, by: str = "library",
-               now: datetime | None = None) -> tuple[Memory, CapReport]:
-    """``store.new`` within the layer's caps: the memory, and what the caps did."""
+               now: datetime | None = None, distinct: bool = False
+               ) -> tuple[Memory, CapReport]:
+    """``store.new`` within the layer's caps: the memory, and what the caps did. A title
+    another memory has, or one close to it, is refused (``NearDuplicate``) unless
+    ``distinct``, before anything is archived or written."""
     from ..writes.redact import redact  # the file name is made from the redacted name
 
     name = redact(name).text
     target = store.new_file_name(type, name, file)
     store.check_size(target, body.encode("utf-8"))  # refused whole before any archiving
+    refuse_long_fields(target, name, description)
+    if not distinct and store.existing_name(target) is None:  # else MemoryExists says it
+        from ..writes.remember import refuse_near_duplicate
+
+        refuse_near_duplicate(store, name, description=description, today=today)
     report = CapReport()
     for attempt in range(ATTEMPTS):
         report = report.then(enforce_caps(store, target, body=len(body.encode("utf-8")),

@@ -31,6 +31,7 @@ from ..errors import (
     MemoryLocked,
     MemoryNotFound,
     NameCollision,
+    NearDuplicate,
     SagememError,
     StaleRevision,
     UnresolvedMerge,
@@ -38,7 +39,7 @@ from ..errors import (
 from ..files.controls import visible, visible_name
 from ..files.edit import render_new
 from ..files.indexfile import hook_matches
-from ..files.memory import Memory, file_lines
+from ..files.memory import Memory, file_lines, parse
 from ..files.paths import INDEX_FILE, lstat_regular, name_key
 from ..history.archive import archive_memory
 from ..history.ledger import record_if_possible
@@ -128,6 +129,7 @@ class MemoryToolHandler:
             fields = text.new_memory_fields(file, file_text, self._clock().astimezone().date())
             content = render_new(fields, "") + file_text
             notes.append(messages.FRONTMATTER_NOTE)
+<<<<<<< HEAD
         set_generated(self.store, file, generated)  # before the file: never seen whole
         try:
             memory = self._save(path, content, None, "created through the memory tool")
@@ -135,6 +137,10 @@ class MemoryToolHandler:
             with suppress(SagememError):  # the name stays free; its record goes with it
                 set_generated(self.store, file, False)
             raise
+=======
+        self._refuse_near_duplicate(path, content)
+        memory = self._save(path, content, None, "created through the memory tool")
+>>>>>>> fix-remember
         return "\n".join([messages.CREATED.format(path=path.shown), *notes,
                           *self._index_line(memory)])
 
@@ -301,6 +307,22 @@ class MemoryToolHandler:
             line = exc.line - hidden_lines if exc.line > hidden_lines else exc.line  # the model's
             message = messages.MERGE_MARKER.format(path=path.shown, line=line)
             raise Refusal(message + _kept_in(exc.conflict_id)) from None
+
+    def _refuse_near_duplicate(self, path: ToolPath, content: str) -> None:
+        """A create whose title another memory has, or is close to, is refused as
+        ``sagemem new`` refuses it (``writes/remember.refuse_near_duplicate``)."""
+        from ..writes.remember import refuse_near_duplicate
+
+        assert path.file is not None
+        drafted = parse(content.encode("utf-8"), path.file)
+        try:
+            refuse_near_duplicate(self.store, drafted.title, when=drafted.when,
+                                  description=drafted.description or None)
+        except NearDuplicate as near:
+            how = "the same title" if near.score >= 100 else f"similarity {near.score:.0f}"
+            raise Refusal(messages.NEAR_DUPLICATE.format(
+                path=path.shown, other=f"/memories/{visible_name(near.file)}",
+                title=repr(visible(near.existing_title)), how=how)) from None
 
     def _outgoing(self, content: str) -> str:
         """Every text the memory tool writes passes here, and nowhere else: redacted

@@ -85,6 +85,9 @@ LOCKED = ("Error: {path} is locked (a person protects it with `sagemem lock`); n
           "{done}. Leave it as it is, or ask the user to unlock it.")
 STALE = ("Error: {path} changed while this edit was being saved (another writer saved it "
          "first); nothing was written. View {path} again and redo the edit.")
+NEAR_DUPLICATE = ("Error: {path} would repeat {other} (titled {title}, {how}); nothing "
+                  "was written. View {other} and edit it, or create this memory under a "
+                  "name that says how it differs.")
 MERGE_MARKER = ("Error: the new text of {path} holds a git merge marker at line {line}; "
                 "nothing was written. Resolve the merge in the text and try again.")
 EMPTY_OLD_STR = ("Error: `old_str` is empty; give the exact text to replace (copy it from "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import (
+    FieldTooLong,
     FileChangedDuringRead,
     MemoryExists,
     MemoryNotFound,
@@ -151,7 +152,9 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
     base = current.revision if on_current and current is not None else expected
     assert not isinstance(base, Required)
     if fields:
-        fields = _redacted_fields(fields, current)
+        from .former_names import with_former_name
+
+        fields = with_former_name(_redacted_fields(fields, current), current)
     text = content
     if text is None and current is not None and current.revision == base:
         text = current.text
@@ -159,6 +162,9 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
         from ..files.edit import set_fields
 
         text = set_fields(text, fields, file)
+    if text is not None:
+        written = parse(text.encode("utf-8"), file)
+        refuse_long_fields(file, written.name, written.description, current)
     attempt = _Attempt(file, base, text, fields, why.reason, why.writer, why.conflict_kind)
     if expected_fields is not None and current is not None:
         _refuse_changed_fields(store, attempt, current, expected_fields)
@@ -178,6 +184,24 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
 
     atomic_write(store.directory / file, data, create=base is None, before_replace=still_at)
     return data, file, None if current is None else current.text.encode("utf-8")
+
+
+def refuse_long_fields(file: str, name: str | None, description: str | None,
+                       current: Memory | None = None) -> None:
+    """Refuse (``FieldTooLong``) a title or description over its bound
+    (``fields.over_bound``) before anything is written, archived or recorded — nothing
+    is lost, so there is nothing to merge. Values ``current`` already holds pass: a long
+    description written by hand is read whole and stays editable. Every write path calls
+    this: the guard for each text it writes, ``MemoryStore.new`` for the fields it
+    renders."""
+    from ..files.fields import over_bound
+
+    for field, value, before in (("name", name, current.name if current else None),
+                                 ("description", description,
+                                  current.description if current else None)):
+        over = over_bound(field, value, before)
+        if over is not None:
+            raise FieldTooLong(file, field, *over)
 
 
 def _redacted_fields(fields: Mapping[str, object], current: Memory | None

@@ -5,12 +5,15 @@ An agent that saves "API address" in every session must not leave ten copies of 
 one that saves "backend API address" beside "frontend API address" must not overwrite
 the other. So, over the live memories of the store it is given (one layer):
 
-- an **identical title** — the ``name`` field, or one of its ``aliases`` (a former
-  title), equal after ``fold`` — with the same ``when`` → that memory is **updated**
-  (the body replaced, the fields given set, the others kept, the name kept);
-- a title only **similar** (``similarity`` at least ``SIMILAR_AT``) → **nothing is
-  written**: the result names the close match, so the caller updates that one or saves
-  again with ``distinct``. Similarity alone never merges;
+- an **identical title** — the ``name`` field, or one of its ``former_names`` (a title
+  it had before a rename), equal after ``fold`` — with the same ``when`` → that memory
+  is **updated** (the body replaced, the fields given set, the others kept, the name
+  kept). ``aliases`` never match: they are words that should retrieve a memory ("cat"
+  for "家里的猫"), not titles it had, and saving "cat" over it would replace the body;
+- a title only **similar** (``similarity`` of the names at least ``SIMILAR_AT``,
+  ``similar.py``) → **nothing is written**: the result names the close match, so the
+  caller updates that one or saves again with ``distinct``. Similarity alone never
+  merges;
 - otherwise → a **new** memory (a file name taken by another memory gets a suffix).
 
 ``decide`` is the pure decision over a listing (table-tested); ``remember`` reads the
@@ -21,30 +24,22 @@ in a conflict record, never overwritten.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from ..errors import InvalidName
+from ..errors import InvalidName, NearDuplicate
 from ..files import indexfile
 from ..files.fields import TYPES
 from ..files.memory import Memory
 from ..files.paths import file_name_for
+from .similar import SIMILAR_AT, fold
+from .similar import similarity as text_similarity
 
 if TYPE_CHECKING:
     from ..files.folder import Listing
     from .guard import Required
-
-SIMILAR_AT = 75.0
-"""The similarity (0-100) from which a title is a close match, not a new memory.
-Calibrated on ``tests/remember/similar_titles.jsonl`` (54 labelled pairs, README:
-*Remember*): precision 0.94, recall 1.00. The closest pairs sit either side of it —
-"用户喜欢深色模式" / "用户偏好深色模式" (75.0, similar) and "Coffee preference" / "Editor
-preference" (74.1, not) — so moving it either way trades a missed near-copy (a duplicate
-written) for a needless question (nothing written, the caller re-saves)."""
 
 Kind = Literal["exact", "former_title", "similar", "new"]
 Action = Literal["created", "updated", "unchanged", "similar"]
@@ -91,6 +86,8 @@ class Store(Protocol):
 
     def index_memory(self, memory: Memory) -> None: ...
 
+    def check_index_room(self, line: str) -> None: ...
+
     def index_hook(self, file: str) -> str | None: ...
 
     def set_index_hook(self, file: str, hook: str) -> bool: ...
@@ -98,50 +95,29 @@ class Store(Protocol):
 
 # -- the decision ---------------------------------------------------------------------
 
-def fold(text: str) -> str:
-    """A title as compared: NFKC (full-width ``ＡＰＩ`` is ``API``), case-folded, runs of
-    whitespace made one space — what a person would not call a different title."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def _words(text: str) -> str:
-    """A folded title as ``similarity`` compares it: punctuation is a space, so
-    "frontend-API-address" meets "frontend API address" (63.6 as they stand, under the
-    threshold: a near-copy written beside it under the same file name plus ``_2``)."""
-    return " ".join(_PUNCTUATION.sub(" ", fold(text)).split())
-
-
-_PUNCTUATION = re.compile(r"[\W_]+")
-
-
 def same_when(a: str | None, b: str | None) -> bool:
     """Both absent, or equal once folded: ``when`` names the occasion (a meeting's date)."""
     return (fold(a) if a else None) == (fold(b) if b else None)
 
 
 def similarity(title: str, description: str | None, memory: Memory) -> float:
-    """How close a title (and description) is to ``memory``'s, 0-100: rapidfuzz's
-    ``token_set_ratio`` (word order and a repeated word do not count; a title whose words
-    all occur in the other scores 100) of the folded titles — the name or any former
-    title —, or of title and description together when both have one, the higher.
-    Chosen over ``ratio``, ``token_sort_ratio`` and ``WRatio`` on the labelled table:
-    reorderings ("Guidelines for code review") are what the others miss."""
-    from rapidfuzz.fuzz import token_set_ratio
-
-    mine = _words(title)
-    best = max(token_set_ratio(mine, _words(t)) for t in _titles(memory))
+    """How close a title (and description) is to ``memory``'s, 0-100 (``similar.py``):
+    to its name or a former name, or — when both have a description — title and
+    description together, the higher. Aliases take no part: one retrieval word ("api")
+    would make every title holding it a close match."""
+    best = max(text_similarity(title, t) for t in _titles(memory))
     if description and memory.description:
-        both = token_set_ratio(f"{mine} {_words(description)}",
-                                f"{_words(memory.title)} {_words(memory.description)}")
+        both = text_similarity(f"{title} {description}",
+                               f"{memory.title} {memory.description}")
         best = max(best, both)
-    return float(best)
+    return best
 
 
 def decide(memories: Iterable[Memory], title: str, *, description: str | None = None,
            when: str | None = None, distinct: bool = False,
            threshold: float = SIMILAR_AT) -> Decision:
-    """Update, ask or create: an identical name, then an identical former title (alias),
-    then the closest title at ``threshold`` or above (``new`` instead with ``distinct``),
+    """Update, ask or create: an identical name, then an identical former name, then the
+    closest title at ``threshold`` or above (``new`` instead with ``distinct``),
     else ``new``. Only memories with the same ``when`` take part: a different ``when`` is
     another occasion. Two memories holding the identical name answer ``similar`` (100),
     since updating either would be a guess."""
@@ -152,7 +128,7 @@ def decide(memories: Iterable[Memory], title: str, *, description: str | None = 
         return Decision("exact", named[0], 100.0)
     if len(named) > 1:
         return Decision("similar", named[0], 100.0)
-    former = [m for m in same if any(fold(a) == wanted for a in m.aliases)]
+    former = [m for m in same if any(fold(f) == wanted for f in m.former_names)]
     if len(former) == 1:
         return Decision("former_title", former[0], 100.0)
     if len(former) > 1:
@@ -164,8 +140,21 @@ def decide(memories: Iterable[Memory], title: str, *, description: str | None = 
     return Decision("similar", closest, score) if score >= threshold else Decision("new")
 
 
+def refuse_near_duplicate(store: Store, title: str, *, description: str | None = None,
+                          when: str | None = None, today: date | None = None) -> None:
+    """Refuse (``NearDuplicate``) to create a memory titled ``title`` beside the one
+    ``decide`` finds — the same name or former name, or a close title: what ``remember``
+    would update or ask about. ``new`` and the memory tool's ``create`` call it before
+    writing, so no surface writes a second copy of a memory without being told."""
+    listing = store.list(active=True, today=today or date.today())
+    found = decide(listing.memories, " ".join(title.split()), description=description,
+                   when=when)
+    if found.memory is not None:
+        raise NearDuplicate(title, found.memory.file, found.memory.title, found.score)
+
+
 def _titles(memory: Memory) -> list[str]:
-    return [memory.title, *memory.aliases]
+    return [memory.title, *memory.former_names]
 
 
 # -- remembering ------------------------------------------------------------------------
@@ -241,6 +230,8 @@ def _create(store: Store, asked: _Asked, listing: Listing) -> Memory:
     taken |= {e.file.casefold() for e in listing.errors}
     file = free_file_name(file_name_for(asked.type, asked.title), asked.when,
                           lambda f: f.casefold() in taken or store.existing_name(f) is not None)
+    store.check_index_room(indexfile.format_entry(asked.title, file,
+                                                  str(fields["description"])))
     memory = store.write(file, render_new(fields, asked.body), None, reason=asked.reason,
                          writer=asked.writer)
     store.index_memory(memory)
@@ -275,7 +266,7 @@ def _when_value(when: str | None) -> object:
 
 def _update(store: Store, asked: _Asked, decision: Decision) -> RememberResult:
     """Replace the body and set the fields given, as a guarded write based on the
-    revision just read; the name stays (a former title matched stays an alias)."""
+    revision just read; the name stays (a former name matched stays one)."""
     from ..files.edit import set_fields
 
     current = decision.memory
@@ -302,8 +293,8 @@ def _body(body: str, head: str) -> str:
 
 
 def _changes(asked: _Asked, current: Memory) -> Mapping[str, object]:
-    """The fields an update sets: those given. Aliases are added to, never dropped: they
-    are the former titles that let a later save find this memory."""
+    """The fields an update sets: those given. Aliases are added to, never dropped: a
+    retrieval word someone chose stays until they remove it."""
     changes: dict[str, object] = {}
     if asked.description is not None:
         changes["description"] = asked.description

@@ -129,7 +129,7 @@ class MemoryToolHandler:
             fields = text.new_memory_fields(file, file_text, self._clock().astimezone().date())
             content = render_new(fields, "") + file_text
             notes.append(messages.FRONTMATTER_NOTE)
-<<<<<<< HEAD
+        self._refuse_near_duplicate(path, content)
         set_generated(self.store, file, generated)  # before the file: never seen whole
         try:
             memory = self._save(path, content, None, "created through the memory tool")
@@ -137,10 +137,6 @@ class MemoryToolHandler:
             with suppress(SagememError):  # the name stays free; its record goes with it
                 set_generated(self.store, file, False)
             raise
-=======
-        self._refuse_near_duplicate(path, content)
-        memory = self._save(path, content, None, "created through the memory tool")
->>>>>>> fix-remember
         return "\n".join([messages.CREATED.format(path=path.shown), *notes,
                           *self._index_line(memory)])
 

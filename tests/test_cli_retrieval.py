@@ -337,7 +337,9 @@ def test_cursor_from_another_query_exits_1_with_one_line(run: Run) -> None:
 
 
 def test_garbage_cursor_exits_1_with_one_line(run: Run) -> None:
-    assert_one_line_error(run("search", "grafana dashboard", "--cursor", "!!not-a-cursor"), 1)
+    err = assert_one_line_error(
+        run("search", "grafana dashboard", "--cursor", "!!not-a-cursor"), 1)
+    assert err == "error: this cursor does not belong to this query; search again without it\n"
 
 
 def test_search_with_no_query_and_no_batch_exits_2(run: Run) -> None:
@@ -346,7 +348,8 @@ def test_search_with_no_query_and_no_batch_exits_2(run: Run) -> None:
 
 
 def test_search_with_a_blank_query_exits_2(run: Run) -> None:
-    assert_one_line_error(run("search", "   "), 2)
+    err = assert_one_line_error(run("search", "   "), 2)
+    assert err.startswith("error: Missing argument QUERY. Give a question, or --batch FILE")
 
 
 def test_search_in_a_missing_directory_exits_1_naming_it(run: Run, tmp_path: Path) -> None:
@@ -405,7 +408,9 @@ def test_batch_malformed_line_gives_an_error_object_and_exit_1(
 
 
 def test_batch_file_that_cannot_be_opened_exits_2(run: Run, tmp_path: Path) -> None:
-    assert_one_line_error(run("search", "--batch", str(tmp_path / "missing.jsonl")), 2)
+    missing = tmp_path / "missing.jsonl"
+    err = assert_one_line_error(run("search", "--batch", str(missing)), 2)
+    assert f"--batch: cannot open {missing}: " in err
 
 
 # -- read -------------------------------------------------------------------------------

@@ -632,8 +632,11 @@ def test_eval_of_a_queries_file_runs_over_the_dir_folder(run: Run) -> None:
 @pytest.mark.parametrize("scope", [["--tag", "monitoring"], ["--type", "reference"]])
 def test_the_cursor_hint_keeps_type_and_tag_and_pasting_it_gives_the_next_page(
         run: Run, scope: list[str]) -> None:
-    first = run("search", "grafana dashboard", "--limit", "1", *scope)
-    hint = first.err.splitlines()[-1]
+    first = run("search", "grafana dashboard", "--limit", "1", *scope, "--json")
+    hint = run("search", "grafana dashboard", "--limit", "1", *scope).err.splitlines()[-1]
     assert " ".join(scope) in hint
-    second = run(*shlex.split(hint.removeprefix("more: sagemem ")))
+    second = run(*shlex.split(hint.removeprefix("more: sagemem ")), "--json")
     assert second.code == 0, second.err
+    everything = [r["file"] for r in results_of(search_json(run, "grafana dashboard", *scope))]
+    pages = [[r["file"] for r in results_of(json.loads(p.out))] for p in (first, second)]
+    assert len(everything) >= 2 and pages == [everything[:1], everything[1:2]]

@@ -7,12 +7,29 @@ Regenerate after an intended parser change, then review the diff:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from sagemem.files.memory import parse
 
 GOLDEN = Path(__file__).parent / "golden"
+# sagemem's messages that quote the YAML library's own reason in parentheses: ruamel.yaml
+# words it (and has no upper bound in pyproject), so a comparison keeps sagemem's words
+# and that a reason is there, not the reason's wording.
+_YAML_REASON = re.compile(r"^(does not parse as a whole|is not strict YAML 1\.2|"
+                          r"does not parse as YAML) \((.+)\); ")
+
+
+def without_yaml_wording(data: Any) -> Any:
+    """``data`` with each quoted YAML reason replaced by ``…``, recursively."""
+    if isinstance(data, str):
+        return _YAML_REASON.sub(r"\1 (…); ", data)
+    if isinstance(data, list):
+        return [without_yaml_wording(item) for item in data]
+    if isinstance(data, dict):
+        return {key: without_yaml_wording(value) for key, value in data.items()}
+    return data
 
 
 def parsed(path: Path) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from golden_results import without_yaml_wording
 
 from sagemem.audit.duplicates import (
     BANDS,
@@ -58,7 +59,8 @@ def test_fixture_gets_exactly_the_expected_report(tmp_path: Path) -> None:
     report = audit(fixture_store(tmp_path)).to_json()
     expected = json.loads((FIXTURE / "expected.json").read_text())
     assert report["directory"] == str(tmp_path / "memory")
-    assert {**report, "directory": "<memory>"} == expected
+    assert without_yaml_wording({**report, "directory": "<memory>"}) == \
+        without_yaml_wording(expected)  # ruamel.yaml's wording of a reason may change
 
 
 def test_fixture_holds_every_category_and_clean_files(tmp_path: Path) -> None:

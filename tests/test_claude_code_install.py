@@ -315,7 +315,10 @@ def test_installing_the_second_scope_warns_the_hook_would_run_twice(
 
 def test_project_and_user_exclude_each_other(home: Path, capsys: pytest.CaptureFixture[str]
                                              ) -> None:
-    assert run(capsys, "--project", "--user")[0] == 2
+    code, out, err = run(capsys, "--project", "--user")
+    assert (code, out) == (2, "")
+    assert err == "error: --project and --user exclude each other; give one; see `sagemem --help`\n"
+    assert not (home / ".claude" / "settings.json").exists()
 
 
 def test_the_skill_is_installed_and_an_edited_copy_kept(

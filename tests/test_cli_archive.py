@@ -148,8 +148,10 @@ def test_archive_candidates_with_a_reason_is_a_usage_error(run: Run) -> None:
     assert "candidates.md" in one_line_error(run("archive", "candidates", "--reason", "x"), 2)
 
 
-def test_apply_without_candidates_listing_is_a_usage_error(run: Run) -> None:
-    one_line_error(run("archive", "project_deploy", "--reason", "x", "--apply"), 2)
+def test_apply_without_candidates_listing_is_a_usage_error(run: Run, store: MemoryStore) -> None:
+    err = one_line_error(run("archive", "project_deploy", "--reason", "x", "--apply"), 2)
+    assert "--apply: only with `archive candidates`" in err
+    assert not archived(store, "project_deploy.md")
 
 
 # -- purge --------------------------------------------------------------------------------

@@ -57,8 +57,14 @@ def test_audit_json_is_the_documented_shape(fixture_run: Run) -> None:
 
 
 def test_strict_exits_1_on_problems(fixture_run: Run) -> None:
-    assert fixture_run("audit", "--strict").code == 1
-    assert fixture_run("audit", "--strict", "--json").code == 1
+    # Exit 1 is every error's code too: what tells --strict's is the whole report on
+    # stdout and no error line.
+    text = fixture_run("audit", "--strict")
+    assert (text.code, text.err) == (1, "")
+    assert text.out.splitlines()[-1] == "18 problems, 8 hints in 23 memories"
+    data = fixture_run("audit", "--strict", "--json")
+    assert (data.code, data.err) == (1, "")
+    assert json.loads(data.out)["problems"] == 18
 
 
 def test_strict_exits_0_on_a_clean_folder(clean_run: Run) -> None:

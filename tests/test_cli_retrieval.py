@@ -337,7 +337,9 @@ def test_cursor_from_another_query_exits_1_with_one_line(run: Run) -> None:
 
 
 def test_garbage_cursor_exits_1_with_one_line(run: Run) -> None:
-    assert_one_line_error(run("search", "grafana dashboard", "--cursor", "!!not-a-cursor"), 1)
+    err = assert_one_line_error(
+        run("search", "grafana dashboard", "--cursor", "!!not-a-cursor"), 1)
+    assert err == "error: this cursor does not belong to this query; search again without it\n"
 
 
 def test_search_with_no_query_and_no_batch_exits_2(run: Run) -> None:
@@ -346,7 +348,8 @@ def test_search_with_no_query_and_no_batch_exits_2(run: Run) -> None:
 
 
 def test_search_with_a_blank_query_exits_2(run: Run) -> None:
-    assert_one_line_error(run("search", "   "), 2)
+    err = assert_one_line_error(run("search", "   "), 2)
+    assert err.startswith("error: Missing argument QUERY. Give a question, or --batch FILE")
 
 
 def test_search_in_a_missing_directory_exits_1_naming_it(run: Run, tmp_path: Path) -> None:
@@ -405,7 +408,9 @@ def test_batch_malformed_line_gives_an_error_object_and_exit_1(
 
 
 def test_batch_file_that_cannot_be_opened_exits_2(run: Run, tmp_path: Path) -> None:
-    assert_one_line_error(run("search", "--batch", str(tmp_path / "missing.jsonl")), 2)
+    missing = tmp_path / "missing.jsonl"
+    err = assert_one_line_error(run("search", "--batch", str(missing)), 2)
+    assert f"--batch: cannot open {missing}: " in err
 
 
 # -- read -------------------------------------------------------------------------------
@@ -627,8 +632,11 @@ def test_eval_of_a_queries_file_runs_over_the_dir_folder(run: Run) -> None:
 @pytest.mark.parametrize("scope", [["--tag", "monitoring"], ["--type", "reference"]])
 def test_the_cursor_hint_keeps_type_and_tag_and_pasting_it_gives_the_next_page(
         run: Run, scope: list[str]) -> None:
-    first = run("search", "grafana dashboard", "--limit", "1", *scope)
-    hint = first.err.splitlines()[-1]
+    first = run("search", "grafana dashboard", "--limit", "1", *scope, "--json")
+    hint = run("search", "grafana dashboard", "--limit", "1", *scope).err.splitlines()[-1]
     assert " ".join(scope) in hint
-    second = run(*shlex.split(hint.removeprefix("more: sagemem ")))
+    second = run(*shlex.split(hint.removeprefix("more: sagemem ")), "--json")
     assert second.code == 0, second.err
+    everything = [r["file"] for r in results_of(search_json(run, "grafana dashboard", *scope))]
+    pages = [[r["file"] for r in results_of(json.loads(p.out))] for p in (first, second)]
+    assert len(everything) >= 2 and pages == [everything[:1], everything[1:2]]

@@ -160,12 +160,22 @@ def test_human_output_fits_80_columns(long_run: Run, args: list[str]) -> None:
     assert wide == []
 
 
-def test_the_init_hint_fits_80_columns_one_whole_command_a_line(long_run: Run) -> None:
-    """``init`` lists the paths it made as they are; its hint on stderr is laid out."""
-    err = long_run("init").err.splitlines()
+@pytest.mark.parametrize("depth", [0, 60, 140], ids=["tmp", "macos-tmpdir", "deep"])
+def test_the_init_hint_fits_80_columns_one_whole_command_a_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, depth: int) -> None:
+    """``init`` lists the paths it made as they are; its hint on stderr is laid out: its
+    words fit 80 columns, and a path too long for them stands whole on a line of its own
+    (macOS's TMPDIR, /var/folders/…/T/, alone is about 50 characters)."""
+    base = tmp_path / ("x" * depth) if depth else tmp_path
+    memory, state = base / "memory", base / "state"
+    err = store_runner(capsys, MemoryStore(memory, state))("init").err.splitlines()
     commands = [line for line in err if line.removeprefix("next:").lstrip().startswith("export")]
-    assert len(commands) == 2 and all(len(line.split()) <= 3 for line in commands)
-    assert [line for line in err if width_of(line) > 80 and line not in commands] == []
+    assert commands == [f"next: export SAGE_MEM_DIR={memory}",
+                        f"      export SAGE_MEM_STATE_DIR={state}"]
+    prose = [line for line in err if line not in commands]
+    assert [line for line in prose if width_of(line) > 80 and
+            line.strip() not in (str(memory), str(state))] == []
+    assert any(line.strip() == str(state) for line in prose)  # the state path, on its own
 
 
 def test_the_injected_preamble_fits_80_columns(long_run: Run) -> None:

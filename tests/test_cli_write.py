@@ -103,19 +103,30 @@ def test_stale_write_exits_1_naming_the_conflict(run: Run, store: MemoryStore,
     assert (store.directory / "user_alice.md").read_text() == "by hand\n"
 
 
-@pytest.mark.parametrize("args", [
-    pytest.param(["write", "user_alice", "--expect", "new"], id="no-source"),
-    pytest.param(["write", "user_alice", "-", "--from", "x", "--expect", "new"], id="both"),
-    pytest.param(["write", "user_alice", "-"], id="no-expect"),
-    pytest.param(["write", "user_alice", "-", "--expect", "abc"], id="short-revision"),
+@pytest.mark.parametrize(("args", "says"), [
+    pytest.param(["write", "user_alice", "--expect", "new"],
+                 "--from: give the text as --from FILE or - (stdin), one of them", id="no-source"),
+    pytest.param(["write", "user_alice", "-", "--from", "x", "--expect", "new"],
+                 "--from: give the text as --from FILE or - (stdin), one of them", id="both"),
+    pytest.param(["write", "user_alice", "-"], "Missing option --expect.", id="no-expect"),
+    pytest.param(["write", "user_alice", "-", "--expect", "abc"],
+                 "--expect: revision 'abc' is 3 characters; a prefix needs at least 8",
+                 id="short-revision"),
     pytest.param(["write", "user_alice", "--from", "/nonexistent", "--expect", "new"],
-                 id="missing-file"),
-    pytest.param(["set", "user_alice", "novalue"], id="not-key-value"),
-    pytest.param(["conflicts", "resolve", "x"], id="no-decision"),
-    pytest.param(["conflicts", "resolve", "x", "--keep", "both"], id="bad-keep"),
+                 "--from: cannot read /nonexistent", id="missing-file"),
+    pytest.param(["set", "user_alice", "novalue"], "'novalue' is not key=value",
+                 id="not-key-value"),
+    pytest.param(["conflicts", "resolve", "x"],
+                 "--keep: give --keep disk|mine or --invalidate NAME", id="no-decision"),
+    pytest.param(["conflicts", "resolve", "x", "--keep", "both"],
+                 "--keep: must be disk or mine", id="bad-keep"),
 ])
-def test_usage_mistakes_are_one_line_exit_2(run: Run, args: list[str]) -> None:
-    one_line_error(run(*args), 2)
+def test_usage_mistakes_are_one_line_exit_2(run: Run, store: MemoryStore, args: list[str],
+                                            says: str) -> None:
+    before = store.get("user_alice").revision
+    err = one_line_error(run(*args), 2)
+    assert says in err and err.endswith("; see `sagemem --help`\n")
+    assert store.get("user_alice").revision == before
 
 
 def test_create_over_an_existing_memory_is_refused(run: Run, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from sagemem import (
     ConflictNotFound,
     InvalidName,
     MemoryExists,
+    MemoryNotFound,
     MemoryStore,
     ResolutionRefused,
     StaleRevision,
@@ -229,8 +230,10 @@ def test_contradiction_names_both_memories(contradiction: conflicts.Conflict,
 def test_contradiction_needs_two_existing_memories(store: MemoryStore) -> None:
     with pytest.raises(InvalidName, match="itself"):
         conflicts.contradict(store, "user_alice", "USER_ALICE.md", "self")
-    with pytest.raises(Exception, match="no memory named"):
+    with pytest.raises(MemoryNotFound) as missing:
         conflicts.contradict(store, "user_alice", "user_nobody", "x")
+    assert missing.value.name == "user_nobody.md" and missing.value.directory == store.directory
+    assert not conflicts.folder(store.state_dir).exists()
 
 
 def test_a_contradiction_whose_other_side_was_archived_is_moot_and_stays_open(

@@ -67,12 +67,29 @@ def test_a_closed_gate_injects_nothing_and_lexical_mode_injects_what_it_found() 
 
 def test_the_shipped_background_vectors_match_the_text_and_the_default_embedder(
         tmp_path: Path) -> None:
+    import numpy as np
+
+    from sagemem.search.vector_sync import clip
+
     embedder = get_embedder(DEFAULT_EMBEDDER, tmp_path / "embedder")
     shipped = background.shipped_path(embedder)
+    questions = background.questions()
     assert shipped.is_file(), "run tools/background_vectors.py after editing background.txt"
-    assert shipped.stat().st_size == len(background.questions()) * embedder.dim * 2
-    assert len(background.questions()) >= 2000
-    assert len(set(background.questions())) == len(background.questions())
+    assert shipped.stat().st_size == len(questions) * embedder.dim * 2
+    assert len(questions) >= 2000
+    assert len(set(questions)) == len(questions)
+    # The rows themselves: a spread of questions embedded now must meet their own shipped
+    # row (float16 keeps a cosine of 0.99999; another question's row is far below 0.999).
+    rows = np.frombuffer(shipped.read_bytes(), dtype=np.float16).astype(np.float32)
+    rows = rows.reshape(len(questions), embedder.dim)
+    picked = [*range(0, len(questions), 97), len(questions) - 1]
+    now = np.asarray(embedder.encode([clip(questions[i]) for i in picked]), dtype=np.float32)
+    now /= np.linalg.norm(now, axis=1, keepdims=True)
+    cosines = now @ (rows / np.linalg.norm(rows, axis=1, keepdims=True)).T
+    own = cosines[np.arange(len(picked)), picked]
+    assert own.min() > 0.999, [questions[picked[i]] for i in np.flatnonzero(own <= 0.999)]
+    cosines[np.arange(len(picked)), picked] = -1.0
+    assert cosines.max(axis=1).max() < 0.999  # no other row would have passed for its own
 
 
 def test_another_embedder_embeds_the_background_only_when_asked_and_caches_it(

@@ -337,5 +337,9 @@ def test_the_cursor_hint_keeps_the_mode_and_pasting_it_gives_the_next_page(run: 
     hint = first.err.splitlines()[-1]
     assert hint.startswith("more: sagemem search") and "--mode semantic" in hint
     argv = shlex.split(hint.removeprefix("more: sagemem "))
-    second = run(*argv)
+    second = run(*argv, "--json")
     assert second.code == 0, second.err
+    everything = json.loads(run("search", "the", "--mode", "semantic", "--json").out)
+    files = [r["file"] for r in everything["results"]]
+    assert len(files) >= 2
+    assert [r["file"] for r in json.loads(second.out)["results"]] == files[1:2]

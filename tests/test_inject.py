@@ -307,19 +307,14 @@ def test_a_repeated_question_never_claims_that_nothing_matched(
     assert again.status_card is None and again.text == ""
 
 
-def test_status_card_is_not_repeated_within_a_session(tmp_path: Path) -> None:
-    directory = tmp_path / "m"
-    directory.mkdir()
-    for i in range(6):
-        text = memory(f"Gateway {i}", f"Gateway timeout note {i}.",
-                      f"Gateway timeout {i}. " + "padding words here " * 80)
-        (directory / f"project_gw{i}.md").write_text(text, encoding="utf-8")
-    with MemoryStore(directory, tmp_path / "s") as store:
-        first = run(store, "gateway timeout note", max_session_bytes=4096)
-        run(store, "something else entirely about gateways timeout", max_session_bytes=4096)
-        third = run(store, "gateway timeout note", max_session_bytes=4096)
-    assert first.status_card
-    assert third.status_card != first.status_card or third.status_card is None
+def test_status_card_is_not_repeated_within_a_session(store: MemoryStore) -> None:
+    # Three different questions that each meet the same not-yet-valid memory would each
+    # earn the very same card; the session says it once. Another session hears it afresh.
+    card = "[sagemem] 1 memory not injected: it takes effect on 2026-12-20."
+    assert run(store, "holiday deploy freeze window").status_card == card
+    assert run(store, "when is the holiday freeze").status_card is None
+    assert run(store, "the deploy freeze window during holidays").status_card is None
+    assert run(store, "when is the holiday freeze", "other").status_card == card
 
 
 def test_reset_zeroes_budgets_and_signatures(store: MemoryStore) -> None:

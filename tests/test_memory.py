@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from golden_results import GOLDEN, parsed
+from golden_results import GOLDEN, parsed, without_yaml_wording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +19,17 @@ GOLDEN_FILES = sorted(GOLDEN.glob("*.md"))
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.name)
 def test_golden_file_parses_as_recorded(path: Path) -> None:
     expected = json.loads(path.with_suffix(".result.json").read_text(encoding="utf-8"))
-    assert parsed(path) == expected
+    assert without_yaml_wording(parsed(path)) == without_yaml_wording(expected)
+
+
+def test_golden_comparison_ignores_only_the_yaml_librarys_wording() -> None:
+    ours = "does not parse as a whole ({}); each field was read on its own"
+    assert without_yaml_wording([ours.format("did not find expected ',' or ']'")]) == \
+        without_yaml_wording([ours.format("expected ',' or ']', but got '<stream end>'")])
+    assert without_yaml_wording(ours.format("x")) != without_yaml_wording(
+        ours.format("x").replace("each field", "some fields"))
+    assert without_yaml_wording("does not parse as a whole (x)") == \
+        "does not parse as a whole (x)"  # not our message's shape: compared as it is
 
 
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.name)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -210,8 +214,44 @@ def test_coverage_counts_what_was_looked_at(store: MemoryStore) -> None:
     assert coverage.candidates >= 1 and coverage.paragraphs_filtered >= 0
 
 
-def test_ties_break_deterministically(store: MemoryStore) -> None:
-    assert files(store, "staging") == files(store, "staging")
+TIED = """---
+name: Zebra migration notes
+description: Where the zebra herd migrates each spring.
+metadata:
+  type: project
+---
+The zebra herd migrates north across the river in spring.
+"""
+# Twelve memories that score exactly alike (same text; the names differ only in a letter
+# no question holds), written out of name order: more than the ten candidates, so the
+# tie-break decides both which ten go on and their order.
+TIED_NAMES = [f"project_tie_{c}.md" for c in "kdalbjcgefih"]
+
+
+def tied_store(root: Path) -> Path:
+    directory = root / "memory"
+    directory.mkdir()
+    for i, name in enumerate(TIED_NAMES):  # mtimes in that order too: the index syncs
+        (directory / name).write_text(TIED, encoding="utf-8")  # newest first
+        os.utime(directory / name, (1_700_000_000 + i, 1_700_000_000 + i))
+    return directory
+
+
+def test_ties_break_by_file_name_in_and_across_processes(tmp_path: Path) -> None:
+    directory = tied_store(tmp_path)
+    documented = sorted(TIED_NAMES)[:10]  # README: "ties break by file name"
+    with MemoryStore(directory, tmp_path / "state") as opened:
+        response = opened.search("zebra herd migration")
+    assert len({r.score for r in response.results}) == 1  # a real tie
+    assert [r.file for r in response.results] == documented
+    for seed in ("1", "2"):  # fresh processes, fresh indexes, other hash seeds
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-m", "sagemem", "--dir", str(directory), "--state-dir",
+             str(tmp_path / f"state-{seed}"), "search", "zebra herd migration", "--json"],
+            capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, check=False)
+        assert done.returncode == 0, done.stderr
+        assert [r["file"] for r in json.loads(done.stdout)["results"]] == documented
 
 
 def test_empty_directory_finds_nothing(tmp_path: Path) -> None:

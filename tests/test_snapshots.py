@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -228,16 +230,36 @@ def test_unknown_id_without_any_snapshot(store: MemoryStore) -> None:
         load_snapshot(store, "20261130T033512.123456Z")
 
 
-def test_an_unwritable_state_directory_is_a_clear_error(store: MemoryStore) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root ignores directory permissions")
-    create_snapshot(store)  # the lock and snapshots folders exist
-    snapshots_folder(store).chmod(0o500)
+@contextlib.contextmanager
+def unwritable(folder: Path) -> Iterator[None]:
+    """``folder`` that refuses new entries, for root too: root ignores a directory's mode,
+    so as root it is made immutable (``chattr +i``, as test_degraded_reading does)."""
+    if os.geteuid() != 0:
+        folder.chmod(0o500)
+        try:
+            yield
+        finally:
+            folder.chmod(0o700)
+        return
     try:
-        with pytest.raises(WriteFailed):
-            create_snapshot(store)
+        done = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
+    except OSError:
+        done = None
+    if done is None or done.returncode != 0:
+        pytest.skip("as root, a folder is unwritable only with chattr +i, not available here")
+    try:
+        yield
     finally:
-        snapshots_folder(store).chmod(0o700)
+        subprocess.run(["chattr", "-i", str(folder)], capture_output=True, check=True)
+
+
+def test_an_unwritable_state_directory_is_a_clear_error(store: MemoryStore) -> None:
+    first = create_snapshot(store)  # the lock and snapshots folders exist
+    with unwritable(snapshots_folder(store)), pytest.raises(WriteFailed) as refused:
+        create_snapshot(store, now=datetime.now(timezone.utc) + timedelta(seconds=1))
+    assert str(snapshots_folder(store)) in str(refused.value.path)
+    listing = list_snapshots(store)
+    assert ([s.id for s in listing.snapshots], listing.unreadable) == ([first.id], ())
 
 
 def test_a_symlinked_snapshots_folder_is_refused(store: MemoryStore, tmp_path: Path) -> None:

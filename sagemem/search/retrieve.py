@@ -162,9 +162,8 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None,
     if scope:
         allowed = set(_in_scope(index, [row[0] for row in rows], scope))
         rows = [row for row in rows if row[0] in allowed]
-    rows.sort(key=lambda row: (-row[1], row[0]))
     summary = {f: (score, set(terms.split(US))) for f, score, _, terms in rows}
-    pool = {row[0] for row in rows[:MAX_CANDIDATES]}  # stage 1 keeps at most ten
+    pool = _first_candidates(index, rows)
     if body:
         selective = {t: v for t, v in _weights(q, "pdf", stats.paras).items()
                      if q.info[t] >= SELECTIVE_INFO * q.idf_max}
@@ -200,6 +199,23 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None,
 
 
 US = "\x1f"
+
+
+def _first_candidates(index: SearchIndex, rows: list[tuple[int, float, float, str]]
+                      ) -> set[int]:
+    """Stage 1 keeps at most ten, a tie at the tenth place broken by file name as the
+    final ranking is (README: ties break by file name). By index id, a tie kept whichever
+    files the sync met first — the newest by mtime — so a fresh clone could answer
+    differently."""
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    if len(rows) <= MAX_CANDIDATES:
+        return {row[0] for row in rows}
+    edge = rows[MAX_CANDIDATES - 1][1]
+    sure = {f for f, score, _, _ in rows if score > edge}
+    tied = [f for f, score, _, _ in rows if score == edge]
+    names = {f: indexed.name for f, indexed in index.files(tied).items()}
+    tied.sort(key=lambda f: (names.get(f, ""), f))
+    return sure | set(tied[:MAX_CANDIDATES - len(sure)])
 
 
 def _weights(q: _Query, df_kind: str, n: int) -> dict[str, tuple[float, float, float]]:

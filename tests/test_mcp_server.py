@@ -53,6 +53,17 @@ def call(store: MemoryStore, tool: str, arguments: dict[str, Any]) -> Any:
     return with_client(store, lambda c: c.call_tool(tool, arguments))
 
 
+def with_stdio_client(store: MemoryStore, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    """``body`` run by the SDK's client against a real ``sagemem mcp`` over stdio."""
+    params = StdioServerParameters(command=SAGEMEM[0], args=[*SAGEMEM[1:], "mcp"],
+                                   env=server_env(store))
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await body(client)
+    return asyncio.run(main())
+
+
 def text_of(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
@@ -218,6 +229,50 @@ def test_create_memory_adds_the_file_and_its_index_line_and_a_second_time_update
     memory = store.get("project_quarterly_report_due.md")
     assert memory.body.strip() == "Send it to Ana." and memory.tags == ("report",)
     assert store.read_index()[0].count("project_quarterly_report_due.md") == 1
+
+
+def test_write_memory_creating_a_file_adds_its_index_line_as_the_cli_does(
+        store: MemoryStore) -> None:
+    # One creation path for every surface: the audit must not find it not_in_index.
+    text = ("---\nname: Boat trip\ndescription: The boat leaves at nine.\nmetadata:\n"
+            "  type: project\n---\nBring a hat.\n")
+
+    async def body(client: Client) -> Any:
+        written = await client.call_tool("write_memory", {
+            "name": "project_boat_trip.md", "content": text, "expected_revision": None})
+        return written, await client.call_tool("audit", {})
+
+    written, audit = with_stdio_client(store, body)
+    assert written.structured_content["status"] == "created", text_of(written)
+    assert ("- [Boat trip](project_boat_trip.md) — The boat leaves at nine.\n"
+            in store.read_index()[0])
+    assert [f for f in audit.structured_content["findings"]
+            if f["file"] == "project_boat_trip.md"] == []
+
+
+def test_a_create_beside_a_symlinked_memory_md_is_an_error_and_writes_nothing(
+        store: MemoryStore, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_bytes((store.directory / "MEMORY.md").read_bytes())
+    (store.directory / "MEMORY.md").unlink()
+    (store.directory / "MEMORY.md").symlink_to(elsewhere)
+    files_before = sorted(p.name for p in store.directory.iterdir())
+
+    async def body(client: Client) -> Any:
+        return [await client.call_tool("create_memory", {
+                    "type": "project", "name": "Boat trip", "description": "At nine.",
+                    "body": "Bring a hat."}),
+                await client.call_tool("write_memory", {
+                    "name": "project_ferry.md", "content": "---\ndescription: d\n---\nx\n",
+                    "expected_revision": None})]
+
+    for result in with_stdio_client(store, body):
+        assert result.is_error
+        assert text_of(result) == ("error: refusing MEMORY.md: it is a symlink; sagemem "
+                                   "never follows links")
+    assert sorted(p.name for p in store.directory.iterdir()) == files_before
+    logged = b"".join(p.read_bytes() for p in store.state_dir.rglob("*") if p.is_file())
+    assert b"project_boat_trip" not in logged and b"project_ferry" not in logged
 
 
 def test_archive_needs_a_reason_and_respects_locks(store: MemoryStore) -> None:

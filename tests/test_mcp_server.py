@@ -150,25 +150,123 @@ def test_a_write_at_the_revision_read_lands(store: MemoryStore) -> None:
     assert result.structured_content["revision"] == store.get("user_pets.md").revision
 
 
-def test_a_body_read_and_written_back_keeps_the_frontmatter(store: MemoryStore) -> None:
-    # read_memory shows the body only; a model that writes back what it read, with a
-    # line added, must not strip the description, type and tags it never saw.
+RULE_FIRST = "---\n\nA rule first, then a note.\n\n---\n\nThe cat likes boxes.\n"
+
+
+def _with_body(store: MemoryStore, name: str, body: str) -> bytes:
+    """Give ``name`` ``body`` after its own frontmatter; its bytes now."""
+    memory = store.get(name)
+    data = (memory.text[:len(memory.text) - len(memory.body)] + body).encode("utf-8")
+    (store.directory / name).write_bytes(data)
+    return data
+
+
+def test_a_body_read_and_written_back_as_body_changes_no_byte(store: MemoryStore) -> None:
+    # A body opening with a Markdown rule (---) was taken for a whole file and the
+    # frontmatter (name, description, type, tags) was lost, with status "written".
+    before = _with_body(store, "user_pets.md", RULE_FIRST)
+    crlf = (store.directory / "user_editor_setup.md").read_bytes().replace(b"\n", b"\r\n")
+    (store.directory / "user_editor_setup.md").write_bytes(crlf)
+
+    async def body(client: Client) -> Any:
+        written = []
+        for name in ("user_pets.md", "user_editor_setup.md"):
+            page = (await client.call_tool("read_memory", {"name": name})).structured_content
+            written.append(await client.call_tool("write_memory", {
+                "name": name, "body": page["content"],
+                "expected_revision": page["revision"]}))
+        return written
+
+    for result in with_stdio_client(store, body):
+        assert result.structured_content["status"] == "written", text_of(result)
+        assert result.structured_content["warnings"] == []
+    assert (store.directory / "user_pets.md").read_bytes() == before
+    assert (store.directory / "user_editor_setup.md").read_bytes() == crlf
+
+
+def test_a_whole_file_content_that_opens_with_a_rule_is_refused_not_guessed(
+        store: MemoryStore) -> None:
+    # What read_memory returned, sent as content (the whole file): the '---' block that
+    # opens it holds no fields, so it is either a rule or a broken block — never guessed.
+    before = _with_body(store, "user_pets.md", RULE_FIRST)
+
+    async def body(client: Client) -> Any:
+        page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                ).structured_content
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "content": page["content"],
+            "expected_revision": page["revision"]})
+
+    result = with_client(store, body)
+    assert result.is_error
+    assert text_of(result).startswith("error: content: it opens with '---' but no "
+                                      "frontmatter of fields follows")
+    assert "send it as body" in text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_body_sent_as_content_by_an_earlier_client_keeps_the_frontmatter(
+        store: MemoryStore) -> None:
+    # Earlier clients sent read_memory's body as content: with no '---' opening it
+    # cannot be a whole file with frontmatter, so the file's frontmatter stays.
     before = store.get("user_pets.md")
 
     async def body(client: Client) -> Any:
         read = (await client.call_tool("read_memory", {"name": "user_pets.md"}))
         page = read.structured_content
         return await client.call_tool("write_memory", {
-            "name": "user_pets.md", "content": page["content"] + "\nThe cat likes boxes.\n",
+            "name": "user_pets.md", "content": page["content"] + "\nThe cat likes boxes.",
             "expected_revision": page["revision"]})
 
     result = with_client(store, body)
     assert result.structured_content["status"] == "written"
+    assert any("taken as the body" in w for w in result.structured_content["warnings"])
     after = store.get("user_pets.md")
     assert after.text.startswith(before.text[:len(before.text) - len(before.body)])
     assert (after.description, after.tags, after.type) == (
         before.description, before.tags, before.type)
-    assert after.body.endswith("The cat likes boxes.\n")
+    assert after.body == before.body + "The cat likes boxes.\n"
+
+
+def test_write_memory_takes_a_body_or_a_content_one_of_them(store: MemoryStore) -> None:
+    before = (store.directory / "user_pets.md").read_bytes()
+    revision = store.get("user_pets.md").revision
+    for given in ({}, {"body": "a\n", "content": "b\n"}):
+        result = call(store, "write_memory", {"name": "user_pets.md",
+                                              "expected_revision": revision, **given})
+        assert result.is_error, given
+        assert text_of(result) == ("error: body: give body (the body alone, the frontmatter "
+                                   "kept) or content (the whole file), one of them")
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_body_opening_with_a_rule_in_a_file_without_frontmatter_is_refused(
+        store: MemoryStore) -> None:
+    # There the '---' would be read as the frontmatter, and the body would change.
+    path = store.directory / "user_plain.md"
+    path.write_text("Plain notes.\n")
+    result = call(store, "write_memory", {"name": "user_plain.md", "body": RULE_FIRST,
+                                          "expected_revision": store.get("user_plain").revision})
+    assert result.is_error
+    assert "send the whole file as content, frontmatter first" in text_of(result)
+    assert path.read_text() == "Plain notes.\n"
+
+
+def test_crlf_text_from_a_client_is_written_in_lf_and_passes_the_audit(
+        store: MemoryStore) -> None:
+    async def body(client: Client) -> Any:
+        await client.call_tool("create_memory", {
+            "type": "user", "name": "Windows notes", "description": "Typed on Windows.",
+            "body": "line one\r\nline two\r\n"})
+        await client.call_tool("write_memory", {
+            "name": "user_crlf.md", "expected_revision": None,
+            "content": "---\r\ndescription: d\r\n---\r\nbody\r\nmore\r\n"})
+        return await client.call_tool("audit", {})
+
+    audit = with_client(store, body).structured_content
+    assert [f for f in audit["findings"] if f["category"] == "crlf_line_endings"] == []
+    for name in ("user_windows_notes.md", "user_crlf.md"):
+        assert b"\r" not in (store.directory / name).read_bytes(), name
 
 
 def test_a_stale_write_is_refused_as_a_result_with_the_conflict_and_both_revisions(

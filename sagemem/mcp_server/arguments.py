@@ -3,7 +3,8 @@
 JSON carries what a command line cannot: a lone surrogate (``"\\ud800"``), a mapping as
 a description, a date as text. Each is refused here as one ``InvalidArgument`` line the
 model can act on, rather than failing deep in a write as a crash or being written and
-then ignored by the reader.
+then ignored by the reader. ``write_memory``'s text is a ``body`` or a whole-file
+``content`` as the model says, never guessed from its first line (``new_text``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from datetime import date
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..files.body import in_line_endings, newline_of, opens_frontmatter, with_body
 from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields
+from ..files.memory import Memory, split
 
 
 def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
@@ -73,3 +76,38 @@ def _surrogate(value: object) -> int | None:
 
 def _printable(key: str) -> str:
     return key.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def new_text(current: Memory | None, body: str | None, content: str | None
+             ) -> tuple[str, list[str]]:
+    """``write_memory``'s new file text, from a ``body`` (``current``'s frontmatter kept
+    byte for byte) or a whole-file ``content``, in the file's line endings (LF for a new
+    file, ``current`` None); and a warning when ``content`` was taken as a body."""
+    if (body is None) == (content is None):
+        raise InvalidArgument("body", "give body (the body alone, the frontmatter kept) "
+                                      "or content (the whole file), one of them")
+    if body is not None:
+        return with_body(current, body), []
+    assert content is not None
+    if current is None or not current.has_frontmatter or opens_frontmatter(content):
+        newline = "\n" if current is None else newline_of(current.text)
+        return in_line_endings(content, newline), []
+    return _content_as_body(current, content)
+
+
+def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
+    """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
+    clients sent the body there (read_memory's text): one that opens with no ``---``
+    cannot be a whole file with frontmatter, so it is the body and the file's frontmatter
+    stays. One that opens with a ``---`` that is no frontmatter may be either (a Markdown
+    rule, or a broken block): refused, never guessed — issue 20 lost the frontmatter so."""
+    parts = split(content)
+    if parts.frontmatter is None and parts.problem is None:
+        return with_body(current, content), [
+            "content had no frontmatter, so it was taken as the body and the file's "
+            "frontmatter was kept; send a body as body"]
+    raise InvalidArgument("content", "it opens with '---' but no frontmatter of fields "
+                                     "follows, and content is the whole file, so the "
+                                     "memory's frontmatter would be lost; to replace the "
+                                     "body alone (a '---' rule first), send it as body; "
+                                     "nothing was written")

@@ -108,6 +108,28 @@ def test_search_takes_the_names_models_guess_and_sage_mems_spellings(
     assert read.structured_content["revision"] == memory.revision
 
 
+def test_a_guessed_path_outside_the_folder_is_refused_and_one_inside_names_its_file(
+        store: MemoryStore, tmp_path: Path) -> None:
+    # {"path": "/other/project/user_pets.md"} read this folder's user_pets.md.
+    other = tmp_path / "other" / "project"
+    other.mkdir(parents=True)
+    (other / "user_pets.md").write_text("---\ndescription: their pets\n---\nA dog.\n")
+
+    async def body(client: Client) -> Any:
+        return [await client.call_tool("read_memory", {"path": path}) for path in (
+            str(other / "user_pets.md"), str(store.directory / "user_pets.md"),
+            "/memories/user_pets.md", "/memories/../user_pets.md")]
+
+    outside, inside, memory_tool_path, climbing = with_stdio_client(store, body)
+    for refused in (outside, climbing):
+        assert refused.is_error
+        assert text_of(refused).startswith("error: invalid memory name '/")
+        assert "芝麻" not in text_of(refused) and "A dog" not in text_of(refused)
+    for accepted in (inside, memory_tool_path):
+        assert accepted.structured_content["file"] == "user_pets.md"
+        assert "芝麻" in accepted.structured_content["content"]
+
+
 def test_guessed_names_never_override_the_parameter_itself() -> None:
     assert renamed({"query": "a", "q": "b"}, frozenset({"query"})) == {"query": "a", "q": "b"}
     assert renamed({"expectedRevision": "r"}, frozenset({"expected_revision"})) == {

@@ -84,7 +84,8 @@ class SagememMCP(MCPServer[None]):
         super().__init__(
             "sagemem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
             lifespan=_lifespan,
-            middleware=[ArgumentAliases({t.__name__: _parameters(t) for t in tools})])
+            middleware=[ArgumentAliases({t.__name__: _parameters(t) for t in tools},
+                                        store.directory)])
         for tool in tools:
             self.add_tool(self._tool(tool), annotations=_annotations(tool))
         self._add_resources()

@@ -7,10 +7,12 @@ import asyncio
 import http.client
 import json
 import os
+import queue
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -669,6 +671,74 @@ def test_a_real_stdio_server_answers_the_sdk_client(store: MemoryStore) -> None:
     assert refused.structured_content["status"] == "refused"
     assert refused.structured_content["conflict_id"]
     assert written.structured_content["status"] == "written"
+
+
+class RawStdio:
+    """``sagemem mcp`` as a subprocess spoken to in raw lines, each reply awaited with a
+    timeout (the SDK's client would wait for ever for a reply that never comes)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.process = subprocess.Popen([*SAGEMEM, "mcp"], env=server_env(store),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def ask(self, line: bytes, timeout: float = 30) -> dict[str, Any] | None:
+        """Send ``line``; the reply as JSON, or None if none came within ``timeout``."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + b"\n")
+        self.process.stdin.flush()
+        try:
+            return dict(json.loads(self.lines.get(timeout=timeout)))
+        except queue.Empty:
+            return None
+
+    def close(self) -> str:
+        """Close stdin (the server stops at its end); what it said on stderr."""
+        process = self.process
+        assert process.stdin and process.stdout and process.stderr
+        process.stdin.close()
+        process.wait(timeout=30)
+        self.reader.join(timeout=30)
+        err = process.stderr.read().decode()
+        process.stdout.close()
+        process.stderr.close()
+        return err
+
+
+def test_every_line_over_stdio_gets_an_answer_even_one_the_sdk_cannot_read(
+        store: MemoryStore) -> None:
+    # The SDK's stdio reader dropped a line it could not read: no reply at all, so a
+    # client without a read timeout hung. Each now gets a JSON-RPC error, with its id.
+    server = RawStdio(store)
+    try:
+        assert server.ask(INITIALIZE.encode())["id"] == 1  # type: ignore[index]
+        server.process.stdin.write(  # type: ignore[union-attr]
+            b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        surrogate = server.ask(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":'
+                               b'{"name":"search_memory","arguments":{"query":"cat \\ud800"}}}')
+        not_json = server.ask(b"this is not json")
+        not_a_message = server.ask(b'{"jsonrpc":"2.0","id":3,"method":"tools/call",'
+                                   b'"params":5}')
+        alive = server.ask(b'{"jsonrpc":"2.0","id":4,"method":"ping"}')
+    finally:
+        err = server.close()
+    assert surrogate is not None and not_json is not None and not_a_message is not None
+    assert (surrogate["id"], surrogate["error"]["code"], surrogate["error"]["message"]) == (
+        2, -32700, "Parse error")
+    assert "lone surrogate" in surrogate["error"]["data"]
+    assert (not_json["id"], not_json["error"]["code"], not_json["error"]["message"]) == (
+        None, -32700, "Parse error")
+    assert (not_a_message["id"], not_a_message["error"]["code"]) == (3, -32600)
+    assert alive == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert "Traceback" not in err
 
 
 def _free_port() -> int:

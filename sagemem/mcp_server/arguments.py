@@ -51,13 +51,13 @@ def check_text(arguments: Mapping[str, Any]) -> None:
     """Refuse a string no file can hold: JSON's ``\\ud800`` decodes to a lone surrogate,
     which UTF-8 cannot encode, so it would fail deep in a write (or a search) as a crash."""
     for key, value in arguments.items():
-        offset = _surrogate([key, value])
+        offset = surrogate_in([key, value])
         if offset is not None:
             raise InvalidArgument(_printable(key), f"holds a lone surrogate (at character "
                                   f"{offset}), which UTF-8 cannot store; send plain text")
 
 
-def _surrogate(value: object) -> int | None:
+def surrogate_in(value: object) -> int | None:
     """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is."""
     if isinstance(value, str):
         try:
@@ -71,7 +71,7 @@ def _surrogate(value: object) -> int | None:
         items = value
     else:
         return None
-    return next((o for o in map(_surrogate, items) if o is not None), None)
+    return next((o for o in map(surrogate_in, items) if o is not None), None)
 
 
 def _printable(key: str) -> str:

@@ -35,6 +35,7 @@ from . import outputs
 from .address import allowed_hosts
 from .aliases import ArgumentAliases
 from .arguments import check_text
+from .stdio import serve_stdio
 from .tools import MemoryTools
 
 T = TypeVar("T")
@@ -169,6 +170,11 @@ class SagememMCP(MCPServer[None]):
 
     def stop(self) -> None:
         self.store.close()
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, with an answer for each line it cannot read
+        (``stdio.py``); the SDK's own leaves such a client waiting for ever."""
+        await serve_stdio(self._lowlevel_server)
 
 
 @asynccontextmanager

@@ -896,6 +896,41 @@ def test_secrets_given_to_the_write_tools_never_reach_disk_and_the_model_is_told
     assert secret.encode() not in on_disk
 
 
+def test_a_port_in_use_is_one_error_line_before_anything_says_serving(
+        tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([*SAGEMEM, "--dir", str(SAMPLE), "--state-dir",
+                               str(tmp_path / "state"), "mcp", "--http", f"127.0.0.1:{port}"],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"error: cannot listen on 127.0.0.1:{port}: address already in "
+                           "use; stop what listens there or give another port\n")
+
+
+def test_an_ipv6_server_names_its_url_with_brackets(store: MemoryStore) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+            port = probe.getsockname()[1]
+    except OSError:
+        pytest.skip("no ::1 on this machine")
+    server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"[::1]:{port}"],
+                              env=server_env(store), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        first = server.stderr.readline()
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    assert first == f"serving MCP at http://[::1]:{port}/mcp (Ctrl-C stops)\n"
+
+
 def test_a_non_loopback_http_address_is_a_usage_error(tmp_path: Path) -> None:
     done = subprocess.run([*SAGEMEM, "--dir", str(tmp_path), "mcp", "--http", "0.0.0.0:80"],
                           capture_output=True, text=True, timeout=60)

@@ -24,7 +24,9 @@ pytest.importorskip("mcp", reason="the MCP server needs the mcp extra: pip insta
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
+from sagemem.errors import InvalidArgument
 from sagemem.history.ledger import load as load_ledger
 from sagemem.history.locks import lock_memory
 from sagemem.mcp_server.address import allowed_hosts, loopback_address
@@ -530,7 +532,7 @@ def test_the_index_resource_of_a_missing_folder_is_an_error(
         store.directory.rename(tmp_path / "aside")
         try:
             await client.read_resource("sagemem://MEMORY.md")
-        except Exception as exc:  # the SDK raises the resource error as an MCPError
+        except MCPError as exc:  # the SDK raises the resource error as an MCPError
             return str(exc)
         return "no error"
 
@@ -618,8 +620,9 @@ def test_the_http_address_is_loopback_only() -> None:
     assert loopback_address("localhost:9000") == ("localhost", 9000)
     for address in ("0.0.0.0:8765", "192.168.1.4:80", "example.com:80", "127.0.0.1:0",
                     "127.0.0.1:http"):
-        with pytest.raises(Exception, match="--http"):
+        with pytest.raises(InvalidArgument) as refused:
             loopback_address(address)
+        assert refused.value.argument == "--http", address
 
 
 def test_without_the_extra_sagemem_mcp_says_how_to_install_it(tmp_path: Path) -> None:

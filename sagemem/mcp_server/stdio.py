@@ -16,6 +16,7 @@ answered through the same writer as every reply.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -58,10 +59,9 @@ class AnsweringReader:
             item = await self._inner.receive()
             if not isinstance(item, ValidationError):
                 return item  # a message, or an exception of another kind: the SDK's own
-            try:
+            # the client may be gone meanwhile: then there is nobody to answer
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._write.send(SessionMessage(error_reply(item)))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass  # the client is gone: nobody to answer
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -10,6 +10,7 @@ refused is a normal ``WriteOutcome`` with the conflict and both revisions.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
@@ -209,10 +210,8 @@ class MemoryTools:
         the guarded write lands only if now is the revision the model read."""
         current = None
         if expected is not None:
-            try:
+            with contextlib.suppress(MemoryNotFound):  # deleted: the guard refuses it
                 current = self.store.get(name)
-            except MemoryNotFound:
-                pass  # deleted meanwhile: the guard refuses the write
         return new_text(current, body, content)
 
     @hints(read_only=False, destructive=True)

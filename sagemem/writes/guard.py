@@ -83,7 +83,8 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     meanwhile is refused as ``StaleField`` naming it. ``before_create`` is called with
     the file name, under the lock, before a create (the layer's count cap refuses there).
     A create gets its MEMORY.md line (``add_index_line``): an unreadable MEMORY.md is
-    refused before the file is made, so every surface creates the same way. A landed write gets its line in the change log (``changelog``), as ``op`` (default:
+    refused before the file is made, so every surface creates the same way. A landed
+    write gets its line in the change log (``changelog``), as ``op`` (default:
     ``create``, ``set`` for fields alone, else ``write``), and the bytes it replaced are
     kept (``versions``).
     """

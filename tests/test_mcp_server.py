@@ -210,17 +210,42 @@ def test_a_body_read_and_written_back_as_body_changes_no_byte(store: MemoryStore
     assert (store.directory / "user_editor_setup.md").read_bytes() == crlf
 
 
+def test_read_memorys_text_sent_back_as_content_keeps_the_frontmatter_too(
+        store: MemoryStore) -> None:
+    # The documented flow of earlier clients: what read_memory returned, as content. A
+    # body that opens with a rule, or with a block of fields (a Jekyll page), opens with
+    # the very block the file's body opens with: it is that body, not a whole file.
+    jekyll = "---\nlayout: post\ntitle: Cats\n---\nHello.\n"
+    before = {"user_pets.md": _with_body(store, "user_pets.md", RULE_FIRST),
+              "user_background.md": _with_body(store, "user_background.md", jekyll)}
+
+    async def body(client: Client) -> Any:
+        written = []
+        for name in before:
+            page = (await client.call_tool("read_memory", {"name": name})).structured_content
+            written.append(await client.call_tool("write_memory", {
+                "name": name, "content": page["content"],
+                "expected_revision": page["revision"]}))
+        return written
+
+    for result in with_client(store, body):
+        assert result.structured_content["status"] == "written", text_of(result)
+        assert any("taken as the body" in w for w in result.structured_content["warnings"])
+    for name, data in before.items():
+        assert (store.directory / name).read_bytes() == data, name
+
+
 def test_a_whole_file_content_that_opens_with_a_rule_is_refused_not_guessed(
         store: MemoryStore) -> None:
-    # What read_memory returned, sent as content (the whole file): the '---' block that
-    # opens it holds no fields, so it is either a rule or a broken block — never guessed.
+    # The opening '---' block holds no fields and is not the body's own opening (it was
+    # edited): a rule, or a broken frontmatter? Never guessed: refused, nothing written.
     before = _with_body(store, "user_pets.md", RULE_FIRST)
 
     async def body(client: Client) -> Any:
         page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
                 ).structured_content
         return await client.call_tool("write_memory", {
-            "name": "user_pets.md", "content": page["content"],
+            "name": "user_pets.md", "content": page["content"].replace("first", "1st"),
             "expected_revision": page["revision"]})
 
     result = with_client(store, body)

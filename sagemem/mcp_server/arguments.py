@@ -89,25 +89,38 @@ def new_text(current: Memory | None, body: str | None, content: str | None
     if body is not None:
         return with_body(current, body), []
     assert content is not None
-    if current is None or not current.has_frontmatter or opens_frontmatter(content):
-        newline = "\n" if current is None else newline_of(current.text)
-        return in_line_endings(content, newline), []
+    if current is None or not current.has_frontmatter:
+        return in_line_endings(content, "\n" if current is None else newline_of(
+            current.text)), []
+    if opens_frontmatter(content) and not _opens_as_body_does(current, content):
+        return in_line_endings(content, newline_of(current.text)), []
     return _content_as_body(current, content)
 
 
 def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
     """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
     clients sent the body there (read_memory's text): one that opens with no ``---``
-    cannot be a whole file with frontmatter, so it is the body and the file's frontmatter
-    stays. One that opens with a ``---`` that is no frontmatter may be either (a Markdown
-    rule, or a broken block): refused, never guessed — issue 20 lost the frontmatter so."""
+    cannot be a whole file with frontmatter, nor can one that opens with the very block
+    the body opens with, so it is the body and the file's frontmatter stays. One that
+    opens with a ``---`` that is no frontmatter may be either (a Markdown rule, or a
+    broken block): refused, never guessed — issue 20 lost the frontmatter so."""
     parts = split(content)
-    if parts.frontmatter is None and parts.problem is None:
+    opens_plainly = parts.frontmatter is None and parts.problem is None
+    if opens_plainly or _opens_as_body_does(current, content):
         return with_body(current, content), [
-            "content had no frontmatter, so it was taken as the body and the file's "
-            "frontmatter was kept; send a body as body"]
+            "content had no frontmatter of its own, so it was taken as the body and the "
+            "file's frontmatter was kept; send a body as body"]
     raise InvalidArgument("content", "it opens with '---' but no frontmatter of fields "
                                      "follows, and content is the whole file, so the "
                                      "memory's frontmatter would be lost; to replace the "
                                      "body alone (a '---' rule first), send it as body; "
                                      "nothing was written")
+
+
+def _opens_as_body_does(current: Memory, content: str) -> bool:
+    """Whether ``content`` opens with the ``---`` block that ``current``'s body opens with
+    (a body that starts with a block of fields, as a Jekyll page does): read_memory's
+    text sent back, not a whole file whose frontmatter would replace the file's."""
+    body_block, own_block = split(current.body).frontmatter, split(content).frontmatter
+    return body_block is not None and own_block is not None and \
+        in_line_endings(body_block, "\n") == in_line_endings(own_block, "\n")

@@ -32,6 +32,7 @@ from ..files.fields import set_warnings
 from ..files.memory import Memory, checked_revision
 from ..history.archive import archive_memory
 from ..history.caps import CapReport, with_room
+from ..history.caps import write_memory as write_within_caps
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
 from ..inject.session import DEFAULT_SESSION
@@ -197,8 +198,8 @@ class MemoryTools:
             checked_revision(expected_revision)
         text, warnings = self._new_text(name, expected, body, content)
         try:
-            memory, caps = with_room(self.store, lambda: self.store.write(
-                name, text, expected, reason=reason, writer=WRITER), by=WRITER)
+            memory, caps = write_within_caps(self.store, name, text, expected, reason=reason,
+                                             writer=WRITER, by=WRITER)  # as CLI `write`
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected,

@@ -160,8 +160,9 @@ class MemoryTools:
                         "the file changed since, status is revision_changed and no content "
                         "is returned.")] = None,
     ) -> ReadResult:
-        """Read a memory's text, a page at a time; the result's revision is what
-        write_memory needs as expected_revision. next_start_line/next_start_byte say
+        """Read a memory's body (the text after its frontmatter), a page at a time. To
+        change it, send the whole body, edited, as write_memory's body, with the
+        result's revision as expected_revision. next_start_line/next_start_byte say
         where the next page starts."""
         if revision is not None:
             revision = checked_revision(revision)

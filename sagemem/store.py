@@ -37,7 +37,7 @@ from .writes.caps import (
     check_body,
     refuse_if_full,
 )
-from .writes.guard import REQUIRED, Required, add_index_line, guarded_write
+from .writes.guard import REQUIRED, Required, guarded_write
 
 if TYPE_CHECKING:  # imported where used: a write or a listing never loads the search engine
     from .embed.embedder import Embedder
@@ -215,6 +215,7 @@ class MemoryStore(MemoryFolder):
             "updated": today or date.today(),
         }
         from .files.edit import render_new  # ruamel.yaml is only needed to write
+        from .writes.guard import add_index_line  # the guard's create adds it so too
 
         data = render_new(fields, body).encode("utf-8")
         self.check_size(file, data)

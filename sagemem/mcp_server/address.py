@@ -7,6 +7,9 @@ with authentication in front of it is the user's explicit choice, not a flag.
 Loopback alone does not keep a web page out: a page can rebind its own name to 127.0.0.1
 (DNS rebinding) and talk to the port from the browser. Its requests carry its name in
 ``Host`` (and ``Origin``), so the server accepts only the names of this address.
+
+The address is bound once before the command says it serves (``check_bindable``): a
+port in use is one error line, not a "serving" line followed by uvicorn's log and exit 3.
 """
 
 from __future__ import annotations

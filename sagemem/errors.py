@@ -28,6 +28,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidReadRange         a read asked for an impossible range
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
  ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
+     ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
      ├── EvalSetError             an evaluation set not in README's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
@@ -470,6 +471,16 @@ class InvalidArgument(SagememError):
     def __init__(self, argument: str, problem: str) -> None:
         self.argument, self.problem = argument, problem
         super().__init__(f"{argument}: {problem}")
+
+
+class AddressUnavailable(SagememError):
+    """An address ``sagemem mcp --http`` cannot listen on: another process holds the
+    port, or the address is not this machine's. Found before the server says it serves."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address, self.reason = address, reason
+        super().__init__(f"cannot listen on {address}: {reason}; stop what listens there "
+                         "or give another port")
 
 
 

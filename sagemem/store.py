@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import DEFAULT_EMBEDDER, Settings
-from .errors import InvalidName, MemoryExists, SagememError, WriteFailed
+from .errors import InvalidName, MemoryExists
 from .files import indexfile
-from .files.atomic import atomic_write, remove_quietly
+from .files.atomic import atomic_write
 from .files.fields import TYPES
 from .files.folder import ARCHIVE_DIR as ARCHIVE_DIR
 from .files.folder import IndexUpdate as IndexUpdate
@@ -216,6 +216,7 @@ class MemoryStore(MemoryFolder):
         }
         refuse_long_fields(file, name, description)
         from .files.edit import render_new  # ruamel.yaml is only needed to write
+        from .writes.guard import add_index_line  # the guard's create adds it so too
 
         data = render_new(fields, body).encode("utf-8")
         self.check_size(file, data)
@@ -226,13 +227,7 @@ class MemoryStore(MemoryFolder):
             refuse_if_full(self.caps, self, file)
             self.read_index()  # an unreadable MEMORY.md is refused before the file is made
             atomic_write(self.directory / file, data, create=True)
-            try:
-                self.update_index(lambda text: indexfile.add_entry(text, line))
-            except SagememError as exc:  # no memory without its index line: take it back
-                remove_quietly(self.directory / file)
-                if isinstance(exc, WriteFailed):
-                    raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
-                raise
+            add_index_line(self, file, line)  # no memory without its index line
             changelog.record_write(self.state_dir, file, "new", writer=writer, reason=None,
                                    replaced=None, written=data)
         return self.get(file)

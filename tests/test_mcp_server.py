@@ -7,10 +7,12 @@ import asyncio
 import http.client
 import json
 import os
+import queue
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,7 +24,9 @@ pytest.importorskip("mcp", reason="the MCP server needs the mcp extra: pip insta
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
+from sagemem.errors import InvalidArgument
 from sagemem.history.ledger import load as load_ledger
 from sagemem.history.locks import lock_memory
 from sagemem.mcp_server.address import allowed_hosts, loopback_address
@@ -51,6 +55,17 @@ def with_client(store: MemoryStore, body: Callable[[Client], Awaitable[Any]]) ->
 
 def call(store: MemoryStore, tool: str, arguments: dict[str, Any]) -> Any:
     return with_client(store, lambda c: c.call_tool(tool, arguments))
+
+
+def with_stdio_client(store: MemoryStore, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    """``body`` run by the SDK's client against a real ``sagemem mcp`` over stdio."""
+    params = StdioServerParameters(command=SAGEMEM[0], args=[*SAGEMEM[1:], "mcp"],
+                                   env=server_env(store))
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await body(client)
+    return asyncio.run(main())
 
 
 def text_of(result: Any) -> str:
@@ -97,6 +112,28 @@ def test_search_takes_the_names_models_guess_and_sage_mems_spellings(
     assert read.structured_content["revision"] == memory.revision
 
 
+def test_a_guessed_path_outside_the_folder_is_refused_and_one_inside_names_its_file(
+        store: MemoryStore, tmp_path: Path) -> None:
+    # {"path": "/other/project/user_pets.md"} read this folder's user_pets.md.
+    other = tmp_path / "other" / "project"
+    other.mkdir(parents=True)
+    (other / "user_pets.md").write_text("---\ndescription: their pets\n---\nA dog.\n")
+
+    async def body(client: Client) -> Any:
+        return [await client.call_tool("read_memory", {"path": path}) for path in (
+            str(other / "user_pets.md"), str(store.directory / "user_pets.md"),
+            "/memories/user_pets.md", "/memories/../user_pets.md")]
+
+    outside, inside, memory_tool_path, climbing = with_stdio_client(store, body)
+    for refused in (outside, climbing):
+        assert refused.is_error
+        assert text_of(refused).startswith("error: invalid memory name '/")
+        assert "芝麻" not in text_of(refused) and "A dog" not in text_of(refused)
+    for accepted in (inside, memory_tool_path):
+        assert accepted.structured_content["file"] == "user_pets.md"
+        assert "芝麻" in accepted.structured_content["content"]
+
+
 def test_guessed_names_never_override_the_parameter_itself() -> None:
     assert renamed({"query": "a", "q": "b"}, frozenset({"query"})) == {"query": "a", "q": "b"}
     assert renamed({"expectedRevision": "r"}, frozenset({"expected_revision"})) == {
@@ -139,25 +176,148 @@ def test_a_write_at_the_revision_read_lands(store: MemoryStore) -> None:
     assert result.structured_content["revision"] == store.get("user_pets.md").revision
 
 
-def test_a_body_read_and_written_back_keeps_the_frontmatter(store: MemoryStore) -> None:
-    # read_memory shows the body only; a model that writes back what it read, with a
-    # line added, must not strip the description, type and tags it never saw.
+RULE_FIRST = "---\n\nA rule first, then a note.\n\n---\n\nThe cat likes boxes.\n"
+
+
+def _with_body(store: MemoryStore, name: str, body: str) -> bytes:
+    """Give ``name`` ``body`` after its own frontmatter; its bytes now."""
+    memory = store.get(name)
+    data = (memory.text[:len(memory.text) - len(memory.body)] + body).encode("utf-8")
+    (store.directory / name).write_bytes(data)
+    return data
+
+
+def test_a_body_read_and_written_back_as_body_changes_no_byte(store: MemoryStore) -> None:
+    # A body opening with a Markdown rule (---) was taken for a whole file and the
+    # frontmatter (name, description, type, tags) was lost, with status "written".
+    before = _with_body(store, "user_pets.md", RULE_FIRST)
+    crlf = (store.directory / "user_editor_setup.md").read_bytes().replace(b"\n", b"\r\n")
+    (store.directory / "user_editor_setup.md").write_bytes(crlf)
+
+    async def body(client: Client) -> Any:
+        written = []
+        for name in ("user_pets.md", "user_editor_setup.md"):
+            page = (await client.call_tool("read_memory", {"name": name})).structured_content
+            written.append(await client.call_tool("write_memory", {
+                "name": name, "body": page["content"],
+                "expected_revision": page["revision"]}))
+        return written
+
+    for result in with_stdio_client(store, body):
+        assert result.structured_content["status"] == "written", text_of(result)
+        assert result.structured_content["warnings"] == []
+    assert (store.directory / "user_pets.md").read_bytes() == before
+    assert (store.directory / "user_editor_setup.md").read_bytes() == crlf
+
+
+def test_read_memorys_text_sent_back_as_content_keeps_the_frontmatter_too(
+        store: MemoryStore) -> None:
+    # The documented flow of earlier clients: what read_memory returned, as content. A
+    # body that opens with a rule, or with a block of fields (a Jekyll page), opens with
+    # the very block the file's body opens with: it is that body, not a whole file.
+    jekyll = "---\nlayout: post\ntitle: Cats\n---\nHello.\n"
+    before = {"user_pets.md": _with_body(store, "user_pets.md", RULE_FIRST),
+              "user_background.md": _with_body(store, "user_background.md", jekyll)}
+
+    async def body(client: Client) -> Any:
+        written = []
+        for name in before:
+            page = (await client.call_tool("read_memory", {"name": name})).structured_content
+            written.append(await client.call_tool("write_memory", {
+                "name": name, "content": page["content"],
+                "expected_revision": page["revision"]}))
+        return written
+
+    for result in with_client(store, body):
+        assert result.structured_content["status"] == "written", text_of(result)
+        assert any("taken as the body" in w for w in result.structured_content["warnings"])
+    for name, data in before.items():
+        assert (store.directory / name).read_bytes() == data, name
+
+
+def test_a_whole_file_content_that_opens_with_a_rule_is_refused_not_guessed(
+        store: MemoryStore) -> None:
+    # The opening '---' block holds no fields and is not the body's own opening (it was
+    # edited): a rule, or a broken frontmatter? Never guessed: refused, nothing written.
+    before = _with_body(store, "user_pets.md", RULE_FIRST)
+
+    async def body(client: Client) -> Any:
+        page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                ).structured_content
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "content": page["content"].replace("first", "1st"),
+            "expected_revision": page["revision"]})
+
+    result = with_client(store, body)
+    assert result.is_error
+    assert text_of(result).startswith("error: content: it opens with '---' but no "
+                                      "frontmatter of fields follows")
+    assert "send it as body" in text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_body_sent_as_content_by_an_earlier_client_keeps_the_frontmatter(
+        store: MemoryStore) -> None:
+    # Earlier clients sent read_memory's body as content: with no '---' opening it
+    # cannot be a whole file with frontmatter, so the file's frontmatter stays.
     before = store.get("user_pets.md")
 
     async def body(client: Client) -> Any:
         read = (await client.call_tool("read_memory", {"name": "user_pets.md"}))
         page = read.structured_content
         return await client.call_tool("write_memory", {
-            "name": "user_pets.md", "content": page["content"] + "\nThe cat likes boxes.\n",
+            "name": "user_pets.md", "content": page["content"] + "\nThe cat likes boxes.",
             "expected_revision": page["revision"]})
 
     result = with_client(store, body)
     assert result.structured_content["status"] == "written"
+    assert any("taken as the body" in w for w in result.structured_content["warnings"])
     after = store.get("user_pets.md")
     assert after.text.startswith(before.text[:len(before.text) - len(before.body)])
     assert (after.description, after.tags, after.type) == (
         before.description, before.tags, before.type)
-    assert after.body.endswith("The cat likes boxes.\n")
+    assert after.body == before.body + "The cat likes boxes.\n"
+
+
+def test_write_memory_takes_a_body_or_a_content_one_of_them(store: MemoryStore) -> None:
+    before = (store.directory / "user_pets.md").read_bytes()
+    revision = store.get("user_pets.md").revision
+    for given in ({}, {"body": "a\n", "content": "b\n"}):
+        result = call(store, "write_memory", {"name": "user_pets.md",
+                                              "expected_revision": revision, **given})
+        assert result.is_error, given
+        assert text_of(result) == ("error: body: give body (the body alone, the frontmatter "
+                                   "kept) or content (the whole file), one of them")
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_body_opening_with_a_rule_in_a_file_without_frontmatter_is_refused(
+        store: MemoryStore) -> None:
+    # There the '---' would be read as the frontmatter, and the body would change.
+    path = store.directory / "user_plain.md"
+    path.write_text("Plain notes.\n")
+    result = call(store, "write_memory", {"name": "user_plain.md", "body": RULE_FIRST,
+                                          "expected_revision": store.get("user_plain").revision})
+    assert result.is_error
+    assert "send the whole file as content, frontmatter first" in text_of(result)
+    assert path.read_text() == "Plain notes.\n"
+
+
+def test_crlf_text_from_a_client_is_written_in_lf_and_passes_the_audit(
+        store: MemoryStore) -> None:
+    async def body(client: Client) -> Any:
+        await client.call_tool("create_memory", {
+            "type": "user", "name": "Windows notes", "description": "Typed on Windows.",
+            "body": "line one\r\nline two\r\n"})
+        await client.call_tool("write_memory", {
+            "name": "user_crlf.md", "expected_revision": None,
+            "content": "---\r\ndescription: d\r\n---\r\nbody\r\nmore\r\n"})
+        return await client.call_tool("audit", {})
+
+    audit = with_client(store, body).structured_content
+    assert [f for f in audit["findings"] if f["category"] == "crlf_line_endings"] == []
+    for name in ("user_windows_notes.md", "user_crlf.md"):
+        assert b"\r" not in (store.directory / name).read_bytes(), name
 
 
 def test_a_stale_write_is_refused_as_a_result_with_the_conflict_and_both_revisions(
@@ -218,6 +378,50 @@ def test_create_memory_adds_the_file_and_its_index_line_and_a_second_time_update
     memory = store.get("project_quarterly_report_due.md")
     assert memory.body.strip() == "Send it to Ana." and memory.tags == ("report",)
     assert store.read_index()[0].count("project_quarterly_report_due.md") == 1
+
+
+def test_write_memory_creating_a_file_adds_its_index_line_as_the_cli_does(
+        store: MemoryStore) -> None:
+    # One creation path for every surface: the audit must not find it not_in_index.
+    text = ("---\nname: Boat trip\ndescription: The boat leaves at nine.\nmetadata:\n"
+            "  type: project\n---\nBring a hat.\n")
+
+    async def body(client: Client) -> Any:
+        written = await client.call_tool("write_memory", {
+            "name": "project_boat_trip.md", "content": text, "expected_revision": None})
+        return written, await client.call_tool("audit", {})
+
+    written, audit = with_stdio_client(store, body)
+    assert written.structured_content["status"] == "created", text_of(written)
+    assert ("- [Boat trip](project_boat_trip.md) — The boat leaves at nine.\n"
+            in store.read_index()[0])
+    assert [f for f in audit.structured_content["findings"]
+            if f["file"] == "project_boat_trip.md"] == []
+
+
+def test_a_create_beside_a_symlinked_memory_md_is_an_error_and_writes_nothing(
+        store: MemoryStore, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_bytes((store.directory / "MEMORY.md").read_bytes())
+    (store.directory / "MEMORY.md").unlink()
+    (store.directory / "MEMORY.md").symlink_to(elsewhere)
+    files_before = sorted(p.name for p in store.directory.iterdir())
+
+    async def body(client: Client) -> Any:
+        return [await client.call_tool("create_memory", {
+                    "type": "project", "name": "Boat trip", "description": "At nine.",
+                    "body": "Bring a hat."}),
+                await client.call_tool("write_memory", {
+                    "name": "project_ferry.md", "content": "---\ndescription: d\n---\nx\n",
+                    "expected_revision": None})]
+
+    for result in with_stdio_client(store, body):
+        assert result.is_error
+        assert text_of(result) == ("error: refusing MEMORY.md: it is a symlink; sagemem "
+                                   "never follows links")
+    assert sorted(p.name for p in store.directory.iterdir()) == files_before
+    logged = b"".join(p.read_bytes() for p in store.state_dir.rglob("*") if p.is_file())
+    assert b"project_boat_trip" not in logged and b"project_ferry" not in logged
 
 
 def test_archive_needs_a_reason_and_respects_locks(store: MemoryStore) -> None:
@@ -353,7 +557,7 @@ def test_the_index_resource_of_a_missing_folder_is_an_error(
         store.directory.rename(tmp_path / "aside")
         try:
             await client.read_resource("sagemem://MEMORY.md")
-        except Exception as exc:  # the SDK raises the resource error as an MCPError
+        except MCPError as exc:  # the SDK raises the resource error as an MCPError
             return str(exc)
         return "no error"
 
@@ -441,8 +645,9 @@ def test_the_http_address_is_loopback_only() -> None:
     assert loopback_address("localhost:9000") == ("localhost", 9000)
     for address in ("0.0.0.0:8765", "192.168.1.4:80", "example.com:80", "127.0.0.1:0",
                     "127.0.0.1:http"):
-        with pytest.raises(Exception, match="--http"):
+        with pytest.raises(InvalidArgument) as refused:
             loopback_address(address)
+        assert refused.value.argument == "--http", address
 
 
 def test_without_the_extra_sagemem_mcp_says_how_to_install_it(tmp_path: Path) -> None:
@@ -494,6 +699,74 @@ def test_a_real_stdio_server_answers_the_sdk_client(store: MemoryStore) -> None:
     assert refused.structured_content["status"] == "refused"
     assert refused.structured_content["conflict_id"]
     assert written.structured_content["status"] == "written"
+
+
+class RawStdio:
+    """``sagemem mcp`` as a subprocess spoken to in raw lines, each reply awaited with a
+    timeout (the SDK's client would wait for ever for a reply that never comes)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.process = subprocess.Popen([*SAGEMEM, "mcp"], env=server_env(store),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def ask(self, line: bytes, timeout: float = 30) -> dict[str, Any] | None:
+        """Send ``line``; the reply as JSON, or None if none came within ``timeout``."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + b"\n")
+        self.process.stdin.flush()
+        try:
+            return dict(json.loads(self.lines.get(timeout=timeout)))
+        except queue.Empty:
+            return None
+
+    def close(self) -> str:
+        """Close stdin (the server stops at its end); what it said on stderr."""
+        process = self.process
+        assert process.stdin and process.stdout and process.stderr
+        process.stdin.close()
+        process.wait(timeout=30)
+        self.reader.join(timeout=30)
+        err = process.stderr.read().decode()
+        process.stdout.close()
+        process.stderr.close()
+        return err
+
+
+def test_every_line_over_stdio_gets_an_answer_even_one_the_sdk_cannot_read(
+        store: MemoryStore) -> None:
+    # The SDK's stdio reader dropped a line it could not read: no reply at all, so a
+    # client without a read timeout hung. Each now gets a JSON-RPC error, with its id.
+    server = RawStdio(store)
+    try:
+        assert server.ask(INITIALIZE.encode())["id"] == 1  # type: ignore[index]
+        server.process.stdin.write(  # type: ignore[union-attr]
+            b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        surrogate = server.ask(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":'
+                               b'{"name":"search_memory","arguments":{"query":"cat \\ud800"}}}')
+        not_json = server.ask(b"this is not json")
+        not_a_message = server.ask(b'{"jsonrpc":"2.0","id":3,"method":"tools/call",'
+                                   b'"params":5}')
+        alive = server.ask(b'{"jsonrpc":"2.0","id":4,"method":"ping"}')
+    finally:
+        err = server.close()
+    assert surrogate is not None and not_json is not None and not_a_message is not None
+    assert (surrogate["id"], surrogate["error"]["code"], surrogate["error"]["message"]) == (
+        2, -32700, "Parse error")
+    assert "lone surrogate" in surrogate["error"]["data"]
+    assert (not_json["id"], not_json["error"]["code"], not_json["error"]["message"]) == (
+        None, -32700, "Parse error")
+    assert (not_a_message["id"], not_a_message["error"]["code"]) == (3, -32600)
+    assert alive == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert "Traceback" not in err
 
 
 def _free_port() -> int:
@@ -628,6 +901,41 @@ def test_secrets_given_to_the_write_tools_never_reach_disk_and_the_model_is_told
     on_disk = b"".join(p.read_bytes() for folder in (store.directory, store.state_dir)
                        for p in folder.rglob("*") if p.is_file())
     assert secret.encode() not in on_disk
+
+
+def test_a_port_in_use_is_one_error_line_before_anything_says_serving(
+        tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([*SAGEMEM, "--dir", str(SAMPLE), "--state-dir",
+                               str(tmp_path / "state"), "mcp", "--http", f"127.0.0.1:{port}"],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"error: cannot listen on 127.0.0.1:{port}: address already in "
+                           "use; stop what listens there or give another port\n")
+
+
+def test_an_ipv6_server_names_its_url_with_brackets(store: MemoryStore) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+            port = probe.getsockname()[1]
+    except OSError:
+        pytest.skip("no ::1 on this machine")
+    server = subprocess.Popen([*SAGEMEM, "mcp", "--http", f"[::1]:{port}"],
+                              env=server_env(store), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        first = server.stderr.readline()
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    assert first == f"serving MCP at http://[::1]:{port}/mcp (Ctrl-C stops)\n"
 
 
 def test_a_non_loopback_http_address_is_a_usage_error(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def mcp(
         echo(f"error: {INSTALL_HINT}", err=True)
         raise typer.Exit(1)
     from ..errors import InvalidArgument
-    from ..mcp_server.address import loopback_address
+    from ..mcp_server.address import check_bindable, loopback_address, url
     from ..mcp_server.server import serve
 
     try:
@@ -34,5 +34,6 @@ def mcp(
         raise typer.BadParameter(exc.problem, param_hint="--http") from None
     store = ctx.obj.store()
     if address is not None:
-        echo(f"serving MCP at http://{address[0]}:{address[1]}/mcp (Ctrl-C stops)", err=True)
+        check_bindable(*address)  # a port in use: one error line, exit 1
+        echo(f"serving MCP at {url(*address)} (Ctrl-C stops)", err=True)
     serve(store, http=address, session_id=ctx.obj.settings().session)

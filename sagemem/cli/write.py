@@ -105,9 +105,7 @@ def write(
     from ..history.caps import write_memory
 
     memory, caps = write_memory(store, name, text, expected, reason=reason, writer=WRITER,
-                                by=WRITER)
-    if expect == NEW:
-        store.index_memory(memory)  # a new memory gets its MEMORY.md line, as with `new`
+                                by=WRITER)  # a create gets its MEMORY.md line, as with `new`
     _written(memory, "written", as_json, redaction_warnings(text), caps=caps)
 
 

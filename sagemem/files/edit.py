@@ -24,6 +24,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..errors import UneditableFrontmatter
 from . import memory as memory_mod
+from .body import in_line_endings
 from .edit_spans import (
     Block,
     Entry,
@@ -378,9 +379,11 @@ def render_new(fields: Mapping[str, object], body: str, newline: str = "\n") -> 
 
     ``type`` lands in ``metadata.type``. Built by setting each field on an empty block,
     so every value goes through the read-back check of an edit (``yes`` stays text).
+    The body takes ``newline`` too: a CRLF body from an MCP client made a file sagemem
+    wrote itself fail the audit's ``crlf_line_endings``.
     """
     text = f"---{newline}---{newline}"
     if body:
-        text += newline + body.rstrip("\r\n") + newline
+        text += newline + in_line_endings(body.rstrip("\r\n"), newline) + newline
     present = {k: v for k, v in fields.items() if v not in (None, (), [])}
     return set_fields(text, present, "new memory")

@@ -3,7 +3,8 @@
 JSON carries what a command line cannot: a lone surrogate (``"\\ud800"``), a mapping as
 a description, a date as text. Each is refused here as one ``InvalidArgument`` line the
 model can act on, rather than failing deep in a write as a crash or being written and
-then ignored by the reader.
+then ignored by the reader. ``write_memory``'s text is a ``body`` or a whole-file
+``content`` as the model says, never guessed from its first line (``new_text``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from datetime import date
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..files.body import in_line_endings, newline_of, opens_frontmatter, with_body
 from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields
+from ..files.memory import Memory, split
 
 
 def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
@@ -48,13 +51,13 @@ def check_text(arguments: Mapping[str, Any]) -> None:
     """Refuse a string no file can hold: JSON's ``\\ud800`` decodes to a lone surrogate,
     which UTF-8 cannot encode, so it would fail deep in a write (or a search) as a crash."""
     for key, value in arguments.items():
-        offset = _surrogate([key, value])
+        offset = surrogate_in([key, value])
         if offset is not None:
             raise InvalidArgument(_printable(key), f"holds a lone surrogate (at character "
                                   f"{offset}), which UTF-8 cannot store; send plain text")
 
 
-def _surrogate(value: object) -> int | None:
+def surrogate_in(value: object) -> int | None:
     """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is."""
     if isinstance(value, str):
         try:
@@ -68,8 +71,56 @@ def _surrogate(value: object) -> int | None:
         items = value
     else:
         return None
-    return next((o for o in map(_surrogate, items) if o is not None), None)
+    return next((o for o in map(surrogate_in, items) if o is not None), None)
 
 
 def _printable(key: str) -> str:
     return key.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def new_text(current: Memory | None, body: str | None, content: str | None
+             ) -> tuple[str, list[str]]:
+    """``write_memory``'s new file text, from a ``body`` (``current``'s frontmatter kept
+    byte for byte) or a whole-file ``content``, in the file's line endings (LF for a new
+    file, ``current`` None); and a warning when ``content`` was taken as a body."""
+    if (body is None) == (content is None):
+        raise InvalidArgument("body", "give body (the body alone, the frontmatter kept) "
+                                      "or content (the whole file), one of them")
+    if body is not None:
+        return with_body(current, body), []
+    assert content is not None
+    if current is None or not current.has_frontmatter:
+        return in_line_endings(content, "\n" if current is None else newline_of(
+            current.text)), []
+    if opens_frontmatter(content) and not _opens_as_body_does(current, content):
+        return in_line_endings(content, newline_of(current.text)), []
+    return _content_as_body(current, content)
+
+
+def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
+    """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
+    clients sent the body there (read_memory's text): one that opens with no ``---``
+    cannot be a whole file with frontmatter, nor can one that opens with the very block
+    the body opens with, so it is the body and the file's frontmatter stays. One that
+    opens with a ``---`` that is no frontmatter may be either (a Markdown rule, or a
+    broken block): refused, never guessed — issue 20 lost the frontmatter so."""
+    parts = split(content)
+    opens_plainly = parts.frontmatter is None and parts.problem is None
+    if opens_plainly or _opens_as_body_does(current, content):
+        return with_body(current, content), [
+            "content had no frontmatter of its own, so it was taken as the body and the "
+            "file's frontmatter was kept; send a body as body"]
+    raise InvalidArgument("content", "it opens with '---' but no frontmatter of fields "
+                                     "follows, and content is the whole file, so the "
+                                     "memory's frontmatter would be lost; to replace the "
+                                     "body alone (a '---' rule first), send it as body; "
+                                     "nothing was written")
+
+
+def _opens_as_body_does(current: Memory, content: str) -> bool:
+    """Whether ``content`` opens with the ``---`` block that ``current``'s body opens with
+    (a body that starts with a block of fields, as a Jekyll page does): read_memory's
+    text sent back, not a whole file whose frontmatter would replace the file's."""
+    body_block, own_block = split(current.body).frontmatter, split(content).frontmatter
+    return body_block is not None and own_block is not None and \
+        in_line_endings(body_block, "\n") == in_line_endings(own_block, "\n")

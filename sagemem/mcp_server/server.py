@@ -35,6 +35,7 @@ from . import outputs
 from .address import allowed_hosts
 from .aliases import ArgumentAliases
 from .arguments import check_text
+from .stdio import serve_stdio
 from .tools import MemoryTools
 
 T = TypeVar("T")
@@ -84,7 +85,8 @@ class SagememMCP(MCPServer[None]):
         super().__init__(
             "sagemem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
             lifespan=_lifespan,
-            middleware=[ArgumentAliases({t.__name__: _parameters(t) for t in tools})])
+            middleware=[ArgumentAliases({t.__name__: _parameters(t) for t in tools},
+                                        store.directory)])
         for tool in tools:
             self.add_tool(self._tool(tool), annotations=_annotations(tool))
         self._add_resources()
@@ -168,6 +170,11 @@ class SagememMCP(MCPServer[None]):
 
     def stop(self) -> None:
         self.store.close()
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, with an answer for each line it cannot read
+        (``stdio.py``); the SDK's own leaves such a client waiting for ever."""
+        await serve_stdio(self._lowlevel_server)
 
 
 @asynccontextmanager

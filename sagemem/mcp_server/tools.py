@@ -10,6 +10,7 @@ refused is a normal ``WriteOutcome`` with the conflict and both revisions.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
@@ -28,16 +29,17 @@ from ..errors import (
     WriteRefused,
 )
 from ..files.fields import set_warnings
-from ..files.memory import Memory, checked_revision, split
+from ..files.memory import Memory, checked_revision
 from ..history.archive import archive_memory
 from ..history.caps import CapReport, with_room
+from ..history.caps import write_memory as write_within_caps
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
 from ..search.reading import ReadResult
 from ..search.results import SearchResponse
 from ..store import MemoryStore
 from ..writes.conflicts import list_conflicts
-from .arguments import field_values
+from .arguments import field_values, new_text
 from .outputs import (
     ArchiveOutcome,
     AuditFinding,
@@ -161,8 +163,9 @@ class MemoryTools:
                         "the file changed since, status is revision_changed and no content "
                         "is returned.")] = None,
     ) -> ReadResult:
-        """Read a memory's text, a page at a time; the result's revision is what
-        write_memory needs as expected_revision. next_start_line/next_start_byte say
+        """Read a memory's body (the text after its frontmatter), a page at a time. To
+        change it, send the whole body, edited, as write_memory's body, with the
+        result's revision as expected_revision. next_start_line/next_start_byte say
         where the next page starts."""
         if revision is not None:
             revision = checked_revision(revision)
@@ -177,46 +180,44 @@ class MemoryTools:
     def write_memory(
         self,
         name: Name,
-        content: Annotated[str, Field(
-            description="The new text: the body as read_memory returns it (the file's "
-                        "frontmatter stays as it is), or the whole file with its "
-                        "frontmatter to change that too.")],
         expected_revision: Annotated[str | None, Field(
             description="The revision you read the file at (read_memory or search_memory), "
                         "in full or its first 8+ characters; null to create a new file.")],
+        body: Annotated[str | None, Field(
+            description="The new body, as read_memory returns it: the file's frontmatter "
+                        "(description, type, tags…) stays byte for byte. Give body or "
+                        "content, not both.")] = None,
+        content: Annotated[str | None, Field(
+            description="The whole new file, frontmatter block first (as the "
+                        "sagemem://memories/ resource shows it), to change the frontmatter "
+                        "too.")] = None,
         reason: Reason = None,
     ) -> WriteOutcome:
-        """Replace a memory's text (its body, or the whole file), only if nobody changed it
-        since you read it. If it changed, nothing is written: status is refused, with the
-        conflict id and both revisions; read it again, merge your change into the new
+        """Replace a memory's body (body) or whole file (content), only if nobody changed
+        it since you read it. If it changed, nothing is written: status is refused, with
+        the conflict id and both revisions; read it again, merge your change into the new
         text, and write again with the new revision. To change one field, use
         set_memory_fields instead."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
-        if expected is not None:
-            content = self._keeping_frontmatter(name, content)
+        text, warnings = self._new_text(name, expected, body, content)
         try:
-            memory, caps = with_room(self.store, lambda: self.store.write(
-                name, content, expected, reason=reason, writer=WRITER), by=WRITER)
+            memory, caps = write_within_caps(self.store, name, text, expected, reason=reason,
+                                             writer=WRITER, by=WRITER)  # as CLI `write`
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected,
-                           _redacted(content) + _room_made(caps))
+                           warnings + _redacted(text) + _room_made(caps))
 
-    def _keeping_frontmatter(self, name: str, content: str) -> str:
-        """``content`` after the file's frontmatter, if ``content`` has none of its own:
-        read_memory returns the body only, so a model writing back what it read would
-        otherwise strip the description, type and tags it never saw. The frontmatter is
-        today's; the guarded write lands only if today is the revision the model read."""
-        parts = split(content)
-        if parts.frontmatter is not None or parts.problem is not None:
-            return content  # its own frontmatter (an unclosed one too: the model meant one)
-        try:
-            current = self.store.get(name)
-        except MemoryNotFound:
-            return content  # deleted meanwhile: the guard refuses the write
-        head = current.text[:len(current.text) - len(current.body)]
-        return head + content if current.has_frontmatter else content
+    def _new_text(self, name: str, expected: str | None, body: str | None,
+                  content: str | None) -> tuple[str, list[str]]:
+        """The file's new text (``arguments.new_text``), against the file as it is now:
+        the guarded write lands only if now is the revision the model read."""
+        current = None
+        if expected is not None:
+            with contextlib.suppress(MemoryNotFound):  # deleted: the guard refuses it
+                current = self.store.get(name)
+        return new_text(current, body, content)
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(

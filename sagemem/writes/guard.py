@@ -25,11 +25,14 @@ from ..errors import (
     FileChangedDuringRead,
     MemoryExists,
     MemoryNotFound,
+    SagememError,
     StaleField,
     StaleRevision,
     UnresolvedMerge,
+    WriteFailed,
 )
-from ..files.atomic import atomic_write
+from ..files import indexfile
+from ..files.atomic import atomic_write, remove_quietly
 from ..files.memory import Memory, checked_revision, parse
 from ..files.paths import check_name, check_new_name, with_suffix
 from . import changelog
@@ -80,7 +83,9 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     ``expected_fields`` (the values the caller read), a field another writer changed
     meanwhile is refused as ``StaleField`` naming it. ``before_create`` is called with
     the file name, under the lock, before a create (the layer's count cap refuses there).
-    A landed write gets its line in the change log (``changelog``), as ``op`` (default:
+    A create gets its MEMORY.md line (``add_index_line``): an unreadable MEMORY.md is
+    refused before the file is made, so every surface creates the same way. A landed
+    write gets its line in the change log (``changelog``), as ``op`` (default:
     ``create``, ``set`` for fields alone, else ``write``), and the bytes it replaced are
     kept (``versions``).
     """
@@ -101,12 +106,16 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
         for attempt in range(REAPPLY_ATTEMPTS):
             try:
                 data, file, replaced = _write_locked(
-                    store, name, content, expected, fields, expected_fields,
-                    _Why(reason, writer, conflict_kind, before_create))
+                    store, name, content, expected, fields, expected_fields, _Why(
+                        reason, writer, conflict_kind, _index_readable(store, before_create)))
                 break
             except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
                 if attempt == REAPPLY_ATTEMPTS - 1:
                     raise
+        if replaced is None:
+            created = parse(data, file)
+            add_index_line(store, file, indexfile.format_entry(
+                created.title, file, created.description))
         mtime = _mtime(store.directory / file)
         changelog.record_write(store.state_dir, file, op or _op(expected, content),
                                writer=writer, reason=reason, replaced=replaced, written=data)
@@ -114,6 +123,33 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     # What was written, not a re-read: once the lock is released, another writer (or
     # an editor) may already have moved the file on.
     return parse(data, file, mtime=mtime)
+
+
+def _index_readable(store: MemoryFolder, before_create: Callable[[str], None] | None
+                    ) -> Callable[[str], None]:
+    """``before_create``, then a read of MEMORY.md: one that cannot be read or written (a
+    symlink, too large) refuses the create before the file is made, rather than after
+    the memory was written and logged without its line."""
+    def check(file: str) -> None:
+        if before_create is not None:
+            before_create(file)
+        store.read_index()
+    return check
+
+
+def add_index_line(store: MemoryFolder, file: str, line: str) -> None:
+    """Give ``file``, just created, its MEMORY.md ``line`` (unless a line points at it
+    already); when MEMORY.md cannot take it, the file is removed again and the error
+    raised: no memory without its index line (the audit's ``not_in_index``). The caller
+    holds ``store.locked()``."""
+    try:
+        store.update_index(lambda text: text if indexfile.has_entry(text, file)
+                           else indexfile.add_entry(text, line))
+    except SagememError as exc:
+        remove_quietly(store.directory / file)
+        if isinstance(exc, WriteFailed):
+            raise WriteFailed(exc.path, f"{exc.reason}; {file} was not kept") from exc
+        raise
 
 
 def _op(expected: str | Required | None, content: str | None) -> str:

@@ -1,0 +1,70 @@
+"""A memory's text with a new body: the frontmatter kept byte for byte, the body in the
+file's own line endings.
+
+``read_memory`` (``search/reading.py``) gives a body as its lines joined by newlines: the
+CR of a CRLF line and the last line's ending are left off. ``with_body`` puts them back
+as the file has them, so writing back exactly what was read changes no byte (issue 20:
+a body starting with a ``---`` rule, written back as a whole file, lost the frontmatter).
+A new file gets LF, which is what sagemem writes (the audit's ``crlf_line_endings``).
+
+Whether a text is a body or a whole file is the caller's to say, never guessed here:
+``opens_frontmatter`` only answers whether a whole file's first block reads as fields.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from ..errors import InvalidArgument
+from .memory import Memory, load_yaml, split
+
+
+def newline_of(text: str) -> str:
+    """A file's line ending: CRLF when its first line ends so, else LF."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def in_line_endings(text: str, newline: str) -> str:
+    """``text`` with each line ending (LF or CRLF) written as ``newline``; a lone CR, which
+    ends no line in an editor, stays as it is."""
+    lf = text.replace("\r\n", "\n")
+    return lf if newline == "\n" else lf.replace("\n", newline)
+
+
+def head_of(memory: Memory) -> str:
+    """The text before ``memory``'s body: its frontmatter block, delimiters included."""
+    return memory.text[:len(memory.text) - len(memory.body)]
+
+
+def with_body(memory: Memory | None, body: str) -> str:
+    """``memory``'s text with ``body`` (as ``read_memory`` gives it) as its body; None: the
+    text of a new file holding ``body`` alone. The body takes the file's line ending, and
+    its last line ends as the file's last line did (a new file's with a newline).
+
+    Refused (``InvalidArgument``) when the result would not read ``body`` back as the
+    body: in a file without frontmatter, a body opening with ``---`` would become one."""
+    head = "" if memory is None else head_of(memory)
+    newline = "\n" if memory is None else newline_of(memory.text)
+    ends_with_newline = memory is None or memory.text.endswith("\n")
+    text = in_line_endings(body, newline)
+    if text and ends_with_newline:
+        text += newline
+    if split(head + text).body_start != len(head):
+        raise InvalidArgument("body", "it opens with '---', which a file without "
+                                      "frontmatter would read as its frontmatter; send the "
+                                      "whole file as content, frontmatter first")
+    return head + text
+
+
+def opens_frontmatter(text: str) -> bool:
+    """Whether ``text`` opens with a closed ``---`` block that reads as a mapping of fields
+    (or is empty): a whole file's frontmatter, not a body's horizontal rule."""
+    parts = split(text)
+    if parts.frontmatter is None:
+        return False
+    try:
+        loaded = load_yaml(parts.frontmatter)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return False
+    return loaded is None or isinstance(loaded, dict)

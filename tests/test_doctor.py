@@ -214,3 +214,22 @@ def test_doctor_names_a_broken_sagemem_hook_with_the_edit_that_fixes_it(
     settings.write_text(json.dumps(data, indent=2))
     code, findings = doctor(home, **env)
     assert code == 0, [f for f in findings if f["level"] == "problem"]
+
+
+@pytest.mark.parametrize("spelling", ["SAGE_MEM_STATE_DIR={state} {sagemem} hook claude-code",
+                                      "env SAGE_MEM_STATE_DIR={state} {sagemem} hook claude-code",
+                                      "{sagemem} --state-dir={state} hook claude-code"])
+def test_a_hook_naming_its_own_state_dir_is_not_run_however_spelt(
+        tmp_path: Path, memory: Path, spelling: str) -> None:
+    """The probe's copy stands in for the state the settings name, not for one the
+    command picks itself: running that one would write its ledger and index."""
+    home, state = tmp_path / "home", tmp_path / "own-state"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    command = spelling.format(state=state, sagemem=shlex.join(SAGEMEM))
+    settings.write_text(json.dumps({"env": {"SAGE_MEM_DIR": str(memory)}, "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "note" and "names its own state directory" in hook["message"]
+    assert not state.exists()

@@ -240,7 +240,7 @@ def _repair(entries: list[tuple[Wired, FoundHook]]) -> str:
 def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) -> Finding:
     """Run the hook command as Claude Code does and judge its answer and its time."""
     command = str(hook.get("command", ""))
-    if "--state-dir" in _words(command):
+    if _names_its_state(_words(command)):
         return Finding("note", "hook", f"`{command}` names its own state directory: not run "
                        "(doctor changes nothing)")
     timeout = hook.get("timeout", HOOK_TIMEOUT_S)
@@ -263,6 +263,14 @@ def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) ->
         return Finding("problem", "hook", f"`{command}` exits {done.returncode}{blocks}"
                        + (f" ({said})" if said else ""), "sagemem install claude-code")
     return _judge_output(done.stdout, command, spent, timeout)
+
+
+def _names_its_state(words: list[str]) -> bool:
+    """Whether the command picks its own state directory, which the probe's copy cannot
+    stand in for: ``--state-dir X``, ``--state-dir=X`` (click takes both) or the variable
+    set in the command itself (``SAGE_MEM_STATE_DIR=X sagemem …``, ``env``, ``export``)."""
+    return any(w == "--state-dir" or w.startswith("--state-dir=")
+               or w.partition("=")[0] == "SAGE_MEM_STATE_DIR" for w in words)
 
 
 def _words(command: str) -> list[str]:

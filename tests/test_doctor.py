@@ -233,3 +233,44 @@ def test_a_hook_naming_its_own_state_dir_is_not_run_however_spelt(
     [hook] = [f for f in findings if f["topic"] == "hook"]
     assert hook["level"] == "note" and "names its own state directory" in hook["message"]
     assert not state.exists()
+
+
+def test_a_matcher_that_leaves_out_a_gated_tool_is_a_problem_with_the_edit(
+        tmp_path: Path, memory: Path) -> None:
+    """Install's PreToolUse group edited to ``Write`` never gates an Edit, and a
+    PostToolUse one without ``Read`` never records a read (so the gate allows every
+    write): every entry still looks wired, and install, finding its hooks, changes
+    nothing. Doctor names the matcher and the edit; after the edit it is satisfied."""
+    home = tmp_path / "home"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Write"
+    data["hooks"]["PostToolUse"][0]["matcher"] = "Write|Edit|MultiEdit"
+    settings.write_text(json.dumps(data, indent=2))
+    code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    wrong = {f["message"]: f["fix"] for f in findings if f["level"] == "problem"}
+    assert code == 1
+    assert wrong == {
+        f'{settings}: hooks.PreToolUse[0] matches "Write", so sagemem never runs on Edit, '
+        "MultiEdit: the write gate never checks those writes":
+            f'set hooks.PreToolUse[0].matcher to "Write|Edit|MultiEdit" in {settings}',
+        f'{settings}: hooks.PostToolUse[0] matches "Write|Edit|MultiEdit", so sagemem never '
+        "runs on Read: what the model reads and writes there is never recorded, so the "
+        "write gate lets every write through":
+            f'set hooks.PostToolUse[0].matcher to "Read|Write|Edit|MultiEdit" in {settings}'}
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Write|Edit|MultiEdit"  # the edits named
+    data["hooks"]["PostToolUse"][0]["matcher"] = "Read|Write|Edit|MultiEdit"
+    settings.write_text(json.dumps(data, indent=2))
+    code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    assert code == 0, [f for f in findings if f["level"] == "problem"]
+
+
+@pytest.mark.parametrize("matcher", [None, "", "*", "Read|Write|Edit|MultiEdit|Glob",
+                                     "Read|Write|(Multi)?Edit", ".*"])
+def test_a_matcher_that_covers_every_tool_passes(matcher: str | None) -> None:
+    from sagemem.claude_code.doctor import _matches
+
+    assert all(_matches(matcher, tool) for tool in ("Read", "Write", "Edit", "MultiEdit"))
+    assert not _matches("Write|Edit", "MultiEdit") and not _matches("Edit(", "Edit")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shlex
 import subprocess
 import time
@@ -49,6 +50,8 @@ class Wired:
     hooks: tuple[FoundHook, ...]
     recorded: tuple[dict[str, Any], ...]
     env: Mapping[str, str]
+    data: Any = None
+    """The settings file's value, for the groups around the hooks (their matchers)."""
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -70,7 +73,7 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
     unreadable = any(f.topic == "hooks" for f in findings)
     findings += _wiring_summary(wired, unreadable)
     for w in wired:
-        findings += _duplicates(w)
+        findings += _duplicates(w) + _unmatched(w)
     for where in scopes:
         findings += _server(where) + _skill(where, wired)
     findings.append(_mcp_extra())
@@ -94,7 +97,7 @@ def _hooks(where: Targets, findings: list[Finding]) -> Wired | None:
     env = value_at(doc.data, ("env",))
     env = {k: str(v) for k, v in env.items()} if isinstance(env, dict) else {}
     recorded = tuple(o.hook for o in recorded_hooks(doc, where.records))
-    return Wired(where, hooks, recorded, env)
+    return Wired(where, hooks, recorded, env, doc.data)
 
 
 def _unreadable(topic: str, exc: HostConfigError) -> Finding:
@@ -138,6 +141,60 @@ def _duplicates(w: Wired) -> list[Finding]:
                              f"{len(hooks)} times on {event}: {listed}",
                              _remove(w.where, extra)))
     return found
+
+
+MISSED = {"SessionStart": "the session is not reset when the context is emptied",
+          "PreToolUse": "the write gate never checks those writes",
+          "PostToolUse": "what the model reads and writes there is never recorded, so the "
+                         "write gate lets every write through"}
+"""What a sagemem hook whose group's matcher leaves a tool (a source) out stops doing."""
+
+
+def _unmatched(w: Wired) -> list[Finding]:
+    """An event whose sagemem hooks all sit under a matcher that leaves out a tool (or a
+    ``SessionStart`` source) install's matcher names: a ``PreToolUse`` group edited to
+    ``Write`` never gates an Edit, a ``PostToolUse`` one without ``Read`` never records a
+    read — every entry still looks wired and install, finding its hook, changes nothing.
+    The fix is the matcher edit (widened only, when the group runs other hooks too)."""
+    found = []
+    for event, wanted in HOOK_EVENTS:
+        hooks = [h for h in w.hooks if h.event == event]
+        if wanted is None or not hooks:
+            continue
+        missed = [n for n in wanted.split("|")
+                  if not any(_matches(_matcher(w.data, h), n) for h in hooks)]
+        if not missed:
+            continue
+        hook = next((h for h in hooks if w.installed(h)), hooks[0])
+        matcher, group = _matcher(w.data, hook), hook.place[0]
+        alone = all(runs_sagemem(h.command) for h in hooks_in(w.data, event)
+                    if h.place[0] == group)
+        widened = wanted if alone or not matcher else f"{matcher}|{'|'.join(missed)}"
+        found.append(Finding("problem", "hooks", f"{w.where.settings}: hooks.{event}"
+                             f"[{group}] matches {json.dumps(matcher)}, so sagemem never "
+                             f"runs on {', '.join(missed)}: {MISSED[event]}",
+                             f"set hooks.{event}[{group}].matcher to "
+                             f"{json.dumps(widened)} in {w.where.settings}"))
+    return found
+
+
+def _matcher(data: Any, hook: FoundHook) -> str | None:
+    group = value_at(data, ("hooks", hook.event, hook.place[0]))
+    matcher = group.get("matcher") if isinstance(group, dict) else None
+    return matcher if isinstance(matcher, str) else None
+
+
+def _matches(matcher: str | None, name: str) -> bool:
+    """Whether Claude Code runs a group with ``matcher`` for ``name``: no matcher, ``""``
+    or ``*`` for all; names joined by ``|`` exactly; anything else as a regex."""
+    if not matcher or matcher == "*":
+        return True
+    if re.fullmatch(r"[\w|]+", matcher):
+        return name in matcher.split("|")
+    try:
+        return re.search(matcher, name) is not None
+    except re.error:
+        return False
 
 
 def _remove(where: Targets, hooks: list[FoundHook]) -> str:

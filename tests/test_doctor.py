@@ -274,3 +274,22 @@ def test_a_matcher_that_covers_every_tool_passes(matcher: str | None) -> None:
 
     assert all(_matches(matcher, tool) for tool in ("Read", "Write", "Edit", "MultiEdit"))
     assert not _matches("Write|Edit", "MultiEdit") and not _matches("Edit(", "Edit")
+
+
+def test_doctor_changes_nothing_in_the_global_layer(tmp_path: Path, memory: Path) -> None:
+    """The prompt hook injects from the global layer too, and records that in the global
+    layer's own state: the probe runs on a copy of that layer, as of the project's."""
+    home = tmp_path / "home"
+    global_dir = home / ".sage-mem" / "global"
+    global_dir.mkdir(parents=True)
+    (global_dir / "feedback_commits.md").write_text(
+        "---\nname: Small commits\ndescription: Commit in small steps with imperative "
+        "subjects.\ntype: feedback\nbaseline: true\n---\n\nCommit in small steps.\n")
+    wire(home, memory)
+    for folder in (memory, global_dir):
+        assert main(["--dir", str(folder), "index"]) == 0
+    before = every_byte(home, tmp_path / ".sage-mem")
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "ok", findings
+    assert every_byte(home, tmp_path / ".sage-mem") == before

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import resolve_dirs
+from ..config import load_settings, resolve_dirs
 from ..errors import HostConfigError, SagememError
 from .findings import Finding, healthy
 from .folder_health import memory_findings
 from .install import HOOK_EVENTS, HOOK_TIMEOUT_S, SERVER_NAME, Targets, recorded_hooks, targets
 from .owned import FoundHook, hooks_in, runs_sagemem
-from .sandbox import state_copy
+from .sandbox import global_copy, state_copy
 from .settings_file import read_document, value_at
 from .skill import skill_status
 from .wiring import PROJECT_ROOT
@@ -252,8 +252,20 @@ def _folder_and_probe(wired: list[Wired], env: Mapping[str, str], project: Path,
         found = memory_findings(memory_dir, state_dir, copy, env)
         if run_hook:
             probe_env = {**env, "SAGE_MEM_STATE_DIR": str(copy), PROJECT_ROOT: str(project)}
+            global_copy(copy, _global_layer(probe_env, memory_dir, copy))
             found += _probe_all(wired, probe_env, project)
     return found
+
+
+def _global_layer(env: Mapping[str, str], memory_dir: Path, copy: Path) -> Path | None:
+    """The global layer's folder the hook would read (None: off, or settings it cannot
+    read, when the hook reads no layer at all)."""
+    from ..layers.stack import global_folder
+
+    try:
+        return global_folder(load_settings(env, memory_dir, copy))[0]
+    except SagememError:
+        return None
 
 
 def _probe_all(wired: list[Wired], env: Mapping[str, str], project: Path) -> list[Finding]:

@@ -293,3 +293,21 @@ def test_doctor_changes_nothing_in_the_global_layer(tmp_path: Path, memory: Path
     [hook] = [f for f in findings if f["topic"] == "hook"]
     assert hook["level"] == "ok", findings
     assert every_byte(home, tmp_path / ".sage-mem") == before
+
+
+def test_disable_all_hooks_is_a_problem_though_every_entry_is_wired(
+        tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}\n')
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor"], cwd=project,
+                          env={**os.environ, "HOME": str(home), "SAGE_MEM_SEMANTIC": "off"},
+                          capture_output=True, text=True, timeout=120)
+    settings = project / ".claude" / "settings.local.json"
+    assert done.returncode == 1, done.stdout
+    assert f"problem  hooks: {settings} sets disableAllHooks: Claude Code runs no hook " \
+           "at all, sagemem's included" in done.stdout
+    assert f"fix: remove disableAllHooks from {settings}" in done.stdout

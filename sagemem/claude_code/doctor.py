@@ -74,6 +74,8 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
     findings += _wiring_summary(wired, unreadable)
     for w in wired:
         findings += _duplicates(w) + _unmatched(w)
+    if wired:
+        findings += _all_hooks_off(scopes, project)
     for where in scopes:
         findings += _server(where) + _skill(where, wired)
     findings.append(_mcp_extra())
@@ -124,6 +126,25 @@ def _wiring_summary(wired: list[Wired], unreadable: bool = False) -> list[Findin
         found.append(Finding("problem", "hooks", "both the user's and the project's settings "
                              "hold the hooks: every prompt runs the hook twice",
                              "sagemem install claude-code --undo --project (or --user)"))
+    return found
+
+
+def _all_hooks_off(scopes: list[Targets], project: Path) -> list[Finding]:
+    """``"disableAllHooks": true`` in any settings file Claude Code reads (a project's
+    ``settings.local.json`` too): then it runs no hook at all — no memories before an
+    answer, no write gate — however well every entry is wired."""
+    files = [*dict.fromkeys(t.settings for t in scopes),
+             project / ".claude" / "settings.local.json"]
+    found = []
+    for path in files:
+        try:
+            data = read_document(path).data
+        except HostConfigError:
+            continue  # a settings file that cannot be read is reported already
+        if data.get("disableAllHooks") is True:
+            found.append(Finding("problem", "hooks", f"{path} sets disableAllHooks: Claude "
+                                 "Code runs no hook at all, sagemem's included",
+                                 f"remove disableAllHooks from {path}"))
     return found
 
 

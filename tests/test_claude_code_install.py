@@ -588,3 +588,18 @@ def test_a_symlink_in_place_of_the_records_folder_is_refused(
     code, out, err = run(capsys, "--yes")
     assert "sagemem-install is a symlink" in one_line_error(Result(code, out, err))
     assert path.read_text() == UNRELATED and list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_project_install_in_the_home_is_refused(machine: Path) -> None:
+    """There the project's .claude/settings.json is the user's, read in every project:
+    its $CLAUDE_PROJECT_DIR-relative folder would name a folder of whichever project
+    Claude Code runs in."""
+    done = cli(machine, "--project", "--yes", cwd=machine / "home")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"error: {user_settings(machine)} is your user settings, read in "
+                           "every project (the current directory is your home): a "
+                           "project's hooks there would look for the memory folder under "
+                           "$CLAUDE_PROJECT_DIR in every other project; run install "
+                           "--project in the project's folder, or install --user; nothing "
+                           "was changed\n")
+    assert list((machine / "home").iterdir()) == []

@@ -123,6 +123,12 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
     ``other`` is the other scope: hooks there too would run twice on every prompt."""
     changes: list[FileChange] = []
     notices: list[str] = []
+    if where.scope == "project" and other is not None and _same_base(where, other):
+        raise HostConfigError(where.settings, "is your user settings, read in every project "
+                              "(the current directory is your home): a project's hooks "
+                              "there would look for the memory folder under "
+                              "$CLAUDE_PROJECT_DIR in every other project; run install "
+                              "--project in the project's folder, or install --user")
     if other is not None and other.settings != where.settings and holds_our_hooks(other):
         notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
                        f"the hook twice; keep one scope (sagemem install claude-code --undo "
@@ -144,6 +150,11 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
             notices.append(f"{where.skill} differs from this sagemem's skill (edited, or "
                            "not ours): left alone; remove it and install again to replace it")
     return Plan(where, tuple(changes), tuple(notices))
+
+
+def _same_base(one: Targets, other: Targets) -> bool:
+    """Whether two scopes' files are the same ones (a project install run in the home)."""
+    return os.path.realpath(one.records) == os.path.realpath(other.records)
 
 
 def _add(changes: list[FileChange], doc: Document, text: str, what: str,

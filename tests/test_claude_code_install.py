@@ -603,3 +603,18 @@ def test_a_project_install_in_the_home_is_refused(machine: Path) -> None:
                            "--project in the project's folder, or install --user; nothing "
                            "was changed\n")
     assert list((machine / "home").iterdir()) == []
+
+
+def test_a_null_hooks_or_env_is_replaced_not_given_a_second_member(machine: Path) -> None:
+    """``"hooks": null`` got a second ``"hooks"`` member beside it: a file that only
+    parsers taking the last duplicate read as meant."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text('{"hooks": null, "env": null}\n')
+    assert cli(machine, "--yes").returncode == 0
+    text = path.read_text()
+    keys = json.loads(text, object_pairs_hook=lambda pairs: [k for k, _ in pairs])
+    assert keys == ["hooks", "env"]
+    assert json.loads(text)["env"] == {"SAGE_MEM_DIR": str(machine / "project" / "memory")}
+    assert cli(machine, "--undo", "--yes").returncode == 0
+    assert path.read_text() == '{"hooks": null, "env": null}\n'

@@ -618,3 +618,20 @@ def test_a_null_hooks_or_env_is_replaced_not_given_a_second_member(machine: Path
     assert json.loads(text)["env"] == {"SAGE_MEM_DIR": str(machine / "project" / "memory")}
     assert cli(machine, "--undo", "--yes").returncode == 0
     assert path.read_text() == '{"hooks": null, "env": null}\n'
+
+
+def test_an_undo_dry_run_with_nothing_to_undo_keeps_the_backup(machine: Path) -> None:
+    """The hooks already taken out by hand: a dry run still writes (and drops) nothing —
+    the backup of the original file among them."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text('{"model": "opus"}\n')
+    assert cli(machine, "--yes", "--no-skill").returncode == 0
+    path.write_text('{"model": "opus"}\n')  # sagemem's hooks and env removed by hand
+    (machine / "home" / ".claude.json").unlink()
+    records = machine / "home" / ".claude" / "sagemem-install"
+    before = sorted(p.name for p in records.iterdir())
+    done = cli(machine, "--undo", "--dry-run")
+    assert done.returncode == 0 and "nothing to undo" in done.stderr
+    assert sorted(p.name for p in records.iterdir()) == before
+    assert (records / "settings.json.sagemem-backup").read_text() == '{"model": "opus"}\n'

@@ -311,3 +311,27 @@ def test_disable_all_hooks_is_a_problem_though_every_entry_is_wired(
     assert f"problem  hooks: {settings} sets disableAllHooks: Claude Code runs no hook " \
            "at all, sagemem's included" in done.stdout
     assert f"fix: remove disableAllHooks from {settings}" in done.stdout
+
+
+@pytest.mark.parametrize("server", [{"command": "/old/venv/bin/sagemem", "args": ["mcp"]},
+                                    {"args": [1, None]}])
+def test_an_mcp_server_that_cannot_start_is_a_problem_that_install_fixes(
+        tmp_path: Path, memory: Path, server: dict[str, object]) -> None:
+    """The server's sagemem moved with an old virtual environment: Claude Code shows it
+    failed, and doctor said ok (an ``args`` of odd values was a traceback)."""
+    home = tmp_path / "home"
+    wire(home, memory)
+    config = home / ".claude.json"
+    data = json.loads(config.read_text())
+    data["mcpServers"]["sagemem"] = server
+    config.write_text(json.dumps(data))
+    code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [mcp] = [f for f in findings if f["topic"] == "mcp" and f["level"] == "problem"]
+    assert code == 1 and mcp["fix"] == "sagemem install claude-code --user"
+    installed = subprocess.run(
+        [sys.executable, "-m", "sagemem", "install", "claude-code", "--yes"], cwd=home,
+        env={**os.environ, "HOME": str(home), "SAGE_MEM_DIR": str(memory)},
+        capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    assert not [f for f in findings if f["topic"] == "mcp" and f["level"] == "problem"]

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping
@@ -233,10 +234,18 @@ def _server(where: Targets) -> list[Finding]:
         server = value_at(read_document(where.mcp).data, ("mcpServers", SERVER_NAME))
     except HostConfigError as exc:
         return [_unreadable("mcp", exc)]
-    if isinstance(server, dict):
-        return [Finding("ok", "mcp", f"{where.mcp} runs the MCP server "
-                        f"({server.get('command', '?')} {' '.join(server.get('args', []))})")]
-    return []
+    if not isinstance(server, dict):
+        return []
+    command, args = server.get("command"), server.get("args", [])
+    shown = " ".join(map(str, [command, *(args if isinstance(args, list) else [args])]))
+    if not isinstance(command, str) or not command.strip():
+        return [Finding("problem", "mcp", f"{where.mcp}: mcpServers.{SERVER_NAME} names no "
+                        "command: Claude Code cannot start it", _install(where))]
+    if "$" not in command and shutil.which(command) is None:  # ${VAR}: Claude Code's
+        return [Finding("problem", "mcp", f"{where.mcp} runs the MCP server ({shown}), but "
+                        f"{command} is not found: Claude Code shows the server as failed",
+                        _install(where))]
+    return [Finding("ok", "mcp", f"{where.mcp} runs the MCP server ({shown})")]
 
 
 def _skill(where: Targets, wired: list[Wired]) -> list[Finding]:

@@ -651,3 +651,31 @@ def test_inject_never_imports_the_room_above_it() -> None:
         names += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                   for alias in node.names]
         assert not [n for n in names if "claude_code" in n], source
+
+
+def test_a_stale_write_to_a_global_memory_is_denied_too(
+        memory_dir: Path, state_dir: Path, project: Path, tmp_path: Path) -> None:
+    """The global layer's memories are memories: the model Reads one, a person edits it,
+    and the model's Edit from what it read is denied, through the real hook, while the
+    project's memory of the same name keeps a record of its own."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    write_memory(global_dir, "user_role.md", ROLE)
+    role = global_dir / "user_role.md"
+    env = {**os.environ, **env_for(memory_dir, state_dir), "SAGE_MEM_GLOBAL_DIR": str(global_dir)}
+
+    def hook(event: str, tool: str, path: Path) -> str:
+        done = subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
+                              input=payload(event, tool, path, project), capture_output=True,
+                              env=env, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    assert hook("PostToolUse", "Read", role) == ""
+    assert hook("PostToolUse", "Read", memory_dir / "user_role.md") == ""
+    change(role)
+    assert "user_role.md changed since you last read it" in denial(
+        hook("PreToolUse", "Edit", role))
+    assert hook("PreToolUse", "Edit", memory_dir / "user_role.md") == ""  # its own record
+    assert hook("PostToolUse", "Read", role) == ""
+    assert hook("PreToolUse", "Edit", role) == ""

@@ -8,7 +8,7 @@ the folder records the revision the model saw (``inject.seen``); a Write or Edit
 file whose revision is no longer the one seen is denied, and the model is told to
 read it again.
 
-Rules, in order: a path outside the folder is never touched; a file that does not exist
+Rules, in order: a path outside the folder and the global layer's is never touched; a file that does not exist
 yet, or that the model never read, is allowed (creating notes must work); only the hook
 session's own records count, never another session's or a shell's (what someone else
 read says nothing of what this model knows); the gate that cannot decide allows, and
@@ -54,12 +54,15 @@ class GateAnswer:
 
 def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
          session_id: str, memory_dir: Path, state_dir: Path, *,
-         written: str | None = None) -> GateAnswer:
+         written: str | None = None, global_dir: Path | None = None) -> GateAnswer:
     """Answer one PreToolUse or PostToolUse call of Claude Code's file tools; ``written``
-    is a Write's ``content``, the whole text the model knows the file to hold."""
+    is a Write's ``content``, the whole text the model knows the file to hold;
+    ``global_dir`` the global layer's folder, whose memories are guarded as well."""
     if event not in TOOL_EVENTS or tool not in SEEN_TOOLS or not file_path:
         return GateAnswer()
     target = memory_target(file_path, cwd, memory_dir)
+    if target is None and global_dir is not None:
+        target = global_target(file_path, cwd, global_dir)
     if target is None:
         return GateAnswer()
     if event == "PostToolUse":
@@ -92,6 +95,15 @@ def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target |
         except OSError:
             continue
     return None
+
+
+def global_target(file_path: str, cwd: str | None, global_dir: Path) -> Target | None:
+    """A file of the global layer, named by its absolute path: the key of its record then
+    never meets a project file's folder-relative one (``user_role.md`` in both)."""
+    target = memory_target(file_path, cwd, global_dir)
+    if target is None:
+        return None
+    return Target(target.path, f"{Path(os.path.abspath(global_dir)).as_posix()}/{target.file}")
 
 
 def _current(target: Target) -> str | None:

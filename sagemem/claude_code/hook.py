@@ -28,7 +28,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings, load_settings, resolve_dirs
+from ..config import (
+    Settings,
+    load_settings,
+    read_settings_file,
+    resolve_dirs,
+    resolve_global_dir,
+)
+from ..errors import SagememError
 from ..files.atomic import append_line, make_folder
 from ..history.journal import pending_notice
 from ..inject.block import inject
@@ -129,14 +136,25 @@ def _tool_input(data: dict[str, Any], *keys: str) -> str | None:
 
 def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
           state_dir: Path | None, log: Path | None) -> str:
-    """The write gate's answer to a tool event; only the folders are resolved, never
-    settings.json, since it runs on every file tool call of the session."""
+    """The write gate's answer to a tool event; only the folders are resolved (the global
+    layer's from the settings file alone), never the whole settings, since it runs on
+    every file tool call of the session."""
     memory, state, _ = resolve_dirs(env, memory_dir, state_dir)
     answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
-                  memory, state, written=event.content)
+                  memory, state, written=event.content, global_dir=_global_dir(env, state))
     for line in answer.log:
         _log(log, f"{event.where()}: {line}")
     return answer.output
+
+
+def _global_dir(env: Mapping[str, str], state: Path) -> Path | None:
+    """The global layer's folder (settings file, then SAGE_MEM_GLOBAL_DIR, then the
+    default): its memories are memories too, and a stale Write to one would pass a gate
+    that knew the project folder alone. Unreadable settings: the project's only."""
+    try:
+        return resolve_global_dir(env, read_settings_file(state))[0]
+    except (SagememError, OSError):
+        return None
 
 
 def _session_id(data: dict[str, Any]) -> str:

@@ -335,3 +335,16 @@ def test_an_mcp_server_that_cannot_start_is_a_problem_that_install_fixes(
     assert installed.returncode == 0, installed.stderr
     _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
     assert not [f for f in findings if f["topic"] == "mcp" and f["level"] == "problem"]
+
+
+def test_a_global_layer_that_cannot_be_copied_is_off_for_the_probe(
+        tmp_path: Path, memory: Path) -> None:
+    """Its state directory a file: the hook runs without that layer, and so does the
+    probe — doctor still reports everything else."""
+    home = tmp_path / "home"
+    (home / ".sage-mem" / "global").mkdir(parents=True)
+    (home / ".sage-mem" / ".sage-mem").write_text("not a folder")
+    wire(home, memory)
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "ok", findings

@@ -27,10 +27,11 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..config import SETTINGS_FILE
+from ..errors import SagememError
 from ..files.state import OWNER_FILE, claim, default_state_dir, own_state_dir
 
 LEFT_OUT = frozenset({"snapshots", "folders"})
@@ -82,23 +83,31 @@ def _copy_file(source: Path, target: Path, *, link: bool) -> None:
 
 def global_copy(copy: Path, global_dir: Path | None) -> None:
     """Make the probe run on a copy of the global layer (``global_dir``; None: off, and
-    kept off) beside the state copy ``copy``, named in the copy's settings."""
+    kept off) beside the state copy ``copy``, named in the copy's settings. A layer that
+    cannot be copied is off for the probe: never the real one in its place."""
     setting = "off"
     if global_dir is not None:
-        folder = copy.parent / "global" / global_dir.name
-        folder.parent.mkdir()
-        _copy_dir(global_dir, folder, depth=1, link=True)
-        state = own_state_dir(folder)
-        state.parent.mkdir(parents=True)
-        real_state = default_state_dir(global_dir)
-        if real_state.is_dir():
-            _copy_dir(real_state, state, depth=0, link=False)
-        else:
-            state.mkdir()
-        (state / OWNER_FILE).unlink(missing_ok=True)
-        claim(state, folder)
-        setting = str(folder)
+        with suppress(OSError, SagememError):
+            setting = str(_copy_layer(global_dir, copy.parent / "global"))
     _set_setting(copy / SETTINGS_FILE, "global_dir", setting)
+
+
+def _copy_layer(global_dir: Path, into: Path) -> Path:
+    """The folder hard-linked under ``into`` and its state copied where sagemem looks for
+    the copy's (``own_state_dir``), claimed by the copy."""
+    real_state = default_state_dir(global_dir)
+    folder = into / (global_dir.name or "global")
+    into.mkdir()
+    _copy_dir(global_dir, folder, depth=1, link=True)
+    state = own_state_dir(folder)
+    state.parent.mkdir(parents=True)
+    if real_state.is_dir():
+        _copy_dir(real_state, state, depth=0, link=False)
+    else:
+        state.mkdir()
+    (state / OWNER_FILE).unlink(missing_ok=True)
+    claim(state, folder)
+    return folder
 
 
 def _set_setting(path: Path, key: str, value: str) -> None:

@@ -635,3 +635,17 @@ def test_an_undo_dry_run_with_nothing_to_undo_keeps_the_backup(machine: Path) ->
     assert done.returncode == 0 and "nothing to undo" in done.stderr
     assert sorted(p.name for p in records.iterdir()) == before
     assert (records / "settings.json.sagemem-backup").read_text() == '{"model": "opus"}\n'
+
+
+def test_undo_runs_where_a_file_stands_in_a_folders_place(machine: Path) -> None:
+    """``skills/sagemem`` a file: install leaves the skill out, and undo still takes the
+    rest out (the look for an old backup inside that "folder" stopped every undo)."""
+    path = user_settings(machine)
+    (path.parent / "skills").mkdir(parents=True)
+    (path.parent / "skills" / "sagemem").write_text("mine")
+    path.write_text('{"model": "opus"}\n')
+    assert cli(machine, "--yes").returncode == 0
+    done = cli(machine, "--undo", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert path.read_text() == '{"model": "opus"}\n'
+    assert (path.parent / "skills" / "sagemem").read_text() == "mine"

@@ -348,3 +348,23 @@ def test_a_global_layer_that_cannot_be_copied_is_off_for_the_probe(
     _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
     [hook] = [f for f in findings if f["topic"] == "hook"]
     assert hook["level"] == "ok", findings
+
+
+def test_a_server_entry_without_the_mcp_extra_is_a_problem(
+        tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed with the extra, which has gone since: the entry starts a server that
+    cannot start, which is not the note "no MCP server"."""
+    import importlib.util
+
+    home = tmp_path / "home"
+    wire(home, memory)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mcp" else real(name, *a))
+    findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
+    [extra] = [f for f in findings if f.topic == "mcp" and "extra" in f.message]
+    assert (extra.level, extra.fix) == ("problem", "pip install 'sagemem[mcp]'")
+    (home / ".claude.json").unlink()
+    findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
+    [extra] = [f for f in findings if f.topic == "mcp" and "extra" in f.message]
+    assert extra.level == "note"

@@ -79,7 +79,7 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
         findings += _all_hooks_off(scopes, project)
     for where in scopes:
         findings += _server(where) + _skill(where, wired)
-    findings.append(_mcp_extra())
+    findings.append(_mcp_extra(served=any(_serves(where) for where in scopes)))
     if wired:
         merged = {**env, **wired[-1].env}  # project settings win over the user's
         findings += _folder_and_probe(wired, merged, project, run_hook)
@@ -263,9 +263,23 @@ def _skill(where: Targets, wired: list[Wired]) -> list[Finding]:
     return []
 
 
-def _mcp_extra() -> Finding:
+def _serves(where: Targets) -> bool:
+    """Whether the scope's MCP file has an entry for sagemem's server."""
+    try:
+        return value_at(read_document(where.mcp).data, ("mcpServers", SERVER_NAME)) is not None
+    except HostConfigError:
+        return False
+
+
+def _mcp_extra(*, served: bool) -> Finding:
+    """Without the extra there is no server: a note, unless an entry starts one anyway
+    (installed with the extra, which has gone since) — then Claude Code shows it failed."""
     if importlib.util.find_spec("mcp") is not None:
         return Finding("ok", "mcp", "the mcp extra is installed")
+    if served:
+        return Finding("problem", "mcp", "an entry starts sagemem's MCP server, but the mcp "
+                       "extra is not installed: the server cannot start",
+                       "pip install 'sagemem[mcp]'")
     return Finding("note", "mcp", "the mcp extra is not installed: no MCP server",
                    "pip install 'sagemem[mcp]', then sagemem install claude-code")
 

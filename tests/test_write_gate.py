@@ -679,3 +679,26 @@ def test_a_stale_write_to_a_global_memory_is_denied_too(
     assert hook("PreToolUse", "Edit", memory_dir / "user_role.md") == ""  # its own record
     assert hook("PostToolUse", "Read", role) == ""
     assert hook("PreToolUse", "Edit", role) == ""
+
+
+@pytest.mark.parametrize("tool", ["Edit", "MultiEdit"])
+def test_an_editor_saving_between_an_edit_and_its_hook_is_not_recorded_as_seen(
+        memory_dir: Path, state_dir: Path, project: Path, tool: str) -> None:
+    """The model's Edit lands, then a person's editor saves its buffer (without the edit,
+    with their own line) before the PostToolUse hook runs: that text is not what the
+    model has seen, so its next Write, from what it knows, is denied — through the real
+    hook. An Edit that is still in the file counts as seen, as before."""
+    role = memory_dir / "user_role.md"
+    assert hook_output("PostToolUse", "Read", role, project, memory_dir, state_dir) == ""
+    assert hook_output("PreToolUse", tool, role, project, memory_dir, state_dir) == ""
+    role.write_text(ROLE.replace("pandas", "polars"), encoding="utf-8")  # the Edit itself
+    role.write_text(ROLE + "Moved to the platform team in May.\n", encoding="utf-8")  # vim
+    assert hook_output("PostToolUse", tool, role, project, memory_dir, state_dir) == ""
+    assert "user_role.md" in denial(
+        hook_output("PreToolUse", "Write", role, project, memory_dir, state_dir))
+    assert "changed between the Edit and its hook" in log_text(state_dir)
+    assert hook_output("PostToolUse", "Read", role, project, memory_dir, state_dir) == ""
+    assert hook_output("PreToolUse", tool, role, project, memory_dir, state_dir) == ""
+    role.write_text(role.read_text().replace("pandas", "polars"), encoding="utf-8")
+    assert hook_output("PostToolUse", tool, role, project, memory_dir, state_dir) == ""
+    assert hook_output("PreToolUse", "Write", role, project, memory_dir, state_dir) == ""

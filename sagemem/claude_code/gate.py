@@ -55,9 +55,11 @@ class GateAnswer:
 
 def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
          session_id: str, memory_dir: Path, state_dir: Path, *,
-         written: str | None = None, global_dir: Path | None = None) -> GateAnswer:
+         written: str | None = None, edited: tuple[str, ...] = (),
+         global_dir: Path | None = None) -> GateAnswer:
     """Answer one PreToolUse or PostToolUse call of Claude Code's file tools; ``written``
     is a Write's ``content``, the whole text the model knows the file to hold;
+    ``edited`` an Edit's (or MultiEdit's) ``new_string`` texts, which it knows are there;
     ``global_dir`` the global layer's folder, whose memories are guarded as well."""
     if event not in TOOL_EVENTS or tool not in SEEN_TOOLS or not file_path:
         return GateAnswer()
@@ -67,7 +69,8 @@ def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
     if target is None:
         return GateAnswer()
     if event == "PostToolUse":
-        return _after(target, session_id, state_dir, written if tool == "Write" else None)
+        return _after(target, session_id, state_dir, written if tool == "Write" else None,
+                      edited if tool in ("Edit", "MultiEdit") else ())
     if tool in WRITE_TOOLS:
         return _before_write(tool, target, session_id, state_dir)
     return GateAnswer()
@@ -121,7 +124,7 @@ def _current_bytes(target: Target) -> bytes | None:
 
 
 def _after(target: Target, session_id: str, state_dir: Path,
-           written: str | None) -> GateAnswer:
+           written: str | None, edited: tuple[str, ...] = ()) -> GateAnswer:
     """The model read or wrote the file: what it holds now is what the model has seen,
     unless a Write's text says otherwise (``_seen_of_write``)."""
     try:
@@ -130,6 +133,9 @@ def _after(target: Target, session_id: str, state_dir: Path,
         return GateAnswer(log=(f"not recorded as seen: {target.file}: {exc}",))
     if data is None:
         return GateAnswer()
+    if not _holds_edits(data, edited):
+        return GateAnswer(log=(f"{target.file}: changed between the Edit and its hook (its "
+                               "new text is not in the file): not recorded as seen",))
     revision, note = _seen_of_write(data, written)
     warnings = record_seen(state_dir, session_id, {target.file: revision})
     return GateAnswer(log=tuple(f"{target.file}: {line}" for line in (*note, *warnings)))
@@ -148,6 +154,15 @@ def _seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ..
     own = revision_of(written.encode("utf-8", errors="surrogatepass"))
     return own, ("changed between the Write and its hook: recorded the model's own text "
                  "as seen, not the file's",)
+
+
+def _holds_edits(data: bytes, edited: tuple[str, ...]) -> bool:
+    """Whether the file still holds each text an Edit put there. The hook runs a moment
+    after the tool, as for a Write: an editor saving its buffer in between puts back a
+    text without the model's edit, and recording that as seen would let the model's next
+    Write overwrite the person's change. A deletion (an empty text) proves nothing."""
+    text = _plain(data.decode("utf-8", errors="replace"))
+    return all(_plain(new) in text for new in edited if new)
 
 
 def _plain(text: str) -> str:

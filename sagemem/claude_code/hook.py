@@ -67,6 +67,7 @@ class HookEvent:
     tool: str | None = None
     file_path: str | None = None
     content: str | None = None  # a Write's whole new text (``tool_input.content``)
+    new_texts: tuple[str, ...] = ()  # an Edit's ``new_string``, a MultiEdit's each
 
     def where(self) -> str:
         tool = f" tool={self.tool}" if self.tool else ""
@@ -116,7 +117,7 @@ def parse_event(payload_bytes: bytes) -> HookEvent | str:
                       source=_text(data, "source"), cwd=_text(data, "cwd"),
                       tool=_text(data, "tool_name", "toolName"),
                       file_path=_tool_input(data, "file_path", "filePath"),
-                      content=_tool_input(data, "content"))
+                      content=_tool_input(data, "content"), new_texts=_new_texts(data))
     if event.name == "UserPromptSubmit" and event.prompt is None:
         return f"{event.where()}: no string prompt"
     return event
@@ -134,6 +135,17 @@ def _tool_input(data: dict[str, Any], *keys: str) -> str | None:
     return _text(tool_input, *keys) if isinstance(tool_input, dict) else None
 
 
+def _new_texts(data: dict[str, Any]) -> tuple[str, ...]:
+    """The texts an Edit (``new_string``) or a MultiEdit (each of ``edits``) writes."""
+    tool_input = data.get("tool_input", data.get("toolInput"))
+    if not isinstance(tool_input, dict):
+        return ()
+    edits = tool_input.get("edits")
+    steps = edits if isinstance(edits, list) else [tool_input]
+    return tuple(s["new_string"] for s in steps
+                 if isinstance(s, dict) and isinstance(s.get("new_string"), str))
+
+
 def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
           state_dir: Path | None, log: Path | None) -> str:
     """The write gate's answer to a tool event; only the folders are resolved (the global
@@ -141,7 +153,8 @@ def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
     every file tool call of the session."""
     memory, state, _ = resolve_dirs(env, memory_dir, state_dir)
     answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
-                  memory, state, written=event.content, global_dir=_global_dir(env, state))
+                  memory, state, written=event.content, edited=event.new_texts,
+                  global_dir=_global_dir(env, state))
     for line in answer.log:
         _log(log, f"{event.where()}: {line}")
     return answer.output

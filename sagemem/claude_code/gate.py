@@ -35,6 +35,7 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer file_path names no file, at any cost
 MAX_GATED_BYTES = MAX_INDEX_BYTES
 """The biggest file the gate hashes (MEMORY.md's own limit): bigger ones are allowed."""
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,14 @@ def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target |
     Both sides are resolved (``..``, symlinks), so a path through a link into the folder
     is gated and a link inside the folder that points out of it is not the folder's. The
     folder is recognised by its inode, not its spelling, so a differently cased or
-    bind-mounted spelling of it is still it."""
+    bind-mounted spelling of it is still it. A leading ``~`` is the home, as Claude
+    Code's tools read it (else ``~/memory/x.md`` would name a folder ``~`` in cwd)."""
     if len(file_path) > MAX_PATH_CHARS or "\x00" in file_path:
         return None
     usable = cwd and len(cwd) <= MAX_PATH_CHARS and "\x00" not in cwd and os.path.isabs(cwd)
     base = Path(cwd) if usable and cwd else Path.cwd()  # Claude Code runs hooks in its cwd
+    if file_path == "~" or file_path.startswith("~/"):  # Claude Code's tools expand it
+        file_path = os.path.expanduser(file_path)
     real = Path(os.path.realpath(base / file_path))
     try:
         root = os.stat(memory_dir)
@@ -161,8 +165,15 @@ def _holds_edits(data: bytes, edited: tuple[str, ...]) -> bool:
     after the tool, as for a Write: an editor saving its buffer in between puts back a
     text without the model's edit, and recording that as seen would let the model's next
     Write overwrite the person's change. A deletion (an empty text) proves nothing."""
-    text = _plain(data.decode("utf-8", errors="replace"))
-    return all(_plain(new) in text for new in edited if new)
+    text = _quotes(_plain(data.decode("utf-8", errors="replace")))
+    return all(_quotes(_plain(new)) in text for new in edited if new)
+
+
+def _quotes(text: str) -> str:
+    """Curly quotes made straight: Claude Code's Edit writes ``new_string`` in the quote
+    style of the file, so its own text may arrive with other quotes than it sent."""
+    return text.translate(_STRAIGHT)
+
 
 
 def _plain(text: str) -> str:

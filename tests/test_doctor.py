@@ -368,3 +368,45 @@ def test_a_server_entry_without_the_mcp_extra_is_a_problem(
     findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
     [extra] = [f for f in findings if f.topic == "mcp" and "extra" in f.message]
     assert extra.level == "note"
+
+
+def test_sagemem_hooks_in_settings_local_json_beside_an_install_run_twice(
+        tmp_path: Path, memory: Path) -> None:
+    """Claude Code runs a project's settings.local.json hooks too; doctor read only the
+    two files install writes, so a hand-written hook there beside an install (every
+    prompt injects twice) was ok."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    command = f"{shlex.join(SAGEMEM)} hook claude-code"
+    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": command}]}]}}))
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor", "--json"], cwd=project,
+                          env={**os.environ, "HOME": str(home), "SAGE_MEM_SEMANTIC": "off"},
+                          capture_output=True, text=True, timeout=120)
+    wrong = [f for f in json.loads(done.stdout)["findings"] if f["level"] == "problem"]
+    assert done.returncode == 1 and [f["fix"] for f in wrong] == [
+        f"delete hooks.UserPromptSubmit[0].hooks[0] from {local}"]
+    assert "every prompt runs the hook twice" in wrong[0]["message"]
+    local.write_text("{}")  # the edit doctor named
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor"], cwd=project,
+                          env={**os.environ, "HOME": str(home), "SAGE_MEM_SEMANTIC": "off"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout
+
+
+def test_hooks_only_in_settings_local_json_are_not_told_to_install_again(
+        tmp_path: Path) -> None:
+    """They work; "run install" would make every prompt run the hook twice."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "sagemem hook claude-code"}]}]}}))
+    hooks = [f for f in diagnose(home=home, project=project, env={}, run_hook=False)
+             if f.topic == "hooks"]
+    assert [(f.level, f.fix) for f in hooks] == [
+        ("note", f"delete hooks.UserPromptSubmit[0].hooks[0] from {local}; then sagemem "
+                 "install claude-code")]

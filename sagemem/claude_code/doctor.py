@@ -40,6 +40,7 @@ from .wiring import PROJECT_ROOT
 __all__ = ["DOCTOR_SESSION", "Finding", "diagnose", "healthy"]
 
 DOCTOR_SESSION = "sagemem-doctor"
+LOCAL_SETTINGS = "settings.local.json"  # a project's personal settings, never committed
 SAMPLE_PROMPT = "sagemem doctor: does the prompt hook answer?"
 
 
@@ -72,7 +73,9 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
         scopes.append(targets("project", home=home, project=project))
     wired = [w for w in (_hooks(t, findings) for t in scopes) if w is not None]
     unreadable = any(f.topic == "hooks" for f in findings)
-    findings += _wiring_summary(wired, unreadable)
+    local = _local_hooks(project) if project != home else []
+    findings += _wiring_summary(wired, unreadable or bool(local))
+    findings += _local_findings(project, local, wired)
     for w in wired:
         findings += _duplicates(w) + _unmatched(w)
     if wired:
@@ -130,12 +133,41 @@ def _wiring_summary(wired: list[Wired], unreadable: bool = False) -> list[Findin
     return found
 
 
+def _local_hooks(project: Path) -> list[FoundHook]:
+    """The hooks of the project's ``settings.local.json`` (personal, never committed) that
+    run sagemem: Claude Code runs them beside the other files' hooks."""
+    try:
+        data = read_document(project / ".claude" / LOCAL_SETTINGS).data
+    except HostConfigError:
+        return []
+    return [h for e, _ in HOOK_EVENTS for h in hooks_in(data, e) if runs_sagemem(h.command)]
+
+
+def _local_findings(project: Path, local: list[FoundHook], wired: list[Wired]
+                    ) -> list[Finding]:
+    """sagemem's hooks in ``settings.local.json``, which install neither writes nor
+    takes out: beside an install they run the hook twice on every prompt; alone they
+    work, and "run install" would double them."""
+    if not local:
+        return []
+    path = project / ".claude" / LOCAL_SETTINGS
+    listed = ", ".join(f"{h.where()} (`{h.command}`)" for h in local)
+    delete = f"delete {', '.join(h.where() for h in local)} from {path}"
+    if wired:
+        return [Finding("problem", "hooks", f"{path} runs sagemem too: {listed}; with "
+                        f"{' and '.join(str(w.where.settings) for w in wired)} every prompt "
+                        "runs the hook twice", delete)]
+    return [Finding("note", "hooks", f"{path} runs sagemem: {listed}; install and doctor "
+                    "look after settings.json, not this personal file",
+                    f"{delete}; then sagemem install claude-code")]
+
+
 def _all_hooks_off(scopes: list[Targets], project: Path) -> list[Finding]:
     """``"disableAllHooks": true`` in any settings file Claude Code reads (a project's
     ``settings.local.json`` too): then it runs no hook at all — no memories before an
     answer, no write gate — however well every entry is wired."""
     files = [*dict.fromkeys(t.settings for t in scopes),
-             project / ".claude" / "settings.local.json"]
+             project / ".claude" / LOCAL_SETTINGS]
     found = []
     for path in files:
         try:

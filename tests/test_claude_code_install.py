@@ -649,3 +649,15 @@ def test_undo_runs_where_a_file_stands_in_a_folders_place(machine: Path) -> None
     assert done.returncode == 0, done.stderr
     assert path.read_text() == '{"model": "opus"}\n'
     assert (path.parent / "skills" / "sagemem").read_text() == "mine"
+
+
+def test_install_says_when_settings_local_json_runs_the_hook_too(machine: Path) -> None:
+    local = machine / "project" / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text('{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", '
+                     '"command": "sagemem hook claude-code"}]}]}}\n')
+    done = cli(machine, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (f"note: {local} runs sagemem's hook too (written by hand): every prompt would "
+            "run it twice; delete those entries (sagemem doctor names them)") in done.stderr
+    assert local.read_text().count("sagemem hook claude-code") == 1  # left as it is

@@ -99,8 +99,12 @@ def recorded_hooks(doc: Document, records: Path) -> tuple[OwnedHook, ...]:
 
 def holds_our_hooks(where: Targets) -> bool:
     """Whether a scope's settings hold a hook that runs sagemem (an unreadable file: no)."""
+    return _runs_sagemem(where.settings)
+
+
+def _runs_sagemem(settings: Path) -> bool:
     try:
-        data = read_document(where.settings).data
+        data = read_document(settings).data
     except HostConfigError:
         return False
     return any(runs_sagemem(h.command) for e, _ in HOOK_EVENTS for h in hooks_in(data, e))
@@ -133,6 +137,11 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
         notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
                        f"the hook twice; keep one scope (sagemem install claude-code --undo "
                        f"--{other.scope})")
+    project = where if where.scope == "project" else other
+    local = project.records.parent / "settings.local.json" if project is not None else None
+    if local is not None and _runs_sagemem(local):  # personal, never ours to change
+        notices.append(f"{local} runs sagemem's hook too (written by hand): every prompt "
+                       "would run it twice; delete those entries (sagemem doctor names them)")
     doc = read_document(where.settings)
     text, owned = _wire_settings(doc, wiring, recorded_hooks(doc, where.records))
     notices += _strangers(doc.path, _data(text), owned, wiring.hook())

@@ -12,8 +12,8 @@ Rules, in order: a path outside the folder and the global layer's is never touch
 file that does not exist yet, or that the model never read, is allowed (creating notes
 must work); only the hook session's own records count, never another session's or a
 shell's (what someone else read says nothing of what this model knows); the gate that
-cannot decide allows, and says why in the hook's log. Allowing prints nothing: an explicit "allow" would skip the
-user's own permission prompts.
+cannot decide allows, and says why in the hook's log. Allowing prints nothing: an
+explicit "allow" would skip the user's own permission prompts.
 """
 
 from __future__ import annotations

@@ -591,3 +591,76 @@ def test_a_symlink_in_place_of_the_records_folder_is_refused(
     code, out, err = run(capsys, "--yes")
     assert "sagemem-install is a symlink" in one_line_error(Result(code, out, err))
     assert path.read_text() == UNRELATED and list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_project_install_in_the_home_is_refused(machine: Path) -> None:
+    """There the project's .claude/settings.json is the user's, read in every project:
+    its $CLAUDE_PROJECT_DIR-relative folder would name a folder of whichever project
+    Claude Code runs in."""
+    done = cli(machine, "--project", "--yes", cwd=machine / "home")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"error: {user_settings(machine)} is your user settings, read in "
+                           "every project (the current directory is your home): a "
+                           "project's hooks there would look for the memory folder under "
+                           "$CLAUDE_PROJECT_DIR in every other project; run install "
+                           "--project in the project's folder, or install --user; nothing "
+                           "was changed\n")
+    assert list((machine / "home").iterdir()) == []
+
+
+def test_a_null_hooks_or_env_is_replaced_not_given_a_second_member(machine: Path) -> None:
+    """``"hooks": null`` got a second ``"hooks"`` member beside it: a file that only
+    parsers taking the last duplicate read as meant."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text('{"hooks": null, "env": null}\n')
+    assert cli(machine, "--yes").returncode == 0
+    text = path.read_text()
+    keys = json.loads(text, object_pairs_hook=lambda pairs: [k for k, _ in pairs])
+    assert keys == ["hooks", "env"]
+    assert json.loads(text)["env"] == {"SAGE_MEM_DIR": str(machine / "project" / "memory")}
+    assert cli(machine, "--undo", "--yes").returncode == 0
+    assert path.read_text() == '{"hooks": null, "env": null}\n'
+
+
+def test_an_undo_dry_run_with_nothing_to_undo_keeps_the_backup(machine: Path) -> None:
+    """The hooks already taken out by hand: a dry run still writes (and drops) nothing —
+    the backup of the original file among them."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text('{"model": "opus"}\n')
+    assert cli(machine, "--yes", "--no-skill").returncode == 0
+    path.write_text('{"model": "opus"}\n')  # sagemem's hooks and env removed by hand
+    (machine / "home" / ".claude.json").unlink()
+    records = machine / "home" / ".claude" / "sagemem-install"
+    before = sorted(p.name for p in records.iterdir())
+    done = cli(machine, "--undo", "--dry-run")
+    assert done.returncode == 0 and "nothing to undo" in done.stderr
+    assert sorted(p.name for p in records.iterdir()) == before
+    assert (records / "settings.json.sagemem-backup").read_text() == '{"model": "opus"}\n'
+
+
+def test_undo_runs_where_a_file_stands_in_a_folders_place(machine: Path) -> None:
+    """``skills/sagemem`` a file: install leaves the skill out, and undo still takes the
+    rest out (the look for an old backup inside that "folder" stopped every undo)."""
+    path = user_settings(machine)
+    (path.parent / "skills").mkdir(parents=True)
+    (path.parent / "skills" / "sagemem").write_text("mine")
+    path.write_text('{"model": "opus"}\n')
+    assert cli(machine, "--yes").returncode == 0
+    done = cli(machine, "--undo", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert path.read_text() == '{"model": "opus"}\n'
+    assert (path.parent / "skills" / "sagemem").read_text() == "mine"
+
+
+def test_install_says_when_settings_local_json_runs_the_hook_too(machine: Path) -> None:
+    local = machine / "project" / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text('{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", '
+                     '"command": "sagemem hook claude-code"}]}]}}\n')
+    done = cli(machine, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (f"note: {local} runs sagemem's hook too (written by hand): every prompt would "
+            "run it twice; delete those entries (sagemem doctor names them)") in done.stderr
+    assert local.read_text().count("sagemem hook claude-code") == 1  # left as it is

@@ -214,3 +214,199 @@ def test_doctor_names_a_broken_sagemem_hook_with_the_edit_that_fixes_it(
     settings.write_text(json.dumps(data, indent=2))
     code, findings = doctor(home, **env)
     assert code == 0, [f for f in findings if f["level"] == "problem"]
+
+
+@pytest.mark.parametrize("spelling", ["SAGE_MEM_STATE_DIR={state} {sagemem} hook claude-code",
+                                      "env SAGE_MEM_STATE_DIR={state} {sagemem} hook claude-code",
+                                      "{sagemem} --state-dir={state} hook claude-code"])
+def test_a_hook_naming_its_own_state_dir_is_not_run_however_spelt(
+        tmp_path: Path, memory: Path, spelling: str) -> None:
+    """The probe's copy stands in for the state the settings name, not for one the
+    command picks itself: running that one would write its ledger and index."""
+    home, state = tmp_path / "home", tmp_path / "own-state"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    command = spelling.format(state=state, sagemem=shlex.join(SAGEMEM))
+    settings.write_text(json.dumps({"env": {"SAGE_MEM_DIR": str(memory)}, "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "note" and "names its own state directory" in hook["message"]
+    assert not state.exists()
+
+
+def test_a_matcher_that_leaves_out_a_gated_tool_is_a_problem_with_the_edit(
+        tmp_path: Path, memory: Path) -> None:
+    """Install's PreToolUse group edited to ``Write`` never gates an Edit, and a
+    PostToolUse one without ``Read`` never records a read (so the gate allows every
+    write): every entry still looks wired, and install, finding its hooks, changes
+    nothing. Doctor names the matcher and the edit; after the edit it is satisfied."""
+    home = tmp_path / "home"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Write"
+    data["hooks"]["PostToolUse"][0]["matcher"] = "Write|Edit|MultiEdit"
+    settings.write_text(json.dumps(data, indent=2))
+    code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    wrong = {f["message"]: f["fix"] for f in findings if f["level"] == "problem"}
+    assert code == 1
+    assert wrong == {
+        f'{settings}: hooks.PreToolUse[0] matches "Write", so sagemem never runs on Edit, '
+        "MultiEdit: the write gate never checks those writes":
+            f'set hooks.PreToolUse[0].matcher to "Write|Edit|MultiEdit" in {settings}',
+        f'{settings}: hooks.PostToolUse[0] matches "Write|Edit|MultiEdit", so sagemem never '
+        "runs on Read: what the model reads and writes there is never recorded, so the "
+        "write gate lets every write through":
+            f'set hooks.PostToolUse[0].matcher to "Read|Write|Edit|MultiEdit" in {settings}'}
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Write|Edit|MultiEdit"  # the edits named
+    data["hooks"]["PostToolUse"][0]["matcher"] = "Read|Write|Edit|MultiEdit"
+    settings.write_text(json.dumps(data, indent=2))
+    code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    assert code == 0, [f for f in findings if f["level"] == "problem"]
+
+
+@pytest.mark.parametrize("matcher", [None, "", "*", "Read|Write|Edit|MultiEdit|Glob",
+                                     "Read|Write|(Multi)?Edit", ".*"])
+def test_a_matcher_that_covers_every_tool_passes(matcher: str | None) -> None:
+    from sagemem.claude_code.doctor import _matches
+
+    assert all(_matches(matcher, tool) for tool in ("Read", "Write", "Edit", "MultiEdit"))
+    assert not _matches("Write|Edit", "MultiEdit") and not _matches("Edit(", "Edit")
+
+
+def test_doctor_changes_nothing_in_the_global_layer(tmp_path: Path, memory: Path) -> None:
+    """The prompt hook injects from the global layer too, and records that in the global
+    layer's own state: the probe runs on a copy of that layer, as of the project's."""
+    home = tmp_path / "home"
+    global_dir = home / ".sage-mem" / "global"
+    global_dir.mkdir(parents=True)
+    (global_dir / "feedback_commits.md").write_text(
+        "---\nname: Small commits\ndescription: Commit in small steps with imperative "
+        "subjects.\ntype: feedback\nbaseline: true\n---\n\nCommit in small steps.\n")
+    wire(home, memory)
+    for folder in (memory, global_dir):
+        assert main(["--dir", str(folder), "index"]) == 0
+    before = every_byte(home, tmp_path / ".sage-mem")
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "ok", findings
+    assert every_byte(home, tmp_path / ".sage-mem") == before
+
+
+def test_disable_all_hooks_is_a_problem_though_every_entry_is_wired(
+        tmp_path: Path, memory: Path) -> None:
+    home = tmp_path / "home"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}\n')
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor"], cwd=project,
+                          env={**os.environ, "HOME": str(home), "SAGE_MEM_SEMANTIC": "off"},
+                          capture_output=True, text=True, timeout=120)
+    settings = project / ".claude" / "settings.local.json"
+    assert done.returncode == 1, done.stdout
+    assert f"problem  hooks: {settings} sets disableAllHooks: Claude Code runs no hook " \
+           "at all, sagemem's included" in done.stdout
+    assert f"fix: remove disableAllHooks from {settings}" in done.stdout
+
+
+@pytest.mark.parametrize("server", [{"command": "/old/venv/bin/sagemem", "args": ["mcp"]},
+                                    {"args": [1, None]}])
+def test_an_mcp_server_that_cannot_start_is_a_problem_that_install_fixes(
+        tmp_path: Path, memory: Path, server: dict[str, object]) -> None:
+    """The server's sagemem moved with an old virtual environment: Claude Code shows it
+    failed, and doctor said ok (an ``args`` of odd values was a traceback)."""
+    home = tmp_path / "home"
+    wire(home, memory)
+    config = home / ".claude.json"
+    data = json.loads(config.read_text())
+    data["mcpServers"]["sagemem"] = server
+    config.write_text(json.dumps(data))
+    code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [mcp] = [f for f in findings if f["topic"] == "mcp" and f["level"] == "problem"]
+    assert code == 1 and mcp["fix"] == "sagemem install claude-code --user"
+    installed = subprocess.run(
+        [sys.executable, "-m", "sagemem", "install", "claude-code", "--yes"], cwd=home,
+        env={**os.environ, "HOME": str(home), "SAGE_MEM_DIR": str(memory)},
+        capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    assert not [f for f in findings if f["topic"] == "mcp" and f["level"] == "problem"]
+
+
+def test_a_global_layer_that_cannot_be_copied_is_off_for_the_probe(
+        tmp_path: Path, memory: Path) -> None:
+    """Its state directory a file: the hook runs without that layer, and so does the
+    probe — doctor still reports everything else."""
+    home = tmp_path / "home"
+    (home / ".sage-mem" / "global").mkdir(parents=True)
+    (home / ".sage-mem" / ".sage-mem").write_text("not a folder")
+    wire(home, memory)
+    _, findings = doctor(home, SAGE_MEM_SEMANTIC="off")
+    [hook] = [f for f in findings if f["topic"] == "hook"]
+    assert hook["level"] == "ok", findings
+
+
+def test_a_server_entry_without_the_mcp_extra_is_a_problem(
+        tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed with the extra, which has gone since: the entry starts a server that
+    cannot start, which is not the note "no MCP server"."""
+    import importlib.util
+
+    home = tmp_path / "home"
+    wire(home, memory)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mcp" else real(name, *a))
+    findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
+    [extra] = [f for f in findings if f.topic == "mcp" and "extra" in f.message]
+    assert (extra.level, extra.fix) == ("problem", "pip install 'sagemem[mcp]'")
+    (home / ".claude.json").unlink()
+    findings = diagnose(home=home, project=home, env=dict(os.environ), run_hook=False)
+    [extra] = [f for f in findings if f.topic == "mcp" and "extra" in f.message]
+    assert extra.level == "note"
+
+
+def test_sagemem_hooks_in_settings_local_json_beside_an_install_run_twice(
+        tmp_path: Path, memory: Path) -> None:
+    """Claude Code runs a project's settings.local.json hooks too; doctor read only the
+    two files install writes, so a hand-written hook there beside an install (every
+    prompt injects twice) was ok."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    wire(home, memory)
+    assert main(["--dir", str(memory), "index"]) == 0
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    command = f"{shlex.join(SAGEMEM)} hook claude-code"
+    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": command}]}]}}))
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor", "--json"], cwd=project,
+                          env={**os.environ, "HOME": str(home), "SAGE_MEM_SEMANTIC": "off"},
+                          capture_output=True, text=True, timeout=120)
+    wrong = [f for f in json.loads(done.stdout)["findings"] if f["level"] == "problem"]
+    assert done.returncode == 1 and [f["fix"] for f in wrong] == [
+        f"delete hooks.UserPromptSubmit[0].hooks[0] from {local}"]
+    assert "every prompt runs the hook twice" in wrong[0]["message"]
+    local.write_text("{}")  # the edit doctor named
+    done = subprocess.run([sys.executable, "-m", "sagemem", "doctor"], cwd=project,
+                          env={**os.environ, "HOME": str(home), "SAGE_MEM_SEMANTIC": "off"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout
+
+
+def test_hooks_only_in_settings_local_json_are_not_told_to_install_again(
+        tmp_path: Path) -> None:
+    """They work; "run install" would make every prompt run the hook twice."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "sagemem hook claude-code"}]}]}}))
+    hooks = [f for f in diagnose(home=home, project=project, env={}, run_hook=False)
+             if f.topic == "hooks"]
+    assert [(f.level, f.fix) for f in hooks] == [
+        ("note", f"delete hooks.UserPromptSubmit[0].hooks[0] from {local}; then sagemem "
+                 "install claude-code")]

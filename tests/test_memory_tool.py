@@ -207,6 +207,28 @@ def test_create_gives_a_plain_text_frontmatter_and_an_index_line(
     assert "- [user_coffee](user_coffee.md) — Coffee" in index(store)
 
 
+@pytest.mark.parametrize(("text", "why"), [
+    ("---\nname: Tea\ndescription: oolong every morning\ntype: user\n\nOolong.\n",
+     "the block would never be closed with a `---` line"),
+    ("---\nname: Tea: oolong\ntype: user\n---\nOolong.\n",
+     "the block would not parse as YAML ("),  # then the parser's words
+    ("---\n- tea\n---\nOolong.\n",
+     "the block would not be a mapping of `key: value` fields"),
+])
+def test_create_refuses_a_text_whose_frontmatter_is_broken(
+        store: MemoryStore, tool: MemoryToolHandler, text: str, why: str) -> None:
+    """As an edit must leave a memory, so must a create: an unclosed block made the
+    frontmatter body (no description, the default type), and nothing said so."""
+    answer = tool.handle({"command": "create", "path": "/memories/user_tea.md",
+                          "file_text": text})
+    assert answer.startswith("Error: Nothing was created, the frontmatter of "
+                             f"/memories/user_tea.md is broken: {why}")
+    assert answer.endswith(". Close the `---` block with a `---` line and keep it valid "
+                           "YAML, or leave the block out and sagemem adds one.")
+    assert not (store.directory / "user_tea.md").exists()
+    assert "user_tea" not in index(store)
+
+
 def test_create_without_a_type_prefix_reads_as_the_default_type(
         store: MemoryStore, tool: MemoryToolHandler) -> None:
     tool.handle({"command": "create", "path": "/memories/ideas.md", "file_text": "Ideas\n"})

@@ -651,3 +651,95 @@ def test_inject_never_imports_the_room_above_it() -> None:
         names += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                   for alias in node.names]
         assert not [n for n in names if "claude_code" in n], source
+
+
+def test_a_stale_write_to_a_global_memory_is_denied_too(
+        memory_dir: Path, state_dir: Path, project: Path, tmp_path: Path) -> None:
+    """The global layer's memories are memories: the model Reads one, a person edits it,
+    and the model's Edit from what it read is denied, through the real hook, while the
+    project's memory of the same name keeps a record of its own."""
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    write_memory(global_dir, "user_role.md", ROLE)
+    role = global_dir / "user_role.md"
+    env = {**os.environ, **env_for(memory_dir, state_dir), "SAGE_MEM_GLOBAL_DIR": str(global_dir)}
+
+    def hook(event: str, tool: str, path: Path) -> str:
+        done = subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
+                              input=payload(event, tool, path, project), capture_output=True,
+                              env=env, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    assert hook("PostToolUse", "Read", role) == ""
+    assert hook("PostToolUse", "Read", memory_dir / "user_role.md") == ""
+    change(role)
+    assert "user_role.md changed since you last read it" in denial(
+        hook("PreToolUse", "Edit", role))
+    assert hook("PreToolUse", "Edit", memory_dir / "user_role.md") == ""  # its own record
+    assert hook("PostToolUse", "Read", role) == ""
+    assert hook("PreToolUse", "Edit", role) == ""
+
+
+@pytest.mark.parametrize("tool", ["Edit", "MultiEdit"])
+def test_an_editor_saving_between_an_edit_and_its_hook_is_not_recorded_as_seen(
+        memory_dir: Path, state_dir: Path, project: Path, tool: str) -> None:
+    """The model's Edit lands, then a person's editor saves its buffer (without the edit,
+    with their own line) before the PostToolUse hook runs: that text is not what the
+    model has seen, so its next Write, from what it knows, is denied — through the real
+    hook. An Edit that is still in the file counts as seen, as before."""
+    role = memory_dir / "user_role.md"
+    assert hook_output("PostToolUse", "Read", role, project, memory_dir, state_dir) == ""
+    assert hook_output("PreToolUse", tool, role, project, memory_dir, state_dir) == ""
+    role.write_text(ROLE.replace("pandas", "polars"), encoding="utf-8")  # the Edit itself
+    role.write_text(ROLE + "Moved to the platform team in May.\n", encoding="utf-8")  # vim
+    assert hook_output("PostToolUse", tool, role, project, memory_dir, state_dir) == ""
+    assert "user_role.md" in denial(
+        hook_output("PreToolUse", "Write", role, project, memory_dir, state_dir))
+    assert "changed between the Edit and its hook" in log_text(state_dir)
+    assert hook_output("PostToolUse", "Read", role, project, memory_dir, state_dir) == ""
+    assert hook_output("PreToolUse", tool, role, project, memory_dir, state_dir) == ""
+    role.write_text(role.read_text().replace("pandas", "polars"), encoding="utf-8")
+    assert hook_output("PostToolUse", tool, role, project, memory_dir, state_dir) == ""
+    assert hook_output("PreToolUse", "Write", role, project, memory_dir, state_dir) == ""
+
+
+def test_a_path_from_the_home_is_the_file_claude_code_writes(
+        tmp_path: Path, state_dir: Path, project: Path) -> None:
+    """Claude Code's tools expand a leading ``~``; the gate did not, and took
+    ``~/memory/user_role.md`` for a file under a folder named ``~`` — never gated."""
+    home = tmp_path / "home"
+    memory = home / "memory"
+    memory.mkdir(parents=True)
+    write_memory(memory, "user_role.md", ROLE)
+    env = {**os.environ, **env_for(memory, state_dir), "HOME": str(home)}
+
+    def hook(event: str, tool: str, path: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
+                              input=payload(event, tool, path, project), capture_output=True,
+                              env=env, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    assert hook("PostToolUse", "Read", str(memory / "user_role.md")) == ""
+    change(memory / "user_role.md")
+    assert "user_role.md changed since you last read it" in denial(
+        hook("PreToolUse", "Edit", "~/memory/user_role.md"))
+
+
+def test_an_edit_claude_code_wrote_in_the_files_quote_style_counts_as_seen(
+        host: Host, memory_dir: Path) -> None:
+    """Claude Code's Edit keeps the file's curly quotes in ``new_string``: still the
+    model's own edit, so its next Write is not denied."""
+    role = memory_dir / "user_role.md"
+    role.write_text(ROLE.replace("prefers", "\u201cprefers\u201d"), encoding="utf-8")
+    host.read(role)
+    edit = {"file_path": str(role), "old_string": '"prefers" notebooks',
+            "new_string": '"prefers" notebooks and "polars"', "replace_all": False}
+    role.write_text(role.read_text().replace("\u201cprefers\u201d notebooks",
+                                             "\u201cprefers\u201d notebooks and "
+                                             "\u201cpolars\u201d"), encoding="utf-8")
+    data = json.loads(payload("PostToolUse", "Edit", role, host.cwd))
+    data["tool_input"] = edit
+    assert claude_code(json.dumps(data).encode(), host.env) == ""
+    assert host.before("Write", role) == ""

@@ -125,8 +125,8 @@ def read_backup(path: Path, records: Path) -> bytes | None:
     for where in (backup_path(path, records), _legacy(path, BACKUP_SUFFIX)):
         try:
             return where.read_bytes()
-        except FileNotFoundError:
-            continue
+        except (FileNotFoundError, NotADirectoryError):  # a file in a folder's place
+            continue  # (``skills/sagemem``) holds no backup: undo must still run
         except OSError as exc:
             raise HostConfigError(where, f"cannot be read ({exc.strerror})") from exc
     return None

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping
@@ -24,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import resolve_dirs
+from ..config import load_settings, resolve_dirs
 from ..errors import HostConfigError, SagememError
 from .findings import Finding, healthy
 from .folder_health import memory_findings
 from .install import HOOK_EVENTS, HOOK_TIMEOUT_S, SERVER_NAME, Targets, recorded_hooks, targets
 from .owned import FoundHook, hooks_in, runs_sagemem
-from .sandbox import state_copy
+from .sandbox import global_copy, state_copy
 from .settings_file import read_document, value_at
 from .skill import skill_status
 from .wiring import PROJECT_ROOT
@@ -38,6 +40,7 @@ from .wiring import PROJECT_ROOT
 __all__ = ["DOCTOR_SESSION", "Finding", "diagnose", "healthy"]
 
 DOCTOR_SESSION = "sagemem-doctor"
+LOCAL_SETTINGS = "settings.local.json"  # a project's personal settings, never committed
 SAMPLE_PROMPT = "sagemem doctor: does the prompt hook answer?"
 
 
@@ -49,6 +52,8 @@ class Wired:
     hooks: tuple[FoundHook, ...]
     recorded: tuple[dict[str, Any], ...]
     env: Mapping[str, str]
+    data: Any = None
+    """The settings file's value, for the groups around the hooks (their matchers)."""
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -68,12 +73,16 @@ def diagnose(*, home: Path, project: Path, env: Mapping[str, str],
         scopes.append(targets("project", home=home, project=project))
     wired = [w for w in (_hooks(t, findings) for t in scopes) if w is not None]
     unreadable = any(f.topic == "hooks" for f in findings)
-    findings += _wiring_summary(wired, unreadable)
+    local = _local_hooks(project) if project != home else []
+    findings += _wiring_summary(wired, unreadable or bool(local))
+    findings += _local_findings(project, local, wired)
     for w in wired:
-        findings += _duplicates(w)
+        findings += _duplicates(w) + _unmatched(w)
+    if wired:
+        findings += _all_hooks_off(scopes, project)
     for where in scopes:
         findings += _server(where) + _skill(where, wired)
-    findings.append(_mcp_extra())
+    findings.append(_mcp_extra(served=any(_serves(where) for where in scopes)))
     if wired:
         merged = {**env, **wired[-1].env}  # project settings win over the user's
         findings += _folder_and_probe(wired, merged, project, run_hook)
@@ -94,7 +103,7 @@ def _hooks(where: Targets, findings: list[Finding]) -> Wired | None:
     env = value_at(doc.data, ("env",))
     env = {k: str(v) for k, v in env.items()} if isinstance(env, dict) else {}
     recorded = tuple(o.hook for o in recorded_hooks(doc, where.records))
-    return Wired(where, hooks, recorded, env)
+    return Wired(where, hooks, recorded, env, doc.data)
 
 
 def _unreadable(topic: str, exc: HostConfigError) -> Finding:
@@ -124,6 +133,54 @@ def _wiring_summary(wired: list[Wired], unreadable: bool = False) -> list[Findin
     return found
 
 
+def _local_hooks(project: Path) -> list[FoundHook]:
+    """The hooks of the project's ``settings.local.json`` (personal, never committed) that
+    run sagemem: Claude Code runs them beside the other files' hooks."""
+    try:
+        data = read_document(project / ".claude" / LOCAL_SETTINGS).data
+    except HostConfigError:
+        return []
+    return [h for e, _ in HOOK_EVENTS for h in hooks_in(data, e) if runs_sagemem(h.command)]
+
+
+def _local_findings(project: Path, local: list[FoundHook], wired: list[Wired]
+                    ) -> list[Finding]:
+    """sagemem's hooks in ``settings.local.json``, which install neither writes nor
+    takes out: beside an install they run the hook twice on every prompt; alone they
+    work, and "run install" would double them."""
+    if not local:
+        return []
+    path = project / ".claude" / LOCAL_SETTINGS
+    listed = ", ".join(f"{h.where()} (`{h.command}`)" for h in local)
+    delete = f"delete {', '.join(h.where() for h in local)} from {path}"
+    if wired:
+        return [Finding("problem", "hooks", f"{path} runs sagemem too: {listed}; with "
+                        f"{' and '.join(str(w.where.settings) for w in wired)} every prompt "
+                        "runs the hook twice", delete)]
+    return [Finding("note", "hooks", f"{path} runs sagemem: {listed}; install and doctor "
+                    "look after settings.json, not this personal file",
+                    f"{delete}; then sagemem install claude-code")]
+
+
+def _all_hooks_off(scopes: list[Targets], project: Path) -> list[Finding]:
+    """``"disableAllHooks": true`` in any settings file Claude Code reads (a project's
+    ``settings.local.json`` too): then it runs no hook at all — no memories before an
+    answer, no write gate — however well every entry is wired."""
+    files = [*dict.fromkeys(t.settings for t in scopes),
+             project / ".claude" / LOCAL_SETTINGS]
+    found = []
+    for path in files:
+        try:
+            data = read_document(path).data
+        except HostConfigError:
+            continue  # a settings file that cannot be read is reported already
+        if data.get("disableAllHooks") is True:
+            found.append(Finding("problem", "hooks", f"{path} sets disableAllHooks: Claude "
+                                 "Code runs no hook at all, sagemem's included",
+                                 f"remove disableAllHooks from {path}"))
+    return found
+
+
 def _duplicates(w: Wired) -> list[Finding]:
     """An event whose hooks run sagemem more than once (an old hand-written entry beside
     install's): each run injects again. The fix names the entries install did not write."""
@@ -138,6 +195,60 @@ def _duplicates(w: Wired) -> list[Finding]:
                              f"{len(hooks)} times on {event}: {listed}",
                              _remove(w.where, extra)))
     return found
+
+
+MISSED = {"SessionStart": "the session is not reset when the context is emptied",
+          "PreToolUse": "the write gate never checks those writes",
+          "PostToolUse": "what the model reads and writes there is never recorded, so the "
+                         "write gate lets every write through"}
+"""What a sagemem hook whose group's matcher leaves a tool (a source) out stops doing."""
+
+
+def _unmatched(w: Wired) -> list[Finding]:
+    """An event whose sagemem hooks all sit under a matcher that leaves out a tool (or a
+    ``SessionStart`` source) install's matcher names: a ``PreToolUse`` group edited to
+    ``Write`` never gates an Edit, a ``PostToolUse`` one without ``Read`` never records a
+    read — every entry still looks wired and install, finding its hook, changes nothing.
+    The fix is the matcher edit (widened only, when the group runs other hooks too)."""
+    found = []
+    for event, wanted in HOOK_EVENTS:
+        hooks = [h for h in w.hooks if h.event == event]
+        if wanted is None or not hooks:
+            continue
+        missed = [n for n in wanted.split("|")
+                  if not any(_matches(_matcher(w.data, h), n) for h in hooks)]
+        if not missed:
+            continue
+        hook = next((h for h in hooks if w.installed(h)), hooks[0])
+        matcher, group = _matcher(w.data, hook), hook.place[0]
+        alone = all(runs_sagemem(h.command) for h in hooks_in(w.data, event)
+                    if h.place[0] == group)
+        widened = wanted if alone or not matcher else f"{matcher}|{'|'.join(missed)}"
+        found.append(Finding("problem", "hooks", f"{w.where.settings}: hooks.{event}"
+                             f"[{group}] matches {json.dumps(matcher)}, so sagemem never "
+                             f"runs on {', '.join(missed)}: {MISSED[event]}",
+                             f"set hooks.{event}[{group}].matcher to "
+                             f"{json.dumps(widened)} in {w.where.settings}"))
+    return found
+
+
+def _matcher(data: Any, hook: FoundHook) -> str | None:
+    group = value_at(data, ("hooks", hook.event, hook.place[0]))
+    matcher = group.get("matcher") if isinstance(group, dict) else None
+    return matcher if isinstance(matcher, str) else None
+
+
+def _matches(matcher: str | None, name: str) -> bool:
+    """Whether Claude Code runs a group with ``matcher`` for ``name``: no matcher, ``""``
+    or ``*`` for all; names joined by ``|`` exactly; anything else as a regex."""
+    if not matcher or matcher == "*":
+        return True
+    if re.fullmatch(r"[\w|]+", matcher):
+        return name in matcher.split("|")
+    try:
+        return re.search(matcher, name) is not None
+    except re.error:
+        return False
 
 
 def _remove(where: Targets, hooks: list[FoundHook]) -> str:
@@ -155,10 +266,18 @@ def _server(where: Targets) -> list[Finding]:
         server = value_at(read_document(where.mcp).data, ("mcpServers", SERVER_NAME))
     except HostConfigError as exc:
         return [_unreadable("mcp", exc)]
-    if isinstance(server, dict):
-        return [Finding("ok", "mcp", f"{where.mcp} runs the MCP server "
-                        f"({server.get('command', '?')} {' '.join(server.get('args', []))})")]
-    return []
+    if not isinstance(server, dict):
+        return []
+    command, args = server.get("command"), server.get("args", [])
+    shown = " ".join(map(str, [command, *(args if isinstance(args, list) else [args])]))
+    if not isinstance(command, str) or not command.strip():
+        return [Finding("problem", "mcp", f"{where.mcp}: mcpServers.{SERVER_NAME} names no "
+                        "command: Claude Code cannot start it", _install(where))]
+    if "$" not in command and shutil.which(command) is None:  # ${VAR}: Claude Code's
+        return [Finding("problem", "mcp", f"{where.mcp} runs the MCP server ({shown}), but "
+                        f"{command} is not found: Claude Code shows the server as failed",
+                        _install(where))]
+    return [Finding("ok", "mcp", f"{where.mcp} runs the MCP server ({shown})")]
 
 
 def _skill(where: Targets, wired: list[Wired]) -> list[Finding]:
@@ -176,9 +295,23 @@ def _skill(where: Targets, wired: list[Wired]) -> list[Finding]:
     return []
 
 
-def _mcp_extra() -> Finding:
+def _serves(where: Targets) -> bool:
+    """Whether the scope's MCP file has an entry for sagemem's server."""
+    try:
+        return value_at(read_document(where.mcp).data, ("mcpServers", SERVER_NAME)) is not None
+    except HostConfigError:
+        return False
+
+
+def _mcp_extra(*, served: bool) -> Finding:
+    """Without the extra there is no server: a note, unless an entry starts one anyway
+    (installed with the extra, which has gone since) — then Claude Code shows it failed."""
     if importlib.util.find_spec("mcp") is not None:
         return Finding("ok", "mcp", "the mcp extra is installed")
+    if served:
+        return Finding("problem", "mcp", "an entry starts sagemem's MCP server, but the mcp "
+                       "extra is not installed: the server cannot start",
+                       "pip install 'sagemem[mcp]'")
     return Finding("note", "mcp", "the mcp extra is not installed: no MCP server",
                    "pip install 'sagemem[mcp]', then sagemem install claude-code")
 
@@ -195,8 +328,20 @@ def _folder_and_probe(wired: list[Wired], env: Mapping[str, str], project: Path,
         found = memory_findings(memory_dir, state_dir, copy, env)
         if run_hook:
             probe_env = {**env, "SAGE_MEM_STATE_DIR": str(copy), PROJECT_ROOT: str(project)}
+            global_copy(copy, _global_layer(probe_env, memory_dir, copy))
             found += _probe_all(wired, probe_env, project)
     return found
+
+
+def _global_layer(env: Mapping[str, str], memory_dir: Path, copy: Path) -> Path | None:
+    """The global layer's folder the hook would read (None: off, or settings it cannot
+    read, when the hook reads no layer at all)."""
+    from ..layers.stack import global_folder
+
+    try:
+        return global_folder(load_settings(env, memory_dir, copy))[0]
+    except SagememError:
+        return None
 
 
 def _probe_all(wired: list[Wired], env: Mapping[str, str], project: Path) -> list[Finding]:
@@ -240,7 +385,7 @@ def _repair(entries: list[tuple[Wired, FoundHook]]) -> str:
 def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) -> Finding:
     """Run the hook command as Claude Code does and judge its answer and its time."""
     command = str(hook.get("command", ""))
-    if "--state-dir" in _words(command):
+    if _names_its_state(_words(command)):
         return Finding("note", "hook", f"`{command}` names its own state directory: not run "
                        "(doctor changes nothing)")
     timeout = hook.get("timeout", HOOK_TIMEOUT_S)
@@ -263,6 +408,14 @@ def _run_hook(hook: Mapping[str, Any], env: Mapping[str, str], project: Path) ->
         return Finding("problem", "hook", f"`{command}` exits {done.returncode}{blocks}"
                        + (f" ({said})" if said else ""), "sagemem install claude-code")
     return _judge_output(done.stdout, command, spent, timeout)
+
+
+def _names_its_state(words: list[str]) -> bool:
+    """Whether the command picks its own state directory, which the probe's copy cannot
+    stand in for: ``--state-dir X``, ``--state-dir=X`` (click takes both) or the variable
+    set in the command itself (``SAGE_MEM_STATE_DIR=X sagemem …``, ``env``, ``export``)."""
+    return any(w == "--state-dir" or w.startswith("--state-dir=")
+               or w.partition("=")[0] == "SAGE_MEM_STATE_DIR" for w in words)
 
 
 def _words(command: str) -> list[str]:

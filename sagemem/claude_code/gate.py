@@ -8,12 +8,12 @@ the folder records the revision the model saw (``inject.seen``); a Write or Edit
 file whose revision is no longer the one seen is denied, and the model is told to
 read it again.
 
-Rules, in order: a path outside the folder is never touched; a file that does not exist
-yet, or that the model never read, is allowed (creating notes must work); only the hook
-session's own records count, never another session's or a shell's (what someone else
-read says nothing of what this model knows); the gate that cannot decide allows, and
-says why in the hook's log. Allowing prints nothing: an explicit "allow" would skip the
-user's own permission prompts.
+Rules, in order: a path outside the folder and the global layer's is never touched; a
+file that does not exist yet, or that the model never read, is allowed (creating notes
+must work); only the hook session's own records count, never another session's or a
+shell's (what someone else read says nothing of what this model knows); the gate that
+cannot decide allows, and says why in the hook's log. Allowing prints nothing: an
+explicit "allow" would skip the user's own permission prompts.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: a longer file_path names no file, at any cost
 MAX_GATED_BYTES = MAX_INDEX_BYTES
 """The biggest file the gate hashes (MEMORY.md's own limit): bigger ones are allowed."""
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 @dataclass(frozen=True)
@@ -54,16 +55,22 @@ class GateAnswer:
 
 def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
          session_id: str, memory_dir: Path, state_dir: Path, *,
-         written: str | None = None) -> GateAnswer:
+         written: str | None = None, edited: tuple[str, ...] = (),
+         global_dir: Path | None = None) -> GateAnswer:
     """Answer one PreToolUse or PostToolUse call of Claude Code's file tools; ``written``
-    is a Write's ``content``, the whole text the model knows the file to hold."""
+    is a Write's ``content``, the whole text the model knows the file to hold;
+    ``edited`` an Edit's (or MultiEdit's) ``new_string`` texts, which it knows are there;
+    ``global_dir`` the global layer's folder, whose memories are guarded as well."""
     if event not in TOOL_EVENTS or tool not in SEEN_TOOLS or not file_path:
         return GateAnswer()
     target = memory_target(file_path, cwd, memory_dir)
+    if target is None and global_dir is not None:
+        target = global_target(file_path, cwd, global_dir)
     if target is None:
         return GateAnswer()
     if event == "PostToolUse":
-        return _after(target, session_id, state_dir, written if tool == "Write" else None)
+        return _after(target, session_id, state_dir, written if tool == "Write" else None,
+                      edited if tool in ("Edit", "MultiEdit") else ())
     if tool in WRITE_TOOLS:
         return _before_write(tool, target, session_id, state_dir)
     return GateAnswer()
@@ -75,11 +82,14 @@ def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target |
     Both sides are resolved (``..``, symlinks), so a path through a link into the folder
     is gated and a link inside the folder that points out of it is not the folder's. The
     folder is recognised by its inode, not its spelling, so a differently cased or
-    bind-mounted spelling of it is still it."""
+    bind-mounted spelling of it is still it. A leading ``~`` is the home, as Claude
+    Code's tools read it (else ``~/memory/x.md`` would name a folder ``~`` in cwd)."""
     if len(file_path) > MAX_PATH_CHARS or "\x00" in file_path:
         return None
     usable = cwd and len(cwd) <= MAX_PATH_CHARS and "\x00" not in cwd and os.path.isabs(cwd)
     base = Path(cwd) if usable and cwd else Path.cwd()  # Claude Code runs hooks in its cwd
+    if file_path == "~" or file_path.startswith("~/"):  # Claude Code's tools expand it
+        file_path = os.path.expanduser(file_path)
     real = Path(os.path.realpath(base / file_path))
     try:
         root = os.stat(memory_dir)
@@ -92,6 +102,15 @@ def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target |
         except OSError:
             continue
     return None
+
+
+def global_target(file_path: str, cwd: str | None, global_dir: Path) -> Target | None:
+    """A file of the global layer, named by its absolute path: the key of its record then
+    never meets a project file's folder-relative one (``user_role.md`` in both)."""
+    target = memory_target(file_path, cwd, global_dir)
+    if target is None:
+        return None
+    return Target(target.path, f"{Path(os.path.abspath(global_dir)).as_posix()}/{target.file}")
 
 
 def _current(target: Target) -> str | None:
@@ -108,7 +127,7 @@ def _current_bytes(target: Target) -> bytes | None:
 
 
 def _after(target: Target, session_id: str, state_dir: Path,
-           written: str | None) -> GateAnswer:
+           written: str | None, edited: tuple[str, ...] = ()) -> GateAnswer:
     """The model read or wrote the file: what it holds now is what the model has seen,
     unless a Write's text says otherwise (``_seen_of_write``)."""
     try:
@@ -117,6 +136,9 @@ def _after(target: Target, session_id: str, state_dir: Path,
         return GateAnswer(log=(f"not recorded as seen: {target.file}: {exc}",))
     if data is None:
         return GateAnswer()
+    if not _holds_edits(data, edited):
+        return GateAnswer(log=(f"{target.file}: changed between the Edit and its hook (its "
+                               "new text is not in the file): not recorded as seen",))
     revision, note = _seen_of_write(data, written)
     warnings = record_seen(state_dir, session_id, {target.file: revision})
     return GateAnswer(log=tuple(f"{target.file}: {line}" for line in (*note, *warnings)))
@@ -135,6 +157,22 @@ def _seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ..
     own = revision_of(written.encode("utf-8", errors="surrogatepass"))
     return own, ("changed between the Write and its hook: recorded the model's own text "
                  "as seen, not the file's",)
+
+
+def _holds_edits(data: bytes, edited: tuple[str, ...]) -> bool:
+    """Whether the file still holds each text an Edit put there. The hook runs a moment
+    after the tool, as for a Write: an editor saving its buffer in between puts back a
+    text without the model's edit, and recording that as seen would let the model's next
+    Write overwrite the person's change. A deletion (an empty text) proves nothing."""
+    text = _quotes(_plain(data.decode("utf-8", errors="replace")))
+    return all(_quotes(_plain(new)) in text for new in edited if new)
+
+
+def _quotes(text: str) -> str:
+    """Curly quotes made straight: Claude Code's Edit writes ``new_string`` in the quote
+    style of the file, so its own text may arrive with other quotes than it sent."""
+    return text.translate(_STRAIGHT)
+
 
 
 def _plain(text: str) -> str:

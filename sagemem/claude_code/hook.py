@@ -28,7 +28,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings, load_settings, resolve_dirs
+from ..config import (
+    Settings,
+    load_settings,
+    read_settings_file,
+    resolve_dirs,
+    resolve_global_dir,
+)
+from ..errors import SagememError
 from ..files.atomic import append_line, make_folder
 from ..history.journal import pending_notice
 from ..inject.block import inject
@@ -60,6 +67,7 @@ class HookEvent:
     tool: str | None = None
     file_path: str | None = None
     content: str | None = None  # a Write's whole new text (``tool_input.content``)
+    new_texts: tuple[str, ...] = ()  # an Edit's ``new_string``, a MultiEdit's each
 
     def where(self) -> str:
         tool = f" tool={self.tool}" if self.tool else ""
@@ -109,7 +117,7 @@ def parse_event(payload_bytes: bytes) -> HookEvent | str:
                       source=_text(data, "source"), cwd=_text(data, "cwd"),
                       tool=_text(data, "tool_name", "toolName"),
                       file_path=_tool_input(data, "file_path", "filePath"),
-                      content=_tool_input(data, "content"))
+                      content=_tool_input(data, "content"), new_texts=_new_texts(data))
     if event.name == "UserPromptSubmit" and event.prompt is None:
         return f"{event.where()}: no string prompt"
     return event
@@ -127,16 +135,39 @@ def _tool_input(data: dict[str, Any], *keys: str) -> str | None:
     return _text(tool_input, *keys) if isinstance(tool_input, dict) else None
 
 
+def _new_texts(data: dict[str, Any]) -> tuple[str, ...]:
+    """The texts an Edit (``new_string``) or a MultiEdit (each of ``edits``) writes."""
+    tool_input = data.get("tool_input", data.get("toolInput"))
+    if not isinstance(tool_input, dict):
+        return ()
+    edits = tool_input.get("edits")
+    steps = edits if isinstance(edits, list) else [tool_input]
+    return tuple(s["new_string"] for s in steps
+                 if isinstance(s, dict) and isinstance(s.get("new_string"), str))
+
+
 def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
           state_dir: Path | None, log: Path | None) -> str:
-    """The write gate's answer to a tool event; only the folders are resolved, never
-    settings.json, since it runs on every file tool call of the session."""
+    """The write gate's answer to a tool event; only the folders are resolved (the global
+    layer's from the settings file alone), never the whole settings, since it runs on
+    every file tool call of the session."""
     memory, state, _ = resolve_dirs(env, memory_dir, state_dir)
     answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
-                  memory, state, written=event.content)
+                  memory, state, written=event.content, edited=event.new_texts,
+                  global_dir=_global_dir(env, state))
     for line in answer.log:
         _log(log, f"{event.where()}: {line}")
     return answer.output
+
+
+def _global_dir(env: Mapping[str, str], state: Path) -> Path | None:
+    """The global layer's folder (settings file, then SAGE_MEM_GLOBAL_DIR, then the
+    default): its memories are memories too, and a stale Write to one would pass a gate
+    that knew the project folder alone. Unreadable settings: the project's only."""
+    try:
+        return resolve_global_dir(env, read_settings_file(state))[0]
+    except (SagememError, OSError):
+        return None
 
 
 def _session_id(data: dict[str, Any]) -> str:

@@ -99,8 +99,12 @@ def recorded_hooks(doc: Document, records: Path) -> tuple[OwnedHook, ...]:
 
 def holds_our_hooks(where: Targets) -> bool:
     """Whether a scope's settings hold a hook that runs sagemem (an unreadable file: no)."""
+    return _runs_sagemem(where.settings)
+
+
+def _runs_sagemem(settings: Path) -> bool:
     try:
-        data = read_document(where.settings).data
+        data = read_document(settings).data
     except HostConfigError:
         return False
     return any(runs_sagemem(h.command) for e, _ in HOOK_EVENTS for h in hooks_in(data, e))
@@ -123,10 +127,21 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
     ``other`` is the other scope: hooks there too would run twice on every prompt."""
     changes: list[FileChange] = []
     notices: list[str] = []
+    if where.scope == "project" and other is not None and _same_base(where, other):
+        raise HostConfigError(where.settings, "is your user settings, read in every project "
+                              "(the current directory is your home): a project's hooks "
+                              "there would look for the memory folder under "
+                              "$CLAUDE_PROJECT_DIR in every other project; run install "
+                              "--project in the project's folder, or install --user")
     if other is not None and other.settings != where.settings and holds_our_hooks(other):
         notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
                        f"the hook twice; keep one scope (sagemem install claude-code --undo "
                        f"--{other.scope})")
+    project = where if where.scope == "project" else other
+    local = project.records.parent / "settings.local.json" if project is not None else None
+    if local is not None and _runs_sagemem(local):  # personal, never ours to change
+        notices.append(f"{local} runs sagemem's hook too (written by hand): every prompt "
+                       "would run it twice; delete those entries (sagemem doctor names them)")
     doc = read_document(where.settings)
     text, owned = _wire_settings(doc, wiring, recorded_hooks(doc, where.records))
     notices += _strangers(doc.path, _data(text), owned, wiring.hook())
@@ -144,6 +159,11 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
             notices.append(f"{where.skill} differs from this sagemem's skill (edited, or "
                            "not ours): left alone; remove it and install again to replace it")
     return Plan(where, tuple(changes), tuple(notices))
+
+
+def _same_base(one: Targets, other: Targets) -> bool:
+    """Whether two scopes' files are the same ones (a project install run in the home)."""
+    return os.path.realpath(one.records) == os.path.realpath(other.records)
 
 
 def _add(changes: list[FileChange], doc: Document, text: str, what: str,

@@ -248,8 +248,10 @@ def set_member(text: str, path: tuple[Key, ...], key: str, value: Any) -> str:
         return _dump(_nest(path, key, value), "", text) + _newline(text)
     for depth, step in enumerate(path):
         if not isinstance(value_at(data, path[:depth + 1]), dict):
-            return add_element(text, path[:depth], _nest(path[depth + 1:], key, value),
-                               key=str(step))
+            nested = _nest(path[depth + 1:], key, value)
+            if step in value_at(data, path[:depth]):  # a null there: replaced, never a
+                return replace_value(text, path[:depth + 1], nested)  # second "hooks"
+            return add_element(text, path[:depth], nested, key=str(step))
     if key in value_at(data, path):
         return replace_value(text, (*path, key), value)
     return add_element(text, path, value, key=key)

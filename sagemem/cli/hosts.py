@@ -63,7 +63,7 @@ def install_claude_code(
     for notice in (*notes, *plan.notices):
         echo(f"note: {notice}", err=True)
     if not plan.changes:
-        if undo:
+        if undo and not dry_run:  # the records are done with; a dry run keeps them too
             apply_undo((), plan.forget, where.records)
         echo(f"nothing to {'undo' if undo else 'change'} ({where.scope} scope: "
              f"{where.settings})", err=True)

@@ -125,6 +125,9 @@ class MemoryToolHandler:
             raise Refusal(messages.ALREADY_EXISTS.format(path=path.shown))
         content, notes = file_text, []
         generated = not text.has_frontmatter(file_text)
+        why = None if generated else damage("", file_text, keep_block=False)
+        if why is not None:  # a memory must come out of it, as out of every edit
+            raise Refusal(messages.CREATE_BREAKS_FRONTMATTER.format(path=path.shown, why=why))
         if generated:
             fields = text.new_memory_fields(file, file_text, self._clock().astimezone().date())
             content = render_new(fields, "") + file_text

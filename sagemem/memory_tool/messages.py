@@ -78,6 +78,10 @@ REPLACE_BREAKS_FRONTMATTER = ("No replacement was performed, the edit would brea
 INSERT_BREAKS_FRONTMATTER = ("Error: Nothing was inserted, the edit would break the "
                              "frontmatter of {path}: {why}. Keep the `---` block first in "
                              "the file, closed and valid YAML, and insert below it.")
+CREATE_BREAKS_FRONTMATTER = ("Error: Nothing was created, the frontmatter of {path} is "
+                             "broken: {why}. Close the `---` block with a `---` line and "
+                             "keep it valid YAML, or leave the block out and sagemem adds "
+                             "one.")
 INDEX_READ_ONLY = ("Error: {path} is the index sagemem keeps in step with the memory files; "
                    "it is read-only through this tool. Create, rename or delete memories "
                    "and their MEMORY.md lines follow.")

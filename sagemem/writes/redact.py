@@ -17,29 +17,17 @@ distinct characters, no digit). ``redact: false`` in a memory's frontmatter opts
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import InvalidName
 from ..files.memory import split
+from .secret_places import (ASSIGNMENT, CJK_ASSIGNMENT, PLACE_TRIGGER, PLACES, SECRET_KEY,
+                            assigned, password_key)
+from .secret_shapes import SHAPE_TRIGGER, SHAPES, Rule
 
 MARK = "<REDACTED:{kind}>"
-_MARKED = re.compile(r"<REDACTED:[a-z_]+>")
 OPT_OUT = re.compile(r"^redact\s*:\s*(?:false|no|off)\s*(?:#.*)?$", re.M | re.I)
-
-PLACEHOLDER = re.compile(
-    r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\s]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{\{[^}]*\}\}"
-    r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED",
-    re.I)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One kind of secret: ``pattern``'s group ``secret`` is what is replaced."""
-
-    kind: str
-    pattern: re.Pattern[str]
-    check: Callable[[str], bool] = lambda secret: True
 
 
 @dataclass(frozen=True)
@@ -60,109 +48,10 @@ class Redaction:
         return bool(self.found)
 
 
-def random_looking(secret: str) -> bool:
-    """A token body drawn at random, not a word, a repeated filler or an example: a
-    digit and a letter, at least 10 distinct characters, no placeholder in it."""
-    return (any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
-            and len(set(secret)) >= 10 and not PLACEHOLDER.search(secret))
+RULES: tuple[Rule, ...] = SHAPES + PLACES
+"""Every rule but the key assignments: a provider's shape first, then a value's place."""
 
-
-PLACEHOLDER_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token",
-                               "apikey", "api_key", "key", "test", "demo", "sample"})
-"""Values that name what goes there (``postgres://user:password@host`` in a doc)."""
-
-
-def not_placeholder(secret: str) -> bool:
-    return (not PLACEHOLDER.search(secret) and not _MARKED.search(secret)
-            and secret.casefold() not in PLACEHOLDER_WORDS)
-
-
-def _assigned(secret: str) -> bool:
-    """A value given to a key that names a secret: anything but a placeholder, a bare
-    boolean or null, or a value that is only a few repeated characters."""
-    return (not_placeholder(secret) and len(set(secret)) >= 3 and
-            secret.casefold().strip("_-") not in PLACEHOLDER_WORDS and
-            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"})
-
-
-_KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
-              r"|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?|session[_-]?key")
-# The key ends with a secret word (``DB_PASSWORD``, ``api-key``; not ``max_tokens``,
-# ``token_url`` or ``secretName``); the value is quoted, or given with ``=``, or holds a
-# digit or a sign, or ends the line — "the secret: keep it simple" is prose, not a value.
-# A quoted value is whole up to its closing quote: a passphrase has spaces ("correct horse
-# battery staple"), and a JSON string an escaped quote (``"hun\"ter2"``) — stopping at the
-# first space or quote left the rest of the secret on disk.
-_ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")(?![A-Za-z0-9_])"
-    r"[\"']?[ \t]*(?:"
-    r"[=:][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,200})\""
-    r"|[=:][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,200})'"
-    r"|=[ \t]*[\"']?(?P<a>[^\s\"'`,;]{4,200})"
-    r"|:[ \t]*(?P<c>(?=[^\s\"'`,;]{0,200}[0-9!#%&*+/?@^~])[^\s\"'`,;]{4,200})"
-    r"|:[ \t]*(?P<d>[^\s\"'`,;]{4,200})[ \t]*$)", re.M)
-
-_PASSWORD_KEY = re.compile(r"(?i)pass|pwd")
-_SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")")
-
-RULES: tuple[Rule, ...] = (
-    Rule("private_key", re.compile(
-        r"(?P<secret>-----BEGIN (?P<label>(?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?)-----"
-        r"(?:(?!-----)[\s\S]){1,20000}-----END (?P=label)-----"
-        # a key cut off before its END line (``head -5 id_ed25519``): its base64 lines
-        r"|-----BEGIN (?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:\r?\n[A-Za-z0-9+/=]{1,200}(?![^\r\n])){1,1000})")),
-    Rule("anthropic_key", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,200})"),
-        random_looking),
-    Rule("openai_key", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,200})"),
-        random_looking),
-    Rule("aws_access_key_id", re.compile(
-        r"(?<![A-Z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})(?![A-Z0-9])"),
-        not_placeholder),
-    Rule("aws_secret_access_key", re.compile(
-        r"(?i)aws_?secret(?:_?access)?_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), random_looking),
-    Rule("github_token", re.compile(
-        r"(?<![A-Za-z0-9_])(?P<secret>(?:gh[pousr]_[A-Za-z0-9]{36,255}"
-        r"|github_pat_[A-Za-z0-9_]{22,255}))"), random_looking),
-    Rule("gitlab_token", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,255})"),
-        random_looking),
-    Rule("slack_token", re.compile(
-        r"(?<![A-Za-z0-9-])(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,255})"), random_looking),
-    Rule("slack_webhook", re.compile(
-        r"(?P<secret>https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,200})"),
-        random_looking),
-    Rule("stripe_key", re.compile(
-        r"(?<![A-Za-z0-9_])(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200})"),
-        random_looking),
-    Rule("google_api_key", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"),
-        not_placeholder),
-    Rule("google_oauth_token", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>ya29\.[0-9A-Za-z_-]{20,500})"), random_looking),
-    Rule("jwt", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}"
-        r"\.[A-Za-z0-9_-]{8,2000})")),
-    Rule("bearer_token", re.compile(
-        r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,2000}=*)"), random_looking),
-    Rule("basic_auth", re.compile(
-        r"(?i)\bauthorization:[ \t]*basic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,2000}=*)"),
-        not_placeholder),
-    Rule("url_password", re.compile(
-        # no user (``redis://:pw@host``) and an unencoded ``@`` in the password: up to
-        # the last ``@`` before the path
-        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]{0,200}:(?P<secret>[^\s/]{1,200})@"),
-        not_placeholder),
-)
-
-
-_TRIGGER = re.compile(
-    r"(?i)sk-|sk_|rk_|akia|asia|abia|acca|gh[pousr]_|github_pat_|gl(?:pat|dt|ptt|rt)-|xox"
-    r"|hooks\.slack|aiza|ya29\.|eyj|bearer|basic|-----begin|://|pass|pwd|secret|token"
-    r"|key|credential")
+_TRIGGER = re.compile(f"(?i){SHAPE_TRIGGER}|{PLACE_TRIGGER}")
 """Something every rule needs: a text without any of these (most prose) skips the rules,
 which keeps an audit of 10,000 memories from paying for all of them on each."""
 
@@ -175,13 +64,17 @@ def redact(text: str) -> Redaction:
     spans = sorted(_spans(text))  # leftmost, then longest, then a named kind first
     if not spans:
         return Redaction(text)
-    parts, found, at = [], [], 0
+    parts, found, at, line = [], [], 0, 1
     for start, negative_end, _, kind in spans:
         end = -negative_end
         if start < at:  # inside a secret already replaced (a JWT after "Bearer")
             continue
+        # counted from the last secret, not from the start: 50,000 secrets in a 1 MB
+        # text took 8 s counting each one's line from the top
+        line += text.count("\n", at, start)
         parts += [text[at:start], MARK.format(kind=kind)]
-        found.append(Found(kind, text.count("\n", 0, start) + 1))
+        found.append(Found(kind, line))
+        line += text.count("\n", start, end)
         at = end
     parts.append(text[at:])
     return Redaction("".join(parts), tuple(found))
@@ -252,9 +145,10 @@ def redact_field(key: str, value: object) -> object:
 
 def _secret_field(key: str, value: object) -> str | None:
     """The kind of the value of a key that names a secret, None for any other field."""
-    if not (isinstance(value, str) and _SECRET_KEY.fullmatch(key) and _assigned(value)):
+    if not (isinstance(value, str) and SECRET_KEY.fullmatch(key)
+            and assigned(value, password_key(key))):
         return None
-    return "password" if _PASSWORD_KEY.search(key) else "secret"
+    return "password" if password_key(key) else "secret"
 
 
 def _field_kinds(key: str, value: object) -> list[str]:
@@ -285,16 +179,22 @@ def redact_reason(reason: str | None) -> str | None:
 
 
 def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
-    """(start, -end, 0 for a named kind or 1 for a key's value, kind) of each candidate:
-    sorted, the leftmost longest comes first, and a provider's kind before "secret"."""
+    """(start, -end, rank, kind) of each candidate: sorted, the leftmost longest comes
+    first, and at one place a provider's shape (rank 0) before a value's place (1) before
+    a key's value (2) — ``Authorization: token ghp_…`` is a ``github_token``."""
     for rule in RULES:
         for match in rule.pattern.finditer(text):
             secret = match.group("secret")
             if rule.check(secret):
-                yield match.start("secret"), -match.end("secret"), 0, rule.kind
-    for match in _ASSIGNMENT.finditer(text):
+                yield match.start("secret"), -match.end("secret"), rule.by_place, rule.kind
+    for match in ASSIGNMENT.finditer(text):
         group = next(g for g in "abcde" if match.group(g) is not None)
-        if _assigned(match.group(group)):
-            kind = "password" if _PASSWORD_KEY.search(match.group(0)[:match.start(group)
-                                                                   - match.start()]) else "secret"
-            yield match.start(group), -match.end(group), 1, kind
+        password = password_key(match.group(0)[:match.start(group) - match.start()])
+        if assigned(match.group(group), password):
+            yield (match.start(group), -match.end(group), 2,
+                   "password" if password else "secret")
+    for match in CJK_ASSIGNMENT.finditer(text):
+        password = password_key(match.group("key"))
+        if assigned(match.group("secret"), password):
+            yield (match.start("secret"), -match.end("secret"), 2,
+                   "password" if password else "secret")

@@ -1,0 +1,138 @@
+"""What a secret looks like by its place: the value of a key, header, flag or URL
+parameter that names a secret, whatever its shape (``password: hunter2``,
+``数据库密码：…``, ``curl -u user:pass``, ``?token=…``).
+
+A place says "a secret goes here", not that one is there: the value is kept when it is a
+placeholder (``${DB_PASSWORD}``, ``<token>``), a bare boolean or null, a path
+(``pwd: /home/me/project`` — the working directory, not a password) or, for a key that is
+not a password's, a small number (``token: 1234`` counts tokens). The same bounds as
+``secret_shapes.py``: no nested repetition, every repeat bounded.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .secret_shapes import Rule, not_placeholder
+
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
+_COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
+_PASSWORD_KEY = re.compile(r"(?i)pass|pwd|密码|密碼|口令|パスワード|비밀번호")
+
+
+def assigned(secret: str, password: bool = True) -> bool:
+    """A value given to a key that names a secret: anything but a placeholder, a bare
+    boolean or null, a value that is only a few repeated characters, a file path, or —
+    for a key that is not a password's — a small number."""
+    return (not_placeholder(secret) and len(set(secret)) >= 3 and
+            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
+            and not _PATH.fullmatch(secret)
+            and (password or not _COUNT.fullmatch(secret)))
+
+
+def password_key(key: str) -> bool:
+    """A key that names a password (its value is a ``password``, else a ``secret``)."""
+    return bool(_PASSWORD_KEY.search(key))
+
+
+# Where a value ends: whitespace, a quote, ``,`` or ``;``, and the punctuation and script
+# of CJK text (``密码：hunter2，下周换`` — the comma and what follows are prose).
+_VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+          r"\uff01-\uff0f\uff1a-\uff20\uff5b-\uff65]")
+
+KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
+             r"|(?:access|private|session|secret|signing|encryption|master|app|license"
+             r"|account|shared|consumer)[_-]?key(?:[_-]?base)?"
+             r"|client[_-]?secret|auth[_-]?token|credentials?")
+# The key ends with a secret word (``DB_PASSWORD``, ``api-key``, ``SECRET_KEY``; not
+# ``max_tokens``, ``token_url``, ``secretName`` or ``primary_key``); the value is quoted,
+# or given with ``=``, or holds a digit or a sign, or ends the line — "the secret: keep it
+# simple" is prose, not a value. A quoted value is whole up to its closing quote: a
+# passphrase has spaces ("correct horse battery staple"), and a JSON string an escaped
+# quote (``"hun\"ter2"``) — stopping at the first space or quote left the rest of the
+# secret on disk. ``：`` and ``＝`` are what a Chinese input method types for ``:`` and
+# ``=``. A key right after ``?`` or ``&`` is a URL parameter (``_URL_PARAMETER``).
+ASSIGNMENT = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.?&-])[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")(?![A-Za-z0-9_])"
+    r"[\"']?[ \t]*(?:"
+    r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,200})\""
+    r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,200})'"
+    r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,200})"
+    r"|[:：][ \t]*(?P<c>(?=" + _VALUE + r"{0,200}[0-9!#%&*+/?@^~])" + _VALUE + r"{4,200})"
+    r"|[:：][ \t]*(?P<d>" + _VALUE + r"{4,200})[ \t]*$)", re.M)
+
+SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
+"""A frontmatter key that names a secret (``set password=…``)."""
+
+_CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|私鑰|令牌|凭证|凭据|憑證|憑據"
+              r"|パスワード|비밀번호")
+# ``数据库密码：…``, ``密码: …``, ``口令是 …``, ``wifi 密码 8h3k!x2q``: a CJK key needs no
+# boundary before it (CJK has no spaces between words), and is followed by a colon, an
+# equals sign, 是/为 ("is"), or — with only a space — a value holding a digit or a sign;
+# ``密码学`` (cryptography) or ``密码：至少 12 位`` (the value is prose) are not.
+CJK_ASSIGNMENT = re.compile(
+    r"(?P<key>" + _CJK_WORDS + r")(?:"
+    r"[ \t]*(?:[:：=＝]|是|为|為|は|는)[ \t]*[:：]?[ \t]*[\"'“「『]?"
+    r"|[ \t]+(?=" + _VALUE + r"{0,200}[0-9!#%&*+/?@^~]))"
+    r"(?P<secret>" + _VALUE + r"{4,200})")
+
+
+def _password(secret: str) -> bool:
+    return assigned(secret, password=True)
+
+
+def _secret(secret: str) -> bool:
+    return assigned(secret, password=False)
+
+
+def _flag(secret: str) -> bool:
+    """A flag's argument given after a space: a secret only when it does not read as a
+    word (``--token and it works``): a digit, a sign, or 12+ characters."""
+    return assigned(secret, password=False) and (
+        len(secret) >= 12 or any(not c.isalpha() for c in secret))
+
+
+_CLI_LINE = r"[^\n]{0,300}?[ \t]"  # the rest of the command line, up to the flag
+
+PLACES: tuple[Rule, ...] = (
+    # ``Authorization: Token …``, ``: ApiKey …``, ``: sk_…``: any scheme but Bearer and
+    # Basic, which have their own kinds
+    Rule("authorization", re.compile(
+        r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?!(?:bearer|basic)\b)"
+        r"(?:[A-Za-z][A-Za-z-]{1,20}[ \t]+)?(?P<secret>[^\s\"',;]{8,2000})"),
+        _flag, by_place=True),
+    # ``?key=…``, ``&access_token=…``, ``&sig=…`` (an Azure SAS), ``X-Amz-Signature=…``:
+    # the value ends at the next parameter
+    Rule("url_secret", re.compile(
+        r"(?i)[?&](?:x-amz-|api[_-]?|access[_-]?|auth[_-]?|private[_-]?|client[_-]?"
+        r"|secret[_-]?|security[_-]?|refresh[_-]?|id[_-]?)?"
+        r"(?:key|token|secret|password|passwd|pwd|sig|signature|auth|apikey|credential)"
+        r"=(?P<secret>[^&#\s\"'<>]{6,2000})"), _secret, by_place=True),
+    Rule("password", re.compile(
+        r"\bcurl\b" + _CLI_LINE + r"(?:-u|--user)[ \t=]{0,3}[\"']?[^\s:\"']{1,100}:"
+        r"(?P<secret>[^\s\"']{1,200})"), _password, by_place=True),
+    Rule("password", re.compile(
+        # ``-pPASS`` (no space: with a space, mysql asks for it)
+        r"\bmysql(?:dump|admin|sh|import|check)?\b" + _CLI_LINE +
+        r"-p(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True),
+    Rule("password", re.compile(
+        r"\b(?:sshpass[ \t]{1,10}-p|redis-cli\b" + _CLI_LINE + r"-a)[ \t]*[\"']?"
+        r"(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True),
+    Rule("password", re.compile(
+        # ``--password PASS`` (``--password=PASS`` is a key's value), ``docker login -p``
+        r"(?i)(?:(?<!\S)--passw(?:or)?d|\blogin\b" + _CLI_LINE + r"-p)[ \t]{1,10}[\"']?"
+        r"(?P<secret>[^\s\"'-][^\s\"']{3,200})"), _flag, by_place=True),
+    Rule("secret", re.compile(
+        r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
+        r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>[^\s\"'-][^\s\"']{3,200})"),
+        _flag, by_place=True),
+    # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
+    Rule("docker_auth", re.compile(
+        r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{8,2000}={0,2})\""),
+        not_placeholder),
+)
+"""Values by their place (besides the key assignments, which ``redact.py`` runs)."""
+
+PLACE_TRIGGER = (r"pass|pwd|secret|token|key|credential|auth|curl|mysql|redis-cli|login|"
+                 + _CJK_WORDS)
+"""A fragment every place needs (case-insensitive): the trigger in ``redact.py``."""

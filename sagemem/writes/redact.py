@@ -1,11 +1,12 @@
 """Secrets never reach disk: a deterministic redactor every write passes through first.
 
 An agent writes most memories, and it pastes what it sees: a ``ghp_…`` token in a
-command, a database URL with its password, a ``.env`` line. Each rule below names a kind
-of secret by its shape (a provider's documented prefix and length) or by its place (the
-value of a key that names a secret); a match becomes ``<REDACTED:kind>``. Everything is
-a regular expression without nested repetition, so a hostile text costs time linear in
-its length, and the store's size limit bounds that.
+command, a database URL with its password, a ``.env`` line. A rule names a kind of
+secret by its shape (a provider's documented prefix and length: ``secret_shapes.py``) or
+by its place (the value of a key, header, flag or URL parameter that names a secret:
+``secret_places.py``); a match becomes ``<REDACTED:kind>``. Everything is a regular
+expression without nested repetition and with bounded repeats, so a hostile text costs
+time linear in its length, and the store's size limit bounds that.
 
 False positives matter as much as misses — a commit id, a sha256 sum, a UUID, a base64
 image or an example like ``sk-...`` must come through byte for byte — so a candidate is
@@ -22,9 +23,9 @@ from dataclasses import dataclass
 
 from ..errors import InvalidName
 from ..files.memory import split
-from .secret_places import (ASSIGNMENT, CJK_ASSIGNMENT, PLACE_TRIGGER, PLACES, SECRET_KEY,
-                            assigned, password_key)
-from .secret_shapes import SHAPE_TRIGGER, SHAPES, Rule
+from .secret_places import (ASSIGNMENT, CJK_ASSIGNMENT, CJK_NEEDS, KEY_NEEDS, PLACES,
+                            SECRET_KEY, assigned, colon_value, password_key)
+from .secret_shapes import SHAPES, Rule
 
 MARK = "<REDACTED:{kind}>"
 OPT_OUT = re.compile(r"^redact\s*:\s*(?:false|no|off)\s*(?:#.*)?$", re.M | re.I)
@@ -51,16 +52,10 @@ class Redaction:
 RULES: tuple[Rule, ...] = SHAPES + PLACES
 """Every rule but the key assignments: a provider's shape first, then a value's place."""
 
-_TRIGGER = re.compile(f"(?i){SHAPE_TRIGGER}|{PLACE_TRIGGER}")
-"""Something every rule needs: a text without any of these (most prose) skips the rules,
-which keeps an audit of 10,000 memories from paying for all of them on each."""
-
 
 def redact(text: str) -> Redaction:
     """``text`` with every secret replaced by ``<REDACTED:kind>`` (and where each was);
     the same text when there is none. Redacting twice changes nothing more."""
-    if not _TRIGGER.search(text):
-        return Redaction(text)
     spans = sorted(_spans(text))  # leftmost, then longest, then a named kind first
     if not spans:
         return Redaction(text)
@@ -181,20 +176,28 @@ def redact_reason(reason: str | None) -> str | None:
 def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
     """(start, -end, rank, kind) of each candidate: sorted, the leftmost longest comes
     first, and at one place a provider's shape (rank 0) before a value's place (1) before
-    a key's value (2) — ``Authorization: token ghp_…`` is a ``github_token``."""
+    a key's value (2) — ``Authorization: token ghp_…`` is a ``github_token``. A rule
+    runs only on a text holding a fragment it needs (``Rule.needs``): most prose skips
+    most rules, which keeps an audit of 10,000 memories from paying for all of them."""
+    folded = text.lower()
     for rule in RULES:
-        for match in rule.pattern.finditer(text):
-            secret = match.group("secret")
-            if rule.check(secret):
-                yield match.start("secret"), -match.end("secret"), rule.by_place, rule.kind
-    for match in ASSIGNMENT.finditer(text):
-        group = next(g for g in "abcde" if match.group(g) is not None)
-        password = password_key(match.group(0)[:match.start(group) - match.start()])
-        if assigned(match.group(group), password):
-            yield (match.start(group), -match.end(group), 2,
-                   "password" if password else "secret")
-    for match in CJK_ASSIGNMENT.finditer(text):
-        password = password_key(match.group("key"))
-        if assigned(match.group("secret"), password):
-            yield (match.start("secret"), -match.end("secret"), 2,
-                   "password" if password else "secret")
+        for match in rule.finds(text, folded):
+            yield match.start("secret"), -match.end("secret"), rule.by_place, rule.kind
+    if any(word in folded for word in KEY_NEEDS):
+        for match in ASSIGNMENT.finditer(text):
+            group = next(g for g in "abec" if match.group(g) is not None)
+            if group == "c" and not colon_value(text, match):
+                continue
+            yield from _value(match, group, match.group(0)[:match.start(group)
+                                                           - match.start()])
+    if any(word in text for word in CJK_NEEDS):
+        for match in CJK_ASSIGNMENT.finditer(text):
+            yield from _value(match, "secret", match.group("key"))
+
+
+def _value(match: re.Match[str], group: str, key: str) -> Iterator[tuple[int, int, int, str]]:
+    """The span of a key's value (``password`` or ``secret``), unless it is no secret."""
+    password = password_key(key)
+    if assigned(match.group(group), password):
+        yield (match.start(group), -match.end(group), 2,
+               "password" if password else "secret")

@@ -58,8 +58,19 @@ ASSIGNMENT = re.compile(
     r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,200})\""
     r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,200})'"
     r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,200})"
-    r"|[:：][ \t]*(?P<c>(?=" + _VALUE + r"{0,200}[0-9!#%&*+/?@^~])" + _VALUE + r"{4,200})"
-    r"|[:：][ \t]*(?P<d>" + _VALUE + r"{4,200})[ \t]*$)", re.M)
+    # after a colon, a value holding a digit or a sign, or one that ends the line: the
+    # caller tells which (``colon_value``), as a lookahead here cost 3 s on 1 MB of
+    # ``password:`` repeated
+    r"|[:：][ \t]*(?P<c>" + _VALUE + r"{4,200}))")
+
+_SIGN = re.compile(r"[0-9!#%&*+/?@^~]")
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
+
+
+def colon_value(text: str, match: re.Match[str]) -> bool:
+    """A value after a colon (``ASSIGNMENT``'s group ``c``) is one when it holds a digit
+    or a sign, or ends its line: ``password: hunter2``, not "the secret: keep it"."""
+    return bool(_SIGN.search(match.group("c")) or _LINE_END.match(text, match.end("c")))
 
 SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
 """A frontmatter key that names a secret (``set password=…``)."""
@@ -100,39 +111,46 @@ PLACES: tuple[Rule, ...] = (
     Rule("authorization", re.compile(
         r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?!(?:bearer|basic)\b)"
         r"(?:[A-Za-z][A-Za-z-]{1,20}[ \t]+)?(?P<secret>[^\s\"',;]{8,2000})"),
-        _flag, by_place=True),
+        _flag, by_place=True, needs=("authorization",)),
     # ``?key=…``, ``&access_token=…``, ``&sig=…`` (an Azure SAS), ``X-Amz-Signature=…``:
     # the value ends at the next parameter
     Rule("url_secret", re.compile(
         r"(?i)[?&](?:x-amz-|api[_-]?|access[_-]?|auth[_-]?|private[_-]?|client[_-]?"
         r"|secret[_-]?|security[_-]?|refresh[_-]?|id[_-]?)?"
         r"(?:key|token|secret|password|passwd|pwd|sig|signature|auth|apikey|credential)"
-        r"=(?P<secret>[^&#\s\"'<>]{6,2000})"), _secret, by_place=True),
+        r"=(?P<secret>[^&#\s\"'<>]{6,2000})"), _secret, by_place=True,
+        needs=("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=",
+               "signature=", "auth=", "credential=")),
     Rule("password", re.compile(
         r"\bcurl\b" + _CLI_LINE + r"(?:-u|--user)[ \t=]{0,3}[\"']?[^\s:\"']{1,100}:"
-        r"(?P<secret>[^\s\"']{1,200})"), _password, by_place=True),
+        r"(?P<secret>[^\s\"']{1,200})"), _password, by_place=True, needs=("curl",)),
     Rule("password", re.compile(
         # ``-pPASS`` (no space: with a space, mysql asks for it)
         r"\bmysql(?:dump|admin|sh|import|check)?\b" + _CLI_LINE +
-        r"-p(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True),
+        r"-p(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True,
+        needs=("mysql",)),
     Rule("password", re.compile(
         r"\b(?:sshpass[ \t]{1,10}-p|redis-cli\b" + _CLI_LINE + r"-a)[ \t]*[\"']?"
-        r"(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True),
+        r"(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True,
+        needs=("sshpass", "redis-cli")),
     Rule("password", re.compile(
         # ``--password PASS`` (``--password=PASS`` is a key's value), ``docker login -p``
         r"(?i)(?:(?<!\S)--passw(?:or)?d|\blogin\b" + _CLI_LINE + r"-p)[ \t]{1,10}[\"']?"
-        r"(?P<secret>[^\s\"'-][^\s\"']{3,200})"), _flag, by_place=True),
+        r"(?P<secret>[^\s\"'-][^\s\"']{3,200})"), _flag, by_place=True,
+        needs=("--passw", "login")),
     Rule("secret", re.compile(
         r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
         r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>[^\s\"'-][^\s\"']{3,200})"),
-        _flag, by_place=True),
+        _flag, by_place=True, needs=("--",)),
     # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
     Rule("docker_auth", re.compile(
         r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{8,2000}={0,2})\""),
-        not_placeholder),
+        not_placeholder, needs=('"auth"',)),
 )
 """Values by their place (besides the key assignments, which ``redact.py`` runs)."""
 
-PLACE_TRIGGER = (r"pass|pwd|secret|token|key|credential|auth|curl|mysql|redis-cli|login|"
-                 + _CJK_WORDS)
-"""A fragment every place needs (case-insensitive): the trigger in ``redact.py``."""
+KEY_NEEDS = ("pass", "pwd", "secret", "token", "key", "credential")
+"""A fragment every key assignment needs (``ASSIGNMENT``), as ``Rule.needs``."""
+
+CJK_NEEDS = tuple(_CJK_WORDS.split("|"))
+"""A fragment every CJK key's value needs (``CJK_ASSIGNMENT``)."""

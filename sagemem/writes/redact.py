@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from ..errors import InvalidName
 from ..files.memory import split
 from .secret_places import (ASSIGNMENT, CJK_ASSIGNMENT, CJK_NEEDS, KEY_NEEDS, PLACES,
-                            SECRET_KEY, assigned, colon_value, password_key)
+                            SECRET_KEY, assigned, cjk_value, colon_value,
+                            password_key)
 from .secret_shapes import SHAPES, Rule
 
 MARK = "<REDACTED:{kind}>"
@@ -192,7 +193,8 @@ def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
                                                            - match.start()])
     if any(word in text for word in CJK_NEEDS):
         for match in CJK_ASSIGNMENT.finditer(text):
-            yield from _value(match, "secret", match.group("key"))
+            if cjk_value(text, match):
+                yield from _value(match, "secret", match.group("key"))
 
 
 def _value(match: re.Match[str], group: str, key: str) -> Iterator[tuple[int, int, int, str]]:

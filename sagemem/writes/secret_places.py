@@ -78,14 +78,25 @@ SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
 _CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|私鑰|令牌|凭证|凭据|憑證|憑據"
               r"|パスワード|비밀번호")
 # ``数据库密码：…``, ``密码: …``, ``口令是 …``, ``wifi 密码 8h3k!x2q``: a CJK key needs no
-# boundary before it (CJK has no spaces between words), and is followed by a colon, an
-# equals sign, 是/为 ("is"), or — with only a space — a value holding a digit or a sign;
-# ``密码学`` (cryptography) or ``密码：至少 12 位`` (the value is prose) are not.
+# boundary before it (CJK has no spaces between words) and is followed by a colon, an
+# equals sign, 是/为 ("is") or only a space. What counts as a value is the English
+# rule's (``cjk_value``): ``密码学`` (cryptography), ``密码：至少 12 位`` and
+# ``用户名密码是 LDAP 账号`` ("the password is the LDAP account") are prose.
 CJK_ASSIGNMENT = re.compile(
-    r"(?P<key>" + _CJK_WORDS + r")(?:"
-    r"[ \t]*(?:[:：=＝]|是|为|為|は|는)[ \t]*[:：]?[ \t]*[\"'“「『]?"
-    r"|[ \t]+(?=" + _VALUE + r"{0,200}[0-9!#%&*+/?@^~]))"
-    r"(?P<secret>" + _VALUE + r"{4,200})")
+    r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는|)[ \t]*[:：]?[ \t]*"
+    r"(?P<quote>[\"'“「『]?)(?P<secret>" + _VALUE + r"{4,200})")
+
+_PROSE_GOES_ON = re.compile(r"[ \t]*[^\s，。；、）)」』”！？!?]")
+
+
+def cjk_value(text: str, match: re.Match[str]) -> bool:
+    """A CJK key's value is one when given with ``=`` or quoted, or when it holds a digit
+    or a sign, or — after a colon or 是 — when it ends its clause; with only a space
+    between, it needs the digit or sign (``令牌 2 个`` is a count)."""
+    secret, sep = match.group("secret"), match.group("sep")
+    if sep in ("=", "＝") or match.group("quote") or _SIGN.search(secret):
+        return True
+    return bool(sep) and not _PROSE_GOES_ON.match(text, match.end("secret"))
 
 
 def _password(secret: str) -> bool:
@@ -123,24 +134,24 @@ PLACES: tuple[Rule, ...] = (
                "signature=", "auth=", "credential=")),
     Rule("password", re.compile(
         r"\bcurl\b" + _CLI_LINE + r"(?:-u|--user)[ \t=]{0,3}[\"']?[^\s:\"']{1,100}:"
-        r"(?P<secret>[^\s\"']{1,200})"), _password, by_place=True, needs=("curl",)),
+        r"(?P<secret>" + _VALUE + r"{1,200})"), _password, by_place=True, needs=("curl",)),
     Rule("password", re.compile(
         # ``-pPASS`` (no space: with a space, mysql asks for it)
         r"\bmysql(?:dump|admin|sh|import|check)?\b" + _CLI_LINE +
-        r"-p(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True,
+        r"-p(?P<secret>(?!-)" + _VALUE + r"{1,200})"), _password, by_place=True,
         needs=("mysql",)),
     Rule("password", re.compile(
         r"\b(?:sshpass[ \t]{1,10}-p|redis-cli\b" + _CLI_LINE + r"-a)[ \t]*[\"']?"
-        r"(?P<secret>[^\s\"'-][^\s\"']{0,200})"), _password, by_place=True,
+        r"(?P<secret>(?!-)" + _VALUE + r"{1,200})"), _password, by_place=True,
         needs=("sshpass", "redis-cli")),
     Rule("password", re.compile(
         # ``--password PASS`` (``--password=PASS`` is a key's value), ``docker login -p``
         r"(?i)(?:(?<!\S)--passw(?:or)?d|\blogin\b" + _CLI_LINE + r"-p)[ \t]{1,10}[\"']?"
-        r"(?P<secret>[^\s\"'-][^\s\"']{3,200})"), _flag, by_place=True,
+        r"(?P<secret>(?!-)" + _VALUE + r"{4,200})"), _flag, by_place=True,
         needs=("--passw", "login")),
     Rule("secret", re.compile(
         r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
-        r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>[^\s\"'-][^\s\"']{3,200})"),
+        r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>(?!-)" + _VALUE + r"{4,200})"),
         _flag, by_place=True, needs=("--",)),
     # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
     Rule("docker_auth", re.compile(

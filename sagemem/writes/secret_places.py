@@ -16,17 +16,22 @@ import re
 from .secret_shapes import Rule, not_placeholder
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
+# ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
+# reads a secret from elsewhere (a name called or indexed, or an environment object)
+_CODE = re.compile(r"[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){0,5}[\[(]"
+                   r"|(?:process\.env|import\.meta\.env|Deno\.env|ENV)\b")
 _COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
 _PASSWORD_KEY = re.compile(r"(?i)pass|pwd|密码|密碼|口令|パスワード|비밀번호")
 
 
 def assigned(secret: str, password: bool = True) -> bool:
     """A value given to a key that names a secret: anything but a placeholder, a bare
-    boolean or null, a value that is only a few repeated characters, a file path, or —
-    for a key that is not a password's — a small number."""
+    boolean or null, a value that is only a few repeated characters, a file path, code
+    that reads the secret from elsewhere, or — for a key that is not a password's — a
+    small number."""
     return (not_placeholder(secret) and len(set(secret)) >= 3 and
             secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
-            and not _PATH.fullmatch(secret)
+            and not _PATH.fullmatch(secret) and not _CODE.match(secret)
             and (password or not _COUNT.fullmatch(secret)))
 
 
@@ -153,6 +158,15 @@ PLACES: tuple[Rule, ...] = (
         r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
         r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>(?!-)" + _VALUE + r"{4,200})"),
         _flag, by_place=True, needs=("--",)),
+    # ``~/.netrc``: ``machine host login user password pw``, on one line or several
+    Rule("password", re.compile(
+        r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"
+        r"\s{1,20}(?P<secret>\S{1,200})"), _password, by_place=True, needs=("machine",)),
+    # Heroku's API key is a UUID, told from a request id only by the word before it
+    Rule("heroku_key", re.compile(
+        r"(?i)heroku[\w .-]{0,30}[:=][ \t]*[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}"
+        r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"), not_placeholder, by_place=True,
+        needs=("heroku",)),
     # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
     Rule("docker_auth", re.compile(
         r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{8,2000}={0,2})\""),

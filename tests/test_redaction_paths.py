@@ -38,63 +38,82 @@ SECRETS = st.one_of(
     BODY.map(lambda b: "xoxb-1234567890-" + b[:20]),
     BODY.map(lambda b: "AKIA" + "".join(c for c in b.upper() if c.isalnum())[:16]),
 )
-Write = Callable[[MemoryStore, str], None]
+Marks = dict[str, int]
+"""What a path must have left: a glob under the temporary folder (``memory/…``,
+``state/…``) and how many ``<REDACTED:…>`` marks its files hold at least — a path that
+wrote nothing (a refused edit, a ``similar`` answer) cannot pass for one that redacted."""
+Write = Callable[[MemoryStore, str], Marks]
 
 
-def _write(store: MemoryStore, secret: str) -> None:
+def _write(store: MemoryStore, secret: str) -> Marks:
     memory = store.get("user_pets.md")
     store.write(memory.file, memory.text + f"\nThe token is {secret}.\n", memory.revision)
+    return {"memory/user_pets.md": 1}
 
 
-def _refused_write(store: MemoryStore, secret: str) -> None:
+def _refused_write(store: MemoryStore, secret: str) -> Marks:
     memory = store.get("user_pets.md")
     with pytest.raises(StaleRevision):
         store.write(memory.file, f"mine, with {secret}\n", "0" * 64,
                     reason=f"because {secret}")
+    return {"state/conflicts/*.json": 2}  # the refused text and its reason
 
 
-def _reasons(store: MemoryStore, secret: str) -> None:
+def _reasons(store: MemoryStore, secret: str) -> Marks:
     memory = store.get("user_pets.md")
     store.write(memory.file, memory.text + "\nMore.\n", memory.revision,
                 reason=f"rotated {secret}")
     from sagemem.history.revisions import revert
 
     revert(store, "user_pets.md", reason=f"back, {secret}")
+    return {"state/journal.jsonl": 2}
 
 
-def _set(store: MemoryStore, secret: str) -> None:
+def _set(store: MemoryStore, secret: str) -> Marks:
     store.write("user_pets.md", fields={"description": f"key {secret}", "tags": [secret]})
+    return {"memory/user_pets.md": 2}
 
 
-def _new(store: MemoryStore, secret: str) -> None:
+def _new(store: MemoryStore, secret: str) -> Marks:
     store.new(type="reference", name=f"deploy {secret}", description=f"uses {secret}",
               tags=[secret], aliases=[f"a {secret}"], body=f"export TOKEN={secret}\n")
+    return {"memory/reference_deploy_*.md": 5, "memory/MEMORY.md": 1}
 
 
-def _archive(store: MemoryStore, secret: str) -> None:
+def _archive(store: MemoryStore, secret: str) -> Marks:
     archive_memory(store, "user_pets.md", reason=f"rotated {secret}")
+    return {"state/archive.jsonl": 1}
 
 
-def _contradict(store: MemoryStore, secret: str) -> None:
+def _contradict(store: MemoryStore, secret: str) -> Marks:
     contradict(store, "user_pets.md", "user_background.md", note=f"see {secret}")
+    return {"state/conflicts/*.json": 1}
 
 
-def _memory_tool(store: MemoryStore, secret: str) -> None:
+def _memory_tool(store: MemoryStore, secret: str) -> Marks:
     tool = MemoryToolHandler(store)
+    pets = store.get("user_pets.md").text
     answers = [
         tool.handle({"command": "create", "path": "/memories/reference_ci.md",
                      "file_text": f"CI token: {secret}\n"}),
+        # a line of the body, which occurs once (``---`` occurs twice: nothing written)
         tool.handle({"command": "str_replace", "path": "/memories/user_pets.md",
-                     "old_str": "---\n", "new_str": f"---\nnote: {secret}\n"}),
+                     "old_str": "不喜欢被抱。", "new_str": f"不喜欢被抱。note: {secret}"}),
         tool.handle({"command": "insert", "path": "/memories/user_pets.md",
                      "insert_line": 1, "insert_text": f"token {secret}\n"})]
     assert all(secret not in answer for answer in answers)
+    assert store.get("user_pets.md").text != pets, answers
+    return {"memory/reference_ci.md": 1, "memory/user_pets.md": 2}
 
 
-def _remember(store: MemoryStore, secret: str) -> None:
-    store.remember(type="reference", title=f"deploy key {secret}", body=f"uses {secret}",
-                   description=f"the {secret} one", tags=[secret])
-    store.remember(type="user", title="Pets", body=f"cats, and {secret}")
+def _remember(store: MemoryStore, secret: str) -> Marks:
+    created = store.remember(type="reference", title=f"deploy key {secret}",
+                             body=f"uses {secret}", description=f"the {secret} one",
+                             tags=[secret])
+    # the exact title of user_pets.md: an update (a title only similar writes nothing)
+    updated = store.remember(type="user", title="家里的猫", body=f"cats, and {secret}")
+    assert (created.action, updated.action) == ("created", "updated")
+    return {"memory/reference_deploy_key_*.md": 4, "memory/user_pets.md": 1}
 
 
 PATHS: dict[str, Write] = {
@@ -109,6 +128,10 @@ def _everything_under(*folders: Path) -> bytes:
                       if p.is_file() and not p.is_symlink())
 
 
+def _marks(root: Path, pattern: str) -> int:
+    return sum(p.read_bytes().count(b"<REDACTED:") for p in root.glob(pattern))
+
+
 @pytest.mark.parametrize("path", sorted(PATHS))
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(secret=SECRETS)
@@ -117,9 +140,11 @@ def test_no_write_path_leaves_a_planted_secret_on_disk(path: str, secret: str) -
         folder, state = Path(tmp) / "memory", Path(tmp) / "state"
         shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
         with MemoryStore(folder, state) as store:
-            PATHS[path](store, secret)
+            wrote = PATHS[path](store, secret)
             store.search(f"token {secret}")  # the index holds whatever the files hold
         assert secret.encode() not in _everything_under(folder, state), path
+        for pattern, least in wrote.items():  # it wrote, and redacted what it wrote
+            assert _marks(Path(tmp), pattern) >= least, (path, pattern)
 
 
 def test_a_failed_edit_keeps_its_text_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -5,7 +5,10 @@ search index, nor a kept copy of an edit that could not be saved."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -243,3 +246,59 @@ def test_a_rename_to_a_file_name_holding_a_secret_is_refused(tmp_path: Path) -> 
         rename_memory(store, "user_pets.md", f"user_{secret}.md")
     assert (folder / "user_pets.md").exists()
     assert secret.encode() not in _everything_under(folder, state)
+
+
+# -- issue 20: through the CLI, as an agent's shell reaches it
+
+
+def _sagemem(folder: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SAGE_MEM_SEMANTIC": "off", "SAGE_MEM_GLOBAL_DIR": "off"}
+    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(folder),
+                           "--state-dir", str(state), *args], capture_output=True,
+                          text=True, check=False, timeout=120, env=env)
+
+
+def test_a_cli_new_with_the_secrets_of_issue_20_leaves_none_on_disk(tmp_path: Path) -> None:
+    from test_redact import ISSUE_20
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    body = "\n".join(text for _, text, _ in ISSUE_20) + "\n"
+    result = _sagemem(folder, state, "new", "--type", "reference", "--name", "ops notes",
+                      "--description", "How we reach the services", "--body", body)
+    assert result.returncode == 0, result.stderr
+    written = (folder / "reference_ops_notes.md").read_text(encoding="utf-8")
+    assert written.count("<REDACTED:") == len(ISSUE_20)
+    disk = _everything_under(folder, state)
+    assert [s for _, _, s in ISSUE_20 if s.encode() in disk] == []
+    assert all(s not in result.stdout + result.stderr for _, _, s in ISSUE_20)
+
+
+def test_a_remember_title_holding_a_chinese_password_stays_out_of_names_and_index(
+        tmp_path: Path) -> None:
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = "Xy7#kq9!pL"
+    result = _sagemem(folder, state, "remember", "--type", "reference", "--title",
+                      f"数据库密码：{secret}", "--body", "生产库，只读账号", "--json")
+    assert result.returncode == 0, result.stderr
+    created = json.loads(result.stdout)["file"]
+    assert (folder / created).is_file() and "密码" in created
+    assert "<REDACTED:password>" in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert all(secret not in p.name for p in [*folder.rglob("*"), *state.rglob("*")])
+    assert secret.encode() not in _everything_under(folder, state)
+
+
+@pytest.mark.parametrize("file", ["reference_hf_jnJwijWsYgkJtDnfhjbNjGWwtxVbqTbCau.md",
+                                  "reference_SG.K86NgdekcN1J6Jk2jdYcHb.iaOn-3nQdbpeD5FSVipiFG57"
+                                  "-ff7kxuBFzEKfqS6O4-.md"])
+def test_a_file_name_holding_a_new_kind_of_secret_is_refused_in_one_line(
+        tmp_path: Path, file: str) -> None:
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    result = _sagemem(folder, state, "new", "--type", "reference", "--name", "ci",
+                      "--description", "The CI", "--file", file)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "holds a secret" in result.stderr and file[len("reference_"):-3] not in result.stderr
+    assert not (folder / file).exists()

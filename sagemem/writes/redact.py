@@ -23,9 +23,18 @@ from dataclasses import dataclass
 
 from ..errors import InvalidName
 from ..files.memory import split
-from .secret_places import (ASSIGNMENT, CJK_ASSIGNMENT, CJK_NEEDS, KEY_NEEDS, PLACES,
-                            SECRET_KEY, assigned, cjk_value, colon_value,
-                            password_key)
+from .secret_places import (
+    ASSIGNMENT,
+    CJK_ASSIGNMENT,
+    CJK_NEEDS,
+    KEY_NEEDS,
+    PLACES,
+    SECRET_KEY,
+    assigned,
+    cjk_value,
+    colon_value,
+    password_key,
+)
 from .secret_shapes import SHAPES, Rule
 
 MARK = "<REDACTED:{kind}>"

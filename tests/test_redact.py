@@ -248,6 +248,16 @@ def test_the_secrets_that_reached_disk_in_issue_20_are_redacted(kind: str, text:
     assert redact(text).text == text.replace(secret, MARK.format(kind=kind))
 
 
+def test_a_long_value_is_redacted_whole() -> None:
+    """An AWS session token in JSON, a private key pasted on one line into ``.env``: a
+    value cap of 200 characters left the rest of each on disk."""
+    token = ("IQoJb3JpZ2luX2VjEJr" + "Zx8Qm3Lp7Vb2Nk9Rt4Wy6Cj1Hd5Fs0GaUeIo3Pq8/" * 22)[:880]
+    key = ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC" + "K7lsszOCWLPF+c753P" * 90)
+    text = f'{{"session_token": "{token}"}}\nPRIVATE_KEY={key}\n'
+    assert redact(text).text == ('{"session_token": "<REDACTED:secret>"}\n'
+                                 "PRIVATE_KEY=<REDACTED:secret>\n")
+
+
 @pytest.mark.parametrize("text", [
     "pwd: /home/me/project", "PWD=/home/me/project", "token: 1234", "tokens: 2,048",
     "SECRET_KEY = os.environ[\"DJANGO_SECRET_KEY\"]", "用户名密码是 LDAP 账号；每人一份",
@@ -282,6 +292,10 @@ HOSTILE_LINES = {  # 1 MB each, on one line: the shapes that cost the most
     "digits and colons": "12345678:AA" * 90_910,
     "eyJ and dots": "eyJ" + "a." * 500_000,
     "dashes": "-" * 1_000_000,
+    "a quote never closed": 'password: "' + "a" * 999_989,
+    "quotes of both kinds never closed": ("password: \"" + "a" * 40 + "password: '" + "b" * 40)
+    * 7_575,
+    "a value as long as it may be, repeated": ("password=" + "a" * 8_000) * 124,
 }
 
 

@@ -66,13 +66,15 @@ def _format(match: re.Match[str]) -> Format:
 
 
 def outcome(example: Format) -> str:
-    """``caught``, ``kept`` (as it must be), or what went wrong."""
+    """``caught`` (exactly as marked), ``kept`` (as it must be), or what went wrong:
+    ``flagged`` (a format kept on purpose changed), ``partly or as another kind``,
+    ``missed`` (nothing changed)."""
     result = redact(example.text)
     if example.kind is None:
         return "kept" if result.text == example.text else "flagged"
     if result.text == example.redacted:
         return "caught"
-    return "wrong kind" if "⟦" not in example.marked or result.changed else "missed"
+    return "partly or as another kind" if result.changed else "missed"
 
 
 def false_alarms(paths: tuple[Path, ...] = PROSE) -> list[tuple[Path, int, str]]:

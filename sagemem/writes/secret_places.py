@@ -55,18 +55,22 @@ KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
 # simple" is prose, not a value. A quoted value is whole up to its closing quote: a
 # passphrase has spaces ("correct horse battery staple"), and a JSON string an escaped
 # quote (``"hun\"ter2"``) — stopping at the first space or quote left the rest of the
-# secret on disk. ``：`` and ``＝`` are what a Chinese input method types for ``:`` and
-# ``=``. A key right after ``?`` or ``&`` is a URL parameter (``_URL_PARAMETER``).
+# secret on disk. A value is up to 8,000 characters (an AWS session token, a private key
+# pasted on one line into ``.env``: a cap of 200 left the rest of it on disk); a longer
+# match costs no more than the text it consumes, and a quote never closed is scanned at
+# most twice in any 8,000 characters (a second opening quote closes the first).
+# ``：`` and ``＝`` are what a Chinese input method types for ``:`` and ``=``. A key right
+# after ``?`` or ``&`` is a URL parameter (``url_secret``).
 ASSIGNMENT = re.compile(
     r"(?i)(?<![A-Za-z0-9_.?&-])[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")(?![A-Za-z0-9_])"
     r"[\"']?[ \t]*(?:"
-    r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,200})\""
-    r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,200})'"
-    r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,200})"
+    r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,8000})\""
+    r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,8000})'"
+    r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,8000})"
     # after a colon, a value holding a digit or a sign, or one that ends the line: the
     # caller tells which (``colon_value``), as a lookahead here cost 3 s on 1 MB of
     # ``password:`` repeated
-    r"|[:：][ \t]*(?P<c>" + _VALUE + r"{4,200}))")
+    r"|[:：][ \t]*(?P<c>" + _VALUE + r"{4,8000}))")
 
 _SIGN = re.compile(r"[0-9!#%&*+/?@^~]")
 _LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
@@ -89,7 +93,7 @@ _CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|�
 # ``用户名密码是 LDAP 账号`` ("the password is the LDAP account") are prose.
 CJK_ASSIGNMENT = re.compile(
     r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는|)[ \t]*[:：]?[ \t]*"
-    r"(?P<quote>[\"'“「『]?)(?P<secret>" + _VALUE + r"{4,200})")
+    r"(?P<quote>[\"'“「『]?)(?P<secret>" + _VALUE + r"{4,8000})")
 
 _PROSE_GOES_ON = re.compile(r"[ \t]*[^\s，。；、）)」』”！？!?]")
 

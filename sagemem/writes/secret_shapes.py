@@ -136,7 +136,7 @@ SHAPES: tuple[Rule, ...] = (
         r"(?P<secret>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"), not_placeholder,
         needs=("aiza",), not_after=_WORD + "-"),
     Rule("google_oauth_token", re.compile(
-        r"(?P<secret>ya29\.[0-9A-Za-z_-]{20,500})"), random_looking, needs=("ya29.",),
+        r"(?P<secret>ya29\.[0-9A-Za-z_-]{20,2048})"), random_looking, needs=("ya29.",),
         not_after=_WORD + "-"),
     Rule("jwt", re.compile(
         r"(?P<secret>eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}"

@@ -44,6 +44,7 @@ def password_key(key: str) -> bool:
 # of CJK text (``密码：hunter2，下周换`` — the comma and what follows are prose).
 _VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
           r"\uff01-\uff0f\uff1a-\uff20\uff5b-\uff65]")
+_LAST = _VALUE[:-1] + r".!?:)\]]"  # a value's last character in a sentence: not its full stop
 
 KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
              r"|(?:access|private|session|secret|signing|encryption|master|app|license"
@@ -116,6 +117,10 @@ def _secret(secret: str) -> bool:
     return assigned(secret, password=False)
 
 
+def _signed_password(secret: str) -> bool:
+    return assigned(secret, password=True) and bool(_SIGN.search(secret))
+
+
 def _flag(secret: str) -> bool:
     """A flag's argument given after a space: a secret only when it does not read as a
     word (``--token and it works``): a digit, a sign, or 12+ characters."""
@@ -162,6 +167,12 @@ PLACES: tuple[Rule, ...] = (
         r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
         r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>(?!-)" + _VALUE + r"{4,200})"),
         _flag, by_place=True, needs=("--",)),
+    # "the wifi password is 8h3k!x2q.": a sentence, as ``口令是 …`` is; the value needs a
+    # digit or a sign ("the password is stored in the vault" is prose)
+    Rule("password", re.compile(
+        r"(?i)\b(?:password|passphrase|passcode|passwd)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'“]?"
+        r"(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"), _signed_password,
+        by_place=True, needs=("pass",)),
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several
     Rule("password", re.compile(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"

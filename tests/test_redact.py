@@ -248,6 +248,12 @@ def test_the_secrets_that_reached_disk_in_issue_20_are_redacted(kind: str, text:
     assert redact(text).text == text.replace(secret, MARK.format(kind=kind))
 
 
+def test_a_url_parameter_ends_where_its_markdown_link_does() -> None:
+    text = "[export](https://api.acme.io/export?token=8Qm3Lp7Vb2Nk9Rt4) and `?key=f3b2c1d4e5`"
+    assert redact(text).text == ("[export](https://api.acme.io/export?token="
+                                 "<REDACTED:url_secret>) and `?key=<REDACTED:url_secret>`")
+
+
 def test_a_long_value_is_redacted_whole() -> None:
     """An AWS session token in JSON, a private key pasted on one line into ``.env``: a
     value cap of 200 characters left the rest of each on disk."""

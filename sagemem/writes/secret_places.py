@@ -143,7 +143,7 @@ PLACES: tuple[Rule, ...] = (
         r"(?i)[?&](?:x-amz-|api[_-]?|access[_-]?|auth[_-]?|private[_-]?|client[_-]?"
         r"|secret[_-]?|security[_-]?|refresh[_-]?|id[_-]?)?"
         r"(?:key|token|secret|password|passwd|pwd|sig|signature|auth|apikey|credential)"
-        r"=(?P<secret>[^&#\s\"'<>]{6,2000})"), _secret, by_place=True,
+        r"=(?P<secret>[^&#\s\"'<>()\[\]`]{6,2000})"), _secret, by_place=True,
         needs=("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=",
                "signature=", "auth=", "credential=")),
     Rule("password", re.compile(

@@ -35,7 +35,7 @@ from .secret_places import (
     colon_value,
     password_key,
 )
-from .secret_shapes import SHAPES, Rule
+from .secret_shapes import SHAPES, Rule, mark_before
 
 MARK = "<REDACTED:{kind}>"
 OPT_OUT = re.compile(r"^redact\s*:\s*(?:false|no|off)\s*(?:#.*)?$", re.M | re.I)
@@ -209,6 +209,8 @@ def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
             yield match.start("secret"), -match.end("secret"), rule.by_place, rule.kind
     if any(word in folded for word in KEY_NEEDS):
         for match in ASSIGNMENT.finditer(text):
+            if match.start() and mark_before(text, match.start()):
+                continue  # a key glued to a secret (``…<REDACTED:x>_API_KEY=``), as before it
             group = next(g for g in "abec" if match.group(g) is not None)
             if group == "c" and not colon_value(text, match):
                 continue

@@ -44,6 +44,9 @@ def password_key(key: str) -> bool:
 # of CJK text (``密码：hunter2，下周换`` — the comma and what follows are prose).
 _VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
           r"\uff01-\uff0f\uff1a-\uff20\uff5b-\uff65]")
+# a URL parameter's value ends at the next parameter, a fragment, a quote, the end of a
+# Markdown link or CJK text
+_URL_VALUE = r"[^&#?\s\"'<>()\[\]`\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
 _LAST = _VALUE[:-1] + r".!?:)\]]"  # a value's last character in a sentence: not its full stop
 
 KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
@@ -143,7 +146,7 @@ PLACES: tuple[Rule, ...] = (
         r"(?i)[?&](?:x-amz-|api[_-]?|access[_-]?|auth[_-]?|private[_-]?|client[_-]?"
         r"|secret[_-]?|security[_-]?|refresh[_-]?|id[_-]?)?"
         r"(?:key|token|secret|password|passwd|pwd|sig|signature|auth|apikey|credential)"
-        r"=(?P<secret>[^&#\s\"'<>()\[\]`]{6,2000})"), _secret, by_place=True,
+        r"=(?P<secret>" + _URL_VALUE + r"{6,2000})"), _secret, by_place=True,
         needs=("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=",
                "signature=", "auth=", "credential=")),
     Rule("password", re.compile(
@@ -180,7 +183,7 @@ PLACES: tuple[Rule, ...] = (
     # Heroku's API key is a UUID, told from a request id only by the word before it
     Rule("heroku_key", re.compile(
         r"(?i)heroku[\w .-]{0,30}[:=][ \t]*[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}"
-        r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"), not_placeholder, by_place=True,
+        r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![A-Za-z0-9_-])"), not_placeholder, by_place=True,
         needs=("heroku",)),
     # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
     Rule("docker_auth", re.compile(

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MARKED = re.compile(r"<REDACTED:[a-z_]+>")
+_MARK_BEFORE = re.compile(r"<REDACTED:[a-z_]+>\Z")
 
 PLACEHOLDER = re.compile(
     r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\s]*>|\$\{[^}]*\}|\{\{[^}]*\}\}"
@@ -52,12 +53,30 @@ class Rule:
         """Each match in ``text`` (``folded``: ``text.lower()``) this rule accepts."""
         if self.needs and not any(word in folded for word in self.needs):
             return
-        for match in self.pattern.finditer(text):
-            start = match.start("secret")
-            if start and text[start - 1] in self.not_after:
-                continue
-            if self.check(match.group("secret")):
+        at = 0
+        while match := self.pattern.search(text, at):
+            if self._accepts(text, match):
                 yield match
+                at = match.end()
+            else:  # a command refused (``curl -u $U:$P``) must not hide the next one
+                at = match.start("secret") if self.by_place else match.end()
+                at = max(at, match.start() + 1)
+
+    def _accepts(self, text: str, match: re.Match[str]) -> bool:
+        start = match.start("secret")
+        if start and (text[start - 1] in self.not_after
+                      or (self.not_after and mark_before(text, start))):
+            return False
+        if text.startswith("<REDACTED:", match.end("secret")):
+            return False  # a value cut short by a mark ran on into a secret: not this one
+        return self.check(match.group("secret"))
+
+
+def mark_before(text: str, at: int) -> bool:
+    """Whether a ``<REDACTED:…>`` mark ends at ``at``: it stands where a secret's
+    characters stood, so what is glued to it was glued to them (else a second redaction
+    would find what the first kept)."""
+    return bool(_MARK_BEFORE.search(text, max(0, at - 40), at))
 
 
 def random_looking(secret: str) -> bool:

@@ -4,9 +4,10 @@ parameter that names a secret, whatever its shape (``password: hunter2``,
 
 A place says "a secret goes here", not that one is there: the value is kept when it is a
 placeholder (``${DB_PASSWORD}``, ``<token>``), a bare boolean or null, a path
-(``pwd: /home/me/project`` — the working directory, not a password) or, for a key that is
-not a password's, a small number (``token: 1234`` counts tokens). The same bounds as
-``secret_shapes.py``: no nested repetition, every repeat bounded.
+(``pwd: /home/me/project`` — the working directory, not a password), code that reads it
+from elsewhere (``os.environ["…"]``) or, for a key that is not a password's, a small
+number (``token: 1234`` counts tokens). The same bounds as ``secret_shapes.py``: no
+nested repetition, every repeat bounded.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def colon_value(text: str, match: re.Match[str]) -> bool:
     """A value after a colon (``ASSIGNMENT``'s group ``c``) is one when it holds a digit
     or a sign, or ends its line: ``password: hunter2``, not "the secret: keep it"."""
     return bool(_SIGN.search(match.group("c")) or _LINE_END.match(text, match.end("c")))
+
 
 SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
 """A frontmatter key that names a secret (``set password=…``)."""

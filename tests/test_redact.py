@@ -336,3 +336,19 @@ def test_a_1_mb_line_of_hostile_text_is_redacted_in_bounded_time(line: str) -> N
     started = time.perf_counter()
     redact(HOSTILE_LINES[line])
     assert time.perf_counter() - started < 8.0
+
+
+def _best_time(text: str) -> float:
+    times = []
+    for _ in range(3):  # the best of three: a loaded machine slows a run, never speeds one
+        started = time.perf_counter()
+        redact(text)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def test_four_times_the_secrets_in_four_times_the_text_cost_four_times_as_much() -> None:
+    """Linear, not quadratic: each secret's line was counted from the top of the text,
+    so 100,000 secrets in 1 MB took 16 times what 25,000 in 256 KB took (7.8 s)."""
+    small, big = "password= " * 25_000, "password= " * 100_000
+    assert _best_time(big) / _best_time(small) < 8

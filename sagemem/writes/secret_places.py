@@ -182,6 +182,11 @@ PLACES: tuple[Rule, ...] = (
     Rule("password", re.compile(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"
         r"\s{1,20}(?P<secret>\S{1,200})"), _password, by_place=True, needs=("machine",)),
+    # ``~/.pgpass``: ``host:port:database:user:password``, a line of its own (a host with
+    # a letter or a dot, or ``*``: ``10:30:standup:daily:notes`` is a time, not a host)
+    Rule("password", re.compile(
+        r"(?m)^(?=[\w.*-]{0,200}[A-Za-z.*])[\w.*-]{1,200}:(?:[0-9]{1,5}|\*):[\w.*-]{1,200}"
+        r":[\w.*-]{1,200}:(?P<secret>\S{1,200})$"), _password, by_place=True),
     # Heroku's API key is a UUID, told from a request id only by the word before it
     Rule("heroku_key", re.compile(
         r"(?i)heroku[\w .-]{0,30}[:=][ \t]*[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}"

@@ -154,6 +154,7 @@ SHAPES: tuple[Rule, ...] = (
     Rule("google_api_key", re.compile(
         r"(?P<secret>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"), not_placeholder,
         needs=("aiza",), not_after=_WORD + "-"),
+    _token("google_client_secret", r"GOCSPX-[A-Za-z0-9_-]{28}", ("gocspx-",)),
     Rule("google_oauth_token", re.compile(
         r"(?P<secret>ya29\.[0-9A-Za-z_-]{20,2048})"), random_looking, needs=("ya29.",),
         not_after=_WORD + "-"),
@@ -182,7 +183,8 @@ SHAPES: tuple[Rule, ...] = (
     _token("pypi_token", r"pypi-AgE[A-Za-z0-9_-]{50,1000}", ("pypi-",), not_placeholder),
     _token("npm_token", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
     _token("docker_hub_token", r"dckr_pat_[A-Za-z0-9_-]{27,40}", ("dckr_pat_",)),
-    _token("atlassian_token", r"AT[AC]TT3[A-Za-z0-9_=-]{150,300}", ("atatt3", "atctt3")),
+    _token("atlassian_token", r"AT[AC]TT3[A-Za-z0-9_=-]{150,300}|ATBB[A-Za-z0-9_=.-]{28,40}",
+           ("atatt3", "atctt3", "atbb")),
     _token("artifactory_key", r"AKCp[A-Za-z0-9]{69}", ("akcp",)),
     # -- mail, messaging, payments
     _token("sendgrid_key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", ("sg.",)),

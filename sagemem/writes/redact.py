@@ -206,7 +206,7 @@ def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
     folded = text.lower()
     for rule in RULES:
         for match in rule.finds(text, folded):
-            yield match.start("secret"), -match.end("secret"), rule.by_place, rule.kind
+            yield match.start("secret"), -match.end("secret"), int(rule.by_place), rule.kind
     if any(word in folded for word in KEY_NEEDS):
         for match in ASSIGNMENT.finditer(text):
             if match.start() and mark_before(text, match.start()):

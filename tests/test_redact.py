@@ -275,6 +275,13 @@ def test_a_url_parameter_ends_where_its_markdown_link_does() -> None:
                                  "<REDACTED:url_secret>) and `?key=<REDACTED:url_secret>`")
 
 
+def test_code_that_reads_a_secret_is_kept_and_a_password_with_a_bracket_is_not() -> None:
+    for code in ('SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]', 'token = getenv("TOKEN")',
+                 "password = Prompt.ask(", "token = fields.get(\"token\")"):
+        assert redact(code).text == code
+    assert redact("DB_PASSWORD=Summer2024(!)").text == "DB_PASSWORD=<REDACTED:password>"
+
+
 def test_a_long_value_is_redacted_whole() -> None:
     """An AWS session token in JSON, a private key pasted on one line into ``.env``: a
     value cap of 200 characters left the rest of each on disk."""

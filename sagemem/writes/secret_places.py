@@ -18,8 +18,10 @@ from .secret_shapes import Rule, not_placeholder
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
 # ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
-# reads a secret from elsewhere (a name called or indexed, or an environment object)
-_CODE = re.compile(r"[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){0,5}[\[(]"
+# reads a secret from elsewhere (a name called or indexed, or an environment object). A
+# name without a dot has no digit: ``Summer2024(!)`` is a password, not a call.
+_CODE = re.compile(r"(?:[A-Za-z_]{1,40}|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){1,5})"
+                   r"[\[(](?:[A-Za-z_)\]]|\Z)"
                    r"|(?:process\.env|import\.meta\.env|Deno\.env|ENV)\b")
 _COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
 _PASSWORD_KEY = re.compile(r"(?i)pass|pwd|密码|密碼|口令|パスワード|비밀번호")

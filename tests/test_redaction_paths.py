@@ -5,7 +5,10 @@ search index, nor a kept copy of an edit that could not be saved."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -38,63 +41,82 @@ SECRETS = st.one_of(
     BODY.map(lambda b: "xoxb-1234567890-" + b[:20]),
     BODY.map(lambda b: "AKIA" + "".join(c for c in b.upper() if c.isalnum())[:16]),
 )
-Write = Callable[[MemoryStore, str], None]
+Marks = dict[str, int]
+"""What a path must have left: a glob under the temporary folder (``memory/…``,
+``state/…``) and how many ``<REDACTED:…>`` marks its files hold at least — a path that
+wrote nothing (a refused edit, a ``similar`` answer) cannot pass for one that redacted."""
+Write = Callable[[MemoryStore, str], Marks]
 
 
-def _write(store: MemoryStore, secret: str) -> None:
+def _write(store: MemoryStore, secret: str) -> Marks:
     memory = store.get("user_pets.md")
     store.write(memory.file, memory.text + f"\nThe token is {secret}.\n", memory.revision)
+    return {"memory/user_pets.md": 1}
 
 
-def _refused_write(store: MemoryStore, secret: str) -> None:
+def _refused_write(store: MemoryStore, secret: str) -> Marks:
     memory = store.get("user_pets.md")
     with pytest.raises(StaleRevision):
         store.write(memory.file, f"mine, with {secret}\n", "0" * 64,
                     reason=f"because {secret}")
+    return {"state/conflicts/*.json": 2}  # the refused text and its reason
 
 
-def _reasons(store: MemoryStore, secret: str) -> None:
+def _reasons(store: MemoryStore, secret: str) -> Marks:
     memory = store.get("user_pets.md")
     store.write(memory.file, memory.text + "\nMore.\n", memory.revision,
                 reason=f"rotated {secret}")
     from sagemem.history.revisions import revert
 
     revert(store, "user_pets.md", reason=f"back, {secret}")
+    return {"state/journal.jsonl": 2}
 
 
-def _set(store: MemoryStore, secret: str) -> None:
+def _set(store: MemoryStore, secret: str) -> Marks:
     store.write("user_pets.md", fields={"description": f"key {secret}", "tags": [secret]})
+    return {"memory/user_pets.md": 2}
 
 
-def _new(store: MemoryStore, secret: str) -> None:
+def _new(store: MemoryStore, secret: str) -> Marks:
     store.new(type="reference", name=f"deploy {secret}", description=f"uses {secret}",
               tags=[secret], aliases=[f"a {secret}"], body=f"export TOKEN={secret}\n")
+    return {"memory/reference_deploy_*.md": 5, "memory/MEMORY.md": 1}
 
 
-def _archive(store: MemoryStore, secret: str) -> None:
+def _archive(store: MemoryStore, secret: str) -> Marks:
     archive_memory(store, "user_pets.md", reason=f"rotated {secret}")
+    return {"state/archive.jsonl": 1}
 
 
-def _contradict(store: MemoryStore, secret: str) -> None:
+def _contradict(store: MemoryStore, secret: str) -> Marks:
     contradict(store, "user_pets.md", "user_background.md", note=f"see {secret}")
+    return {"state/conflicts/*.json": 1}
 
 
-def _memory_tool(store: MemoryStore, secret: str) -> None:
+def _memory_tool(store: MemoryStore, secret: str) -> Marks:
     tool = MemoryToolHandler(store)
+    pets = store.get("user_pets.md").text
     answers = [
         tool.handle({"command": "create", "path": "/memories/reference_ci.md",
                      "file_text": f"CI token: {secret}\n"}),
+        # a line of the body, which occurs once (``---`` occurs twice: nothing written)
         tool.handle({"command": "str_replace", "path": "/memories/user_pets.md",
-                     "old_str": "---\n", "new_str": f"---\nnote: {secret}\n"}),
+                     "old_str": "不喜欢被抱。", "new_str": f"不喜欢被抱。note: {secret}"}),
         tool.handle({"command": "insert", "path": "/memories/user_pets.md",
                      "insert_line": 1, "insert_text": f"token {secret}\n"})]
     assert all(secret not in answer for answer in answers)
+    assert store.get("user_pets.md").text != pets, answers
+    return {"memory/reference_ci.md": 1, "memory/user_pets.md": 2}
 
 
-def _remember(store: MemoryStore, secret: str) -> None:
-    store.remember(type="reference", title=f"deploy key {secret}", body=f"uses {secret}",
-                   description=f"the {secret} one", tags=[secret])
-    store.remember(type="user", title="Pets", body=f"cats, and {secret}")
+def _remember(store: MemoryStore, secret: str) -> Marks:
+    created = store.remember(type="reference", title=f"deploy key {secret}",
+                             body=f"uses {secret}", description=f"the {secret} one",
+                             tags=[secret])
+    # the exact title of user_pets.md: an update (a title only similar writes nothing)
+    updated = store.remember(type="user", title="家里的猫", body=f"cats, and {secret}")
+    assert (created.action, updated.action) == ("created", "updated")
+    return {"memory/reference_deploy_key_*.md": 4, "memory/user_pets.md": 1}
 
 
 PATHS: dict[str, Write] = {
@@ -109,6 +131,10 @@ def _everything_under(*folders: Path) -> bytes:
                       if p.is_file() and not p.is_symlink())
 
 
+def _marks(root: Path, pattern: str) -> int:
+    return sum(p.read_bytes().count(b"<REDACTED:") for p in root.glob(pattern))
+
+
 @pytest.mark.parametrize("path", sorted(PATHS))
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(secret=SECRETS)
@@ -117,9 +143,11 @@ def test_no_write_path_leaves_a_planted_secret_on_disk(path: str, secret: str) -
         folder, state = Path(tmp) / "memory", Path(tmp) / "state"
         shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
         with MemoryStore(folder, state) as store:
-            PATHS[path](store, secret)
+            wrote = PATHS[path](store, secret)
             store.search(f"token {secret}")  # the index holds whatever the files hold
         assert secret.encode() not in _everything_under(folder, state), path
+        for pattern, least in wrote.items():  # it wrote, and redacted what it wrote
+            assert _marks(Path(tmp), pattern) >= least, (path, pattern)
 
 
 def test_a_failed_edit_keeps_its_text_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -218,3 +246,59 @@ def test_a_rename_to_a_file_name_holding_a_secret_is_refused(tmp_path: Path) -> 
         rename_memory(store, "user_pets.md", f"user_{secret}.md")
     assert (folder / "user_pets.md").exists()
     assert secret.encode() not in _everything_under(folder, state)
+
+
+# -- issue 20: through the CLI, as an agent's shell reaches it
+
+
+def _sagemem(folder: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SAGE_MEM_SEMANTIC": "off", "SAGE_MEM_GLOBAL_DIR": "off"}
+    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(folder),
+                           "--state-dir", str(state), *args], capture_output=True,
+                          text=True, check=False, timeout=120, env=env)
+
+
+def test_a_cli_new_with_the_secrets_of_issue_20_leaves_none_on_disk(tmp_path: Path) -> None:
+    from test_redact import ISSUE_20
+
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    body = "\n".join(text for _, text, _ in ISSUE_20) + "\n"
+    result = _sagemem(folder, state, "new", "--type", "reference", "--name", "ops notes",
+                      "--description", "How we reach the services", "--body", body)
+    assert result.returncode == 0, result.stderr
+    written = (folder / "reference_ops_notes.md").read_text(encoding="utf-8")
+    assert written.count("<REDACTED:") == len(ISSUE_20)
+    disk = _everything_under(folder, state)
+    assert [s for _, _, s in ISSUE_20 if s.encode() in disk] == []
+    assert all(s not in result.stdout + result.stderr for _, _, s in ISSUE_20)
+
+
+def test_a_remember_title_holding_a_chinese_password_stays_out_of_names_and_index(
+        tmp_path: Path) -> None:
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secret = "Xy7#kq9!pL"
+    result = _sagemem(folder, state, "remember", "--type", "reference", "--title",
+                      f"数据库密码：{secret}", "--body", "生产库，只读账号", "--json")
+    assert result.returncode == 0, result.stderr
+    created = json.loads(result.stdout)["file"]
+    assert (folder / created).is_file() and "密码" in created
+    assert "<REDACTED:password>" in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert all(secret not in p.name for p in [*folder.rglob("*"), *state.rglob("*")])
+    assert secret.encode() not in _everything_under(folder, state)
+
+
+@pytest.mark.parametrize("file", ["reference_hf_jnJwijWsYgkJtDnfhjbNjGWwtxVbqTbCau.md",
+                                  "reference_SG.K86NgdekcN1J6Jk2jdYcHb.iaOn-3nQdbpeD5FSVipiFG57"
+                                  "-ff7kxuBFzEKfqS6O4-.md"])
+def test_a_file_name_holding_a_new_kind_of_secret_is_refused_in_one_line(
+        tmp_path: Path, file: str) -> None:
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    result = _sagemem(folder, state, "new", "--type", "reference", "--name", "ci",
+                      "--description", "The CI", "--file", file)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "holds a secret" in result.stderr and file[len("reference_"):-3] not in result.stderr
+    assert not (folder / file).exists()

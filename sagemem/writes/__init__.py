@@ -15,4 +15,8 @@
   ``record_write``, ``read``, ``parse_since``); never a memory's text.
 - ``versions``: ``<state>/versions/<sha256>``, the bytes each write replaced, bounded,
   checked by hash when read (``keep``, ``load``, ``kept``, ``prune``).
+- ``redact``: secrets become ``<REDACTED:kind>`` before any write (``redact``,
+  ``redact_memory``, ``refuse_secret_name``); its rules: ``secret_shapes`` (a provider's
+  token by its prefix and length) and ``secret_places`` (the value of a key, header, flag
+  or URL parameter that names a secret).
 """

@@ -1,11 +1,12 @@
 """Secrets never reach disk: a deterministic redactor every write passes through first.
 
 An agent writes most memories, and it pastes what it sees: a ``ghp_…`` token in a
-command, a database URL with its password, a ``.env`` line. Each rule below names a kind
-of secret by its shape (a provider's documented prefix and length) or by its place (the
-value of a key that names a secret); a match becomes ``<REDACTED:kind>``. Everything is
-a regular expression without nested repetition, so a hostile text costs time linear in
-its length, and the store's size limit bounds that.
+command, a database URL with its password, a ``.env`` line. A rule names a kind of
+secret by its shape (a provider's documented prefix and length: ``secret_shapes.py``) or
+by its place (the value of a key, header, flag or URL parameter that names a secret:
+``secret_places.py``); a match becomes ``<REDACTED:kind>``. Everything is a regular
+expression without nested repetition and with bounded repeats, so a hostile text costs
+time linear in its length, and the store's size limit bounds that.
 
 False positives matter as much as misses — a commit id, a sha256 sum, a UUID, a base64
 image or an example like ``sk-...`` must come through byte for byte — so a candidate is
@@ -17,29 +18,27 @@ distinct characters, no digit). ``redact: false`` in a memory's frontmatter opts
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import InvalidName
 from ..files.memory import split
+from .secret_places import (
+    ASSIGNMENT,
+    CJK_ASSIGNMENT,
+    CJK_NEEDS,
+    KEY_NEEDS,
+    PLACES,
+    SECRET_KEY,
+    assigned,
+    cjk_value,
+    colon_value,
+    password_key,
+)
+from .secret_shapes import SHAPES, Rule, mark_before
 
 MARK = "<REDACTED:{kind}>"
-_MARKED = re.compile(r"<REDACTED:[a-z_]+>")
 OPT_OUT = re.compile(r"^redact\s*:\s*(?:false|no|off)\s*(?:#.*)?$", re.M | re.I)
-
-PLACEHOLDER = re.compile(
-    r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\s]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{\{[^}]*\}\}"
-    r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED",
-    re.I)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One kind of secret: ``pattern``'s group ``secret`` is what is replaced."""
-
-    kind: str
-    pattern: re.Pattern[str]
-    check: Callable[[str], bool] = lambda secret: True
 
 
 @dataclass(frozen=True)
@@ -60,131 +59,44 @@ class Redaction:
         return bool(self.found)
 
 
-def random_looking(secret: str) -> bool:
-    """A token body drawn at random, not a word, a repeated filler or an example: a
-    digit and a letter, at least 10 distinct characters, no placeholder in it."""
-    return (any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
-            and len(set(secret)) >= 10 and not PLACEHOLDER.search(secret))
-
-
-PLACEHOLDER_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token",
-                               "apikey", "api_key", "key", "test", "demo", "sample"})
-"""Values that name what goes there (``postgres://user:password@host`` in a doc)."""
-
-
-def not_placeholder(secret: str) -> bool:
-    return (not PLACEHOLDER.search(secret) and not _MARKED.search(secret)
-            and secret.casefold() not in PLACEHOLDER_WORDS)
-
-
-def _assigned(secret: str) -> bool:
-    """A value given to a key that names a secret: anything but a placeholder, a bare
-    boolean or null, or a value that is only a few repeated characters."""
-    return (not_placeholder(secret) and len(set(secret)) >= 3 and
-            secret.casefold().strip("_-") not in PLACEHOLDER_WORDS and
-            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"})
-
-
-_KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
-              r"|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?|session[_-]?key")
-# The key ends with a secret word (``DB_PASSWORD``, ``api-key``; not ``max_tokens``,
-# ``token_url`` or ``secretName``); the value is quoted, or given with ``=``, or holds a
-# digit or a sign, or ends the line — "the secret: keep it simple" is prose, not a value.
-# A quoted value is whole up to its closing quote: a passphrase has spaces ("correct horse
-# battery staple"), and a JSON string an escaped quote (``"hun\"ter2"``) — stopping at the
-# first space or quote left the rest of the secret on disk.
-_ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")(?![A-Za-z0-9_])"
-    r"[\"']?[ \t]*(?:"
-    r"[=:][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,200})\""
-    r"|[=:][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,200})'"
-    r"|=[ \t]*[\"']?(?P<a>[^\s\"'`,;]{4,200})"
-    r"|:[ \t]*(?P<c>(?=[^\s\"'`,;]{0,200}[0-9!#%&*+/?@^~])[^\s\"'`,;]{4,200})"
-    r"|:[ \t]*(?P<d>[^\s\"'`,;]{4,200})[ \t]*$)", re.M)
-
-_PASSWORD_KEY = re.compile(r"(?i)pass|pwd")
-_SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + _KEY_WORDS + r")")
-
-RULES: tuple[Rule, ...] = (
-    Rule("private_key", re.compile(
-        r"(?P<secret>-----BEGIN (?P<label>(?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?)-----"
-        r"(?:(?!-----)[\s\S]){1,20000}-----END (?P=label)-----"
-        # a key cut off before its END line (``head -5 id_ed25519``): its base64 lines
-        r"|-----BEGIN (?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:\r?\n[A-Za-z0-9+/=]{1,200}(?![^\r\n])){1,1000})")),
-    Rule("anthropic_key", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,200})"),
-        random_looking),
-    Rule("openai_key", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,200})"),
-        random_looking),
-    Rule("aws_access_key_id", re.compile(
-        r"(?<![A-Z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})(?![A-Z0-9])"),
-        not_placeholder),
-    Rule("aws_secret_access_key", re.compile(
-        r"(?i)aws_?secret(?:_?access)?_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), random_looking),
-    Rule("github_token", re.compile(
-        r"(?<![A-Za-z0-9_])(?P<secret>(?:gh[pousr]_[A-Za-z0-9]{36,255}"
-        r"|github_pat_[A-Za-z0-9_]{22,255}))"), random_looking),
-    Rule("gitlab_token", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_-]{20,255})"),
-        random_looking),
-    Rule("slack_token", re.compile(
-        r"(?<![A-Za-z0-9-])(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,255})"), random_looking),
-    Rule("slack_webhook", re.compile(
-        r"(?P<secret>https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,200})"),
-        random_looking),
-    Rule("stripe_key", re.compile(
-        r"(?<![A-Za-z0-9_])(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200})"),
-        random_looking),
-    Rule("google_api_key", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"),
-        not_placeholder),
-    Rule("google_oauth_token", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>ya29\.[0-9A-Za-z_-]{20,500})"), random_looking),
-    Rule("jwt", re.compile(
-        r"(?<![A-Za-z0-9_-])(?P<secret>eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}"
-        r"\.[A-Za-z0-9_-]{8,2000})")),
-    Rule("bearer_token", re.compile(
-        r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,2000}=*)"), random_looking),
-    Rule("basic_auth", re.compile(
-        r"(?i)\bauthorization:[ \t]*basic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,2000}=*)"),
-        not_placeholder),
-    Rule("url_password", re.compile(
-        # no user (``redis://:pw@host``) and an unencoded ``@`` in the password: up to
-        # the last ``@`` before the path
-        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]{0,200}:(?P<secret>[^\s/]{1,200})@"),
-        not_placeholder),
-)
-
-
-_TRIGGER = re.compile(
-    r"(?i)sk-|sk_|rk_|akia|asia|abia|acca|gh[pousr]_|github_pat_|gl(?:pat|dt|ptt|rt)-|xox"
-    r"|hooks\.slack|aiza|ya29\.|eyj|bearer|basic|-----begin|://|pass|pwd|secret|token"
-    r"|key|credential")
-"""Something every rule needs: a text without any of these (most prose) skips the rules,
-which keeps an audit of 10,000 memories from paying for all of them on each."""
+RULES: tuple[Rule, ...] = SHAPES + PLACES
+"""Every rule but the key assignments: a provider's shape first, then a value's place."""
 
 
 def redact(text: str) -> Redaction:
     """``text`` with every secret replaced by ``<REDACTED:kind>`` (and where each was);
     the same text when there is none. Redacting twice changes nothing more."""
-    if not _TRIGGER.search(text):
-        return Redaction(text)
     spans = sorted(_spans(text))  # leftmost, then longest, then a named kind first
     if not spans:
         return Redaction(text)
-    parts, found, at = [], [], 0
-    for start, negative_end, _, kind in spans:
+    kinds = _best_kinds(spans)
+    parts, found, at, line = [], [], 0, 1
+    for start, negative_end, _, _ in spans:
         end = -negative_end
         if start < at:  # inside a secret already replaced (a JWT after "Bearer")
             continue
+        kind = kinds[start]
+        # counted from the last secret, not from the start: 50,000 secrets in a 1 MB
+        # text took 8 s counting each one's line from the top
+        line += text.count("\n", at, start)
         parts += [text[at:start], MARK.format(kind=kind)]
-        found.append(Found(kind, text.count("\n", 0, start) + 1))
+        found.append(Found(kind, line))
+        line += text.count("\n", start, end)
         at = end
     parts.append(text[at:])
     return Redaction("".join(parts), tuple(found))
+
+
+def _best_kinds(spans: list[tuple[int, int, int, str]]) -> dict[int, str]:
+    """The kind each place's secret is named by: the best-ranked of the spans starting
+    there. The longest span is what is replaced (leaving no tail of a secret on disk),
+    but ``"private_key": "-----BEGIN…\\n"`` is a ``private_key`` whose key's quoted value
+    runs one escape further, not a ``secret``."""
+    kinds: dict[int, tuple[int, str]] = {}
+    for start, _, rank, kind in spans:
+        if start not in kinds or rank < kinds[start][0]:
+            kinds[start] = (rank, kind)
+    return {start: kind for start, (_, kind) in kinds.items()}
 
 
 def find_secrets(text: str) -> tuple[Found, ...]:
@@ -252,9 +164,10 @@ def redact_field(key: str, value: object) -> object:
 
 def _secret_field(key: str, value: object) -> str | None:
     """The kind of the value of a key that names a secret, None for any other field."""
-    if not (isinstance(value, str) and _SECRET_KEY.fullmatch(key) and _assigned(value)):
+    if not (isinstance(value, str) and SECRET_KEY.fullmatch(key)
+            and assigned(value, password_key(key))):
         return None
-    return "password" if _PASSWORD_KEY.search(key) else "secret"
+    return "password" if password_key(key) else "secret"
 
 
 def _field_kinds(key: str, value: object) -> list[str]:
@@ -285,16 +198,33 @@ def redact_reason(reason: str | None) -> str | None:
 
 
 def _spans(text: str) -> Iterator[tuple[int, int, int, str]]:
-    """(start, -end, 0 for a named kind or 1 for a key's value, kind) of each candidate:
-    sorted, the leftmost longest comes first, and a provider's kind before "secret"."""
+    """(start, -end, rank, kind) of each candidate: sorted, the leftmost longest comes
+    first, and at one place a provider's shape (rank 0) before a value's place (1) before
+    a key's value (2) — ``Authorization: token ghp_…`` is a ``github_token``. A rule
+    runs only on a text holding a fragment it needs (``Rule.needs``): most prose skips
+    most rules, which keeps an audit of 10,000 memories from paying for all of them."""
+    folded = text.lower()
     for rule in RULES:
-        for match in rule.pattern.finditer(text):
-            secret = match.group("secret")
-            if rule.check(secret):
-                yield match.start("secret"), -match.end("secret"), 0, rule.kind
-    for match in _ASSIGNMENT.finditer(text):
-        group = next(g for g in "abcde" if match.group(g) is not None)
-        if _assigned(match.group(group)):
-            kind = "password" if _PASSWORD_KEY.search(match.group(0)[:match.start(group)
-                                                                   - match.start()]) else "secret"
-            yield match.start(group), -match.end(group), 1, kind
+        for match in rule.finds(text, folded):
+            yield match.start("secret"), -match.end("secret"), int(rule.by_place), rule.kind
+    if any(word in folded for word in KEY_NEEDS):
+        for match in ASSIGNMENT.finditer(text):
+            if match.start() and mark_before(text, match.start()):
+                continue  # a key glued to a secret (``…<REDACTED:x>_API_KEY=``), as before it
+            group = next(g for g in "abec" if match.group(g) is not None)
+            if group == "c" and not colon_value(text, match):
+                continue
+            yield from _value(match, group, match.group(0)[:match.start(group)
+                                                           - match.start()])
+    if any(word in text for word in CJK_NEEDS):
+        for match in CJK_ASSIGNMENT.finditer(text):
+            if cjk_value(text, match):
+                yield from _value(match, "secret", match.group("key"))
+
+
+def _value(match: re.Match[str], group: str, key: str) -> Iterator[tuple[int, int, int, str]]:
+    """The span of a key's value (``password`` or ``secret``), unless it is no secret."""
+    password = password_key(key)
+    if assigned(match.group(group), password):
+        yield (match.start(group), -match.end(group), 2,
+               "password" if password else "secret")

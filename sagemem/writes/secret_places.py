@@ -1,0 +1,208 @@
+"""What a secret looks like by its place: the value of a key, header, flag or URL
+parameter that names a secret, whatever its shape (``password: hunter2``,
+``数据库密码：…``, ``curl -u user:pass``, ``?token=…``).
+
+A place says "a secret goes here", not that one is there: the value is kept when it is a
+placeholder (``${DB_PASSWORD}``, ``<token>``), a bare boolean or null, a path
+(``pwd: /home/me/project`` — the working directory, not a password), code that reads it
+from elsewhere (``os.environ["…"]``) or, for a key that is not a password's, a small
+number (``token: 1234`` counts tokens). The same bounds as ``secret_shapes.py``: no
+nested repetition, every repeat bounded.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .secret_shapes import Rule, not_placeholder
+
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
+# ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
+# reads a secret from elsewhere (a name called or indexed, or an environment object). A
+# name without a dot has no digit: ``Summer2024(!)`` is a password, not a call.
+_CODE = re.compile(r"(?:[A-Za-z_]{1,40}|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){1,5})"
+                   r"[\[(](?:[A-Za-z_)\]]|\Z)"
+                   r"|(?:process\.env|import\.meta\.env|Deno\.env|ENV)\b")
+_COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
+_PASSWORD_KEY = re.compile(r"(?i)pass|pwd|密码|密碼|口令|パスワード|비밀번호")
+
+
+def assigned(secret: str, password: bool = True) -> bool:
+    """A value given to a key that names a secret: anything but a placeholder, a bare
+    boolean or null, a value that is only a few repeated characters, a file path, code
+    that reads the secret from elsewhere, or — for a key that is not a password's — a
+    small number."""
+    return (not_placeholder(secret) and len(set(secret)) >= 3 and
+            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
+            and not _PATH.fullmatch(secret) and not _CODE.match(secret)
+            and (password or not _COUNT.fullmatch(secret)))
+
+
+def password_key(key: str) -> bool:
+    """A key that names a password (its value is a ``password``, else a ``secret``)."""
+    return bool(_PASSWORD_KEY.search(key))
+
+
+# Where a value ends: whitespace, a quote, ``,`` or ``;``, and the punctuation and script
+# of CJK text (``密码：hunter2，下周换`` — the comma and what follows are prose).
+_VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+          r"\uff01-\uff0f\uff1a-\uff20\uff5b-\uff65]")
+# a URL parameter's value ends at the next parameter, a fragment, a quote, the end of a
+# Markdown link or CJK text
+_URL_VALUE = r"[^&#?\s\"'<>()\[\]`\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
+_LAST = _VALUE[:-1] + r".!?:)\]]"  # a value's last character in a sentence: not its full stop
+
+KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
+             r"|(?:access|private|session|secret|signing|encryption|master|app|license"
+             r"|account|shared|consumer)[_-]?key(?:[_-]?base)?"
+             r"|client[_-]?secret|auth[_-]?token|credentials?")
+# The key ends with a secret word (``DB_PASSWORD``, ``api-key``, ``SECRET_KEY``; not
+# ``max_tokens``, ``token_url``, ``secretName`` or ``primary_key``); the value is quoted,
+# or given with ``=``, or holds a digit or a sign, or ends the line — "the secret: keep it
+# simple" is prose, not a value. A quoted value is whole up to its closing quote: a
+# passphrase has spaces ("correct horse battery staple"), and a JSON string an escaped
+# quote (``"hun\"ter2"``) — stopping at the first space or quote left the rest of the
+# secret on disk. A value is up to 8,000 characters (an AWS session token, a private key
+# pasted on one line into ``.env``: a cap of 200 left the rest of it on disk); a longer
+# match costs no more than the text it consumes, and a quote never closed is scanned at
+# most twice in any 8,000 characters (a second opening quote closes the first).
+# ``：`` and ``＝`` are what a Chinese input method types for ``:`` and ``=``. A key right
+# after ``?`` or ``&`` is a URL parameter (``url_secret``).
+ASSIGNMENT = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.?&-])[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")(?![A-Za-z0-9_])"
+    r"[\"']?[ \t]*(?:"
+    r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,8000})\""
+    r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,8000})'"
+    r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,8000})"
+    # after a colon, a value holding a digit or a sign, or one that ends the line: the
+    # caller tells which (``colon_value``), as a lookahead here cost 3 s on 1 MB of
+    # ``password:`` repeated
+    r"|[:：][ \t]*(?P<c>" + _VALUE + r"{4,8000}))")
+
+_SIGN = re.compile(r"[0-9!#%&*+/?@^~]")
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
+
+
+def colon_value(text: str, match: re.Match[str]) -> bool:
+    """A value after a colon (``ASSIGNMENT``'s group ``c``) is one when it holds a digit
+    or a sign, or ends its line: ``password: hunter2``, not "the secret: keep it"."""
+    return bool(_SIGN.search(match.group("c")) or _LINE_END.match(text, match.end("c")))
+
+
+SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
+"""A frontmatter key that names a secret (``set password=…``)."""
+
+_CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|私鑰|令牌|凭证|凭据|憑證|憑據"
+              r"|パスワード|비밀번호")
+# ``数据库密码：…``, ``密码: …``, ``口令是 …``, ``wifi 密码 8h3k!x2q``: a CJK key needs no
+# boundary before it (CJK has no spaces between words) and is followed by a colon, an
+# equals sign, 是/为 ("is") or only a space. What counts as a value is the English
+# rule's (``cjk_value``): ``密码学`` (cryptography), ``密码：至少 12 位`` and
+# ``用户名密码是 LDAP 账号`` ("the password is the LDAP account") are prose.
+CJK_ASSIGNMENT = re.compile(
+    r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는|)[ \t]*[:：]?[ \t]*"
+    r"(?P<quote>[\"'“「『]?)(?P<secret>" + _VALUE + r"{4,8000})")
+
+_PROSE_GOES_ON = re.compile(r"[ \t]*[^\s，。；、）)」』”！？!?]")
+
+
+def cjk_value(text: str, match: re.Match[str]) -> bool:
+    """A CJK key's value is one when given with ``=`` or quoted, or when it holds a digit
+    or a sign, or — after a colon or 是 — when it ends its clause; with only a space
+    between, it needs the digit or sign (``令牌 2 个`` is a count)."""
+    secret, sep = match.group("secret"), match.group("sep")
+    if sep in ("=", "＝") or match.group("quote") or _SIGN.search(secret):
+        return True
+    return bool(sep) and not _PROSE_GOES_ON.match(text, match.end("secret"))
+
+
+def _password(secret: str) -> bool:
+    return assigned(secret, password=True)
+
+
+def _secret(secret: str) -> bool:
+    return assigned(secret, password=False)
+
+
+def _signed_password(secret: str) -> bool:
+    return assigned(secret, password=True) and bool(_SIGN.search(secret))
+
+
+def _flag(secret: str) -> bool:
+    """A flag's argument given after a space: a secret only when it does not read as a
+    word (``--token and it works``): a digit, a sign, or 12+ characters."""
+    return assigned(secret, password=False) and (
+        len(secret) >= 12 or any(not c.isalpha() for c in secret))
+
+
+_CLI_LINE = r"[^\n]{0,300}?[ \t]"  # the rest of the command line, up to the flag
+
+PLACES: tuple[Rule, ...] = (
+    # ``Authorization: Token …``, ``: ApiKey …``, ``: sk_…``: any scheme but Bearer and
+    # Basic, which have their own kinds
+    Rule("authorization", re.compile(
+        r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?!(?:bearer|basic)\b)"
+        r"(?:[A-Za-z][A-Za-z-]{1,20}[ \t]+)?(?P<secret>[^\s\"',;]{8,2000})"),
+        _flag, by_place=True, needs=("authorization",)),
+    # ``?key=…``, ``&access_token=…``, ``&sig=…`` (an Azure SAS), ``X-Amz-Signature=…``:
+    # the value ends at the next parameter
+    Rule("url_secret", re.compile(
+        r"(?i)[?&](?:x-amz-|api[_-]?|access[_-]?|auth[_-]?|private[_-]?|client[_-]?"
+        r"|secret[_-]?|security[_-]?|refresh[_-]?|id[_-]?)?"
+        r"(?:key|token|secret|password|passwd|pwd|sig|signature|auth|apikey|credential)"
+        r"=(?P<secret>" + _URL_VALUE + r"{6,2000})"), _secret, by_place=True,
+        needs=("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=",
+               "signature=", "auth=", "credential=")),
+    Rule("password", re.compile(
+        r"\bcurl\b" + _CLI_LINE + r"(?:-u|--user)[ \t=]{0,3}[\"']?[^\s:\"']{1,100}:"
+        r"(?P<secret>" + _VALUE + r"{1,200})"), _password, by_place=True, needs=("curl",)),
+    Rule("password", re.compile(
+        # ``-pPASS`` (no space: with a space, mysql asks for it)
+        r"\bmysql(?:dump|admin|sh|import|check)?\b" + _CLI_LINE +
+        r"-p(?P<secret>(?!-)" + _VALUE + r"{1,200})"), _password, by_place=True,
+        needs=("mysql",)),
+    Rule("password", re.compile(
+        r"\b(?:sshpass[ \t]{1,10}-p|redis-cli\b" + _CLI_LINE + r"-a)[ \t]*[\"']?"
+        r"(?P<secret>(?!-)" + _VALUE + r"{1,200})"), _password, by_place=True,
+        needs=("sshpass", "redis-cli")),
+    Rule("password", re.compile(
+        # ``--password PASS`` (``--password=PASS`` is a key's value), ``docker login -p``
+        r"(?i)(?:(?<!\S)--passw(?:or)?d|\blogin\b" + _CLI_LINE + r"-p)[ \t]{1,10}[\"']?"
+        r"(?P<secret>(?!-)" + _VALUE + r"{4,200})"), _flag, by_place=True,
+        needs=("--passw", "login")),
+    Rule("secret", re.compile(
+        r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
+        r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>(?!-)" + _VALUE + r"{4,200})"),
+        _flag, by_place=True, needs=("--",)),
+    # "the wifi password is 8h3k!x2q.": a sentence, as ``口令是 …`` is; the value needs a
+    # digit or a sign ("the password is stored in the vault" is prose)
+    Rule("password", re.compile(
+        r"(?i)\b(?:password|passphrase|passcode|passwd)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'“]?"
+        r"(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"), _signed_password,
+        by_place=True, needs=("pass",)),
+    # ``~/.netrc``: ``machine host login user password pw``, on one line or several
+    Rule("password", re.compile(
+        r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"
+        r"\s{1,20}(?P<secret>\S{1,200})"), _password, by_place=True, needs=("machine",)),
+    # ``~/.pgpass``: ``host:port:database:user:password``, a line of its own (a host with
+    # a letter or a dot, or ``*``: ``10:30:standup:daily:notes`` is a time, not a host)
+    Rule("password", re.compile(
+        r"(?m)^(?=[\w.*-]{0,200}[A-Za-z.*])[\w.*-]{1,200}:(?:[0-9]{1,5}|\*):[\w.*-]{1,200}"
+        r":[\w.*-]{1,200}:(?P<secret>\S{1,200})$"), _password, by_place=True),
+    # Heroku's API key is a UUID, told from a request id only by the word before it
+    Rule("heroku_key", re.compile(
+        r"(?i)heroku[\w .-]{0,30}[:=][ \t]*[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}"
+        r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![A-Za-z0-9_-])"), not_placeholder, by_place=True,
+        needs=("heroku",)),
+    # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
+    Rule("docker_auth", re.compile(
+        r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{8,2000}={0,2})\""),
+        not_placeholder, needs=('"auth"',)),
+)
+"""Values by their place (besides the key assignments, which ``redact.py`` runs)."""
+
+KEY_NEEDS = ("pass", "pwd", "secret", "token", "key", "credential")
+"""A fragment every key assignment needs (``ASSIGNMENT``), as ``Rule.needs``."""
+
+CJK_NEEDS = tuple(_CJK_WORDS.split("|"))
+"""A fragment every CJK key's value needs (``CJK_ASSIGNMENT``)."""

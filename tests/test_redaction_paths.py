@@ -102,8 +102,9 @@ def _memory_tool(store: MemoryStore, secret: str) -> Marks:
         # a line of the body, which occurs once (``---`` occurs twice: nothing written)
         tool.handle({"command": "str_replace", "path": "/memories/user_pets.md",
                      "old_str": "不喜欢被抱。", "new_str": f"不喜欢被抱。note: {secret}"}),
+        # after the last line: a line inside the frontmatter is refused (memory_tool/view.py)
         tool.handle({"command": "insert", "path": "/memories/user_pets.md",
-                     "insert_line": 1, "insert_text": f"token {secret}\n"})]
+                     "insert_line": len(pets.splitlines()), "insert_text": f"token {secret}\n"})]
     assert all(secret not in answer for answer in answers)
     assert store.get("user_pets.md").text != pets, answers
     return {"memory/reference_ci.md": 1, "memory/user_pets.md": 2}

@@ -217,11 +217,11 @@ def check_long_fields(s: Scan) -> Iterable[Finding]:
 
     found = []
     for m in s.memories:
-        for field, value in (("name", m.name), ("description", m.description)):
-            over = over_bound(field, value, None)
+        for key, value in (("name", m.name), ("description", m.description)):
+            over = over_bound(key, value, None)
             if over is not None:
-                found.append(hint(f"{field}_over_limit", m.file, key_line(m, field),
-                                  f"{field} is {over[0]} characters, over the {over[1]} a "
+                found.append(hint(f"{key}_over_limit", m.file, key_line(m, key),
+                                  f"{key} is {over[0]} characters, over the {over[1]} a "
                                   "write may give: say it in one sentence, the detail in "
                                   "the body", length=over[0], limit=over[1]))
     return found

@@ -279,6 +279,99 @@ def test_a_body_sent_as_content_by_an_earlier_client_keeps_the_frontmatter(
     assert after.body == before.body + "The cat likes boxes.\n"
 
 
+def _long_pets(store: MemoryStore) -> bytes:
+    """user_pets.md with a body of about 24 KB, two read_memory pages; its bytes."""
+    notes = "".join(f"\nVisit {i}: the vet weighed the cats; both fine.\n" for i in range(500))
+    memory = store.get("user_pets.md")
+    return _with_body(store, "user_pets.md", memory.body + notes)
+
+
+def test_the_first_page_of_a_long_memory_sent_back_as_the_body_is_refused_not_truncating(
+        store: MemoryStore) -> None:
+    # Written back as read (the documented flow), read_memory's first page replaced the
+    # whole body: every later page was lost, with status "written".
+    before = _long_pets(store)
+
+    async def body(client: Client) -> Any:
+        page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                ).structured_content
+        answers = []
+        for text in ("body", "content"):
+            answers.append(await client.call_tool("write_memory", {
+                "name": "user_pets.md", text: page["content"],
+                "expected_revision": page["revision"]}))
+        return page, answers
+
+    page, answers = with_stdio_client(store, body)
+    assert page["complete"] is False and page["next_start_line"] is not None
+    last = len(before.decode().splitlines())
+    for argument, result in zip(("body", "content"), answers, strict=True):
+        assert result.is_error, text_of(result)
+        assert text_of(result).startswith(f"error: {argument}: user_pets.md's body, lines "
+                                          f"10-{last}, is longer than one read_memory page")
+        assert f"start_line=10 and end_line={last}; nothing was written" in text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_page_written_back_with_its_line_range_changes_only_those_lines(
+        store: MemoryStore) -> None:
+    before = _long_pets(store)
+
+    async def body(client: Client) -> Any:
+        first = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                 ).structured_content
+        edited = first["content"].replace("Visit 3:", "Visit three:")
+        one = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": edited, "expected_revision": first["revision"],
+            "start_line": first["start_line"], "end_line": first["end_line"]})
+        second = (await client.call_tool("read_memory", {
+            "name": "user_pets.md", "start_line": first["next_start_line"]})
+                  ).structured_content
+        two = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": second["content"],
+            "expected_revision": one.structured_content["revision"],
+            "startLine": second["start_line"], "endLine": second["end_line"]})
+        return first, second, one, two
+
+    first, second, one, two = with_stdio_client(store, body)
+    assert first["complete"] is False and second["complete"] is False
+    assert second["next_start_line"] is None
+    for result in (one, two):
+        assert result.structured_content["status"] == "written", text_of(result)
+    after = (store.directory / "user_pets.md").read_bytes()
+    assert after == before.replace(b"Visit 3:", b"Visit three:")
+
+
+def test_a_long_body_replaced_whole_names_all_its_lines(store: MemoryStore) -> None:
+    before = _long_pets(store)
+    memory = store.get("user_pets.md")
+    last = len(memory.text.splitlines())
+    shorter = call(store, "write_memory", {
+        "name": "user_pets.md", "body": "Two cats.", "expected_revision": memory.revision,
+        "start_line": memory.body_line, "end_line": last})
+    assert shorter.structured_content["status"] == "written", text_of(shorter)
+    head = before[:len(before) - len(memory.body.encode())]
+    assert (store.directory / "user_pets.md").read_bytes() == head + b"Two cats.\n"
+    short = call(store, "read_memory", {"name": "user_pets.md"}).structured_content
+    assert short["complete"] is True
+
+
+def test_a_line_range_outside_the_body_or_without_a_revision_is_refused(
+        store: MemoryStore) -> None:
+    before = (store.directory / "user_pets.md").read_bytes()
+    memory = store.get("user_pets.md")
+    cases = [({"expected_revision": memory.revision, "start_line": 2, "end_line": 10},
+              "error: start_line: lines 2-10 are not in user_pets.md's body, lines 10-"),
+             ({"expected_revision": memory.revision, "start_line": 10},
+              "error: end_line: give start_line and end_line together"),
+             ({"expected_revision": None, "start_line": 10, "end_line": 10},
+              "error: start_line: a line range needs the memory's expected_revision")]
+    for given, message in cases:
+        result = call(store, "write_memory", {"name": "user_pets.md", "body": "x", **given})
+        assert result.is_error and text_of(result).startswith(message), text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
 def test_write_memory_takes_a_body_or_a_content_one_of_them(store: MemoryStore) -> None:
     before = (store.directory / "user_pets.md").read_bytes()
     revision = store.get("user_pets.md").revision

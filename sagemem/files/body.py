@@ -57,6 +57,34 @@ def with_body(memory: Memory | None, body: str) -> str:
     return head + text
 
 
+def with_lines(memory: Memory, start_line: int, end_line: int, text: str) -> str:
+    """``memory``'s text with its body lines ``start_line``..``end_line`` (the file's own
+    numbering, as a ``read_memory`` page gives them) replaced by ``text``, the lines
+    before and after kept byte for byte: a long memory's page is written back without
+    its other pages. ``text`` takes the file's line ending; empty, the lines go.
+
+    Refused (``InvalidArgument``) for a range outside the body, and as ``with_body``
+    refuses a text that would turn into the frontmatter."""
+    pieces = memory.text.split("\n")  # piece i is line i+1, less its LF
+    total = len(pieces) - (1 if pieces[-1] == "" else 0)
+    if not memory.body_line <= start_line <= end_line <= total:
+        raise InvalidArgument("start_line", f"lines {start_line}-{end_line} are not in "
+                              f"{memory.file}'s body, lines {memory.body_line}-{total}; "
+                              "give a read_memory page's start_line and end_line")
+    before = "".join(piece + "\n" for piece in pieces[:start_line - 1])
+    if start_line == 1 and memory.text.startswith("\ufeff"):
+        before = "\ufeff"  # the BOM is no line's text: read_memory never shows it
+    after = "\n".join(pieces[end_line:])
+    new = in_line_endings(text, newline_of(memory.text))
+    if new and (end_line < total or memory.text.endswith("\n")):
+        new += newline_of(memory.text)
+    result = before + new + after
+    if split(result).body_start != len(head_of(memory)):
+        raise InvalidArgument("body", "it would turn these lines into the file's "
+                                      "frontmatter; send the whole file as content")
+    return result
+
+
 def opens_frontmatter(text: str) -> bool:
     """Whether ``text`` opens with a closed ``---`` block that reads as a mapping of fields
     (or is empty): a whole file's frontmatter, not a body's horizontal rule."""

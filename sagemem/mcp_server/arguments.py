@@ -14,9 +14,16 @@ from datetime import date
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..files.body import in_line_endings, newline_of, opens_frontmatter, with_body
+from ..files.body import (
+    in_line_endings,
+    newline_of,
+    opens_frontmatter,
+    with_body,
+    with_lines,
+)
 from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields
-from ..files.memory import Memory, split
+from ..files.memory import Memory, file_lines, split
+from ..search.reading import fits_one_page
 
 
 def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
@@ -78,15 +85,26 @@ def _printable(key: str) -> str:
     return key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def new_text(current: Memory | None, body: str | None, content: str | None
+def new_text(current: Memory | None, body: str | None, content: str | None,
+             lines: tuple[int, int] | None = None, *, stale: bool = False
              ) -> tuple[str, list[str]]:
     """``write_memory``'s new file text, from a ``body`` (``current``'s frontmatter kept
     byte for byte) or a whole-file ``content``, in the file's line endings (LF for a new
-    file, ``current`` None); and a warning when ``content`` was taken as a body."""
+    file, ``current`` None); and a warning when ``content`` was taken as a body.
+
+    With ``lines`` (a ``read_memory`` page's start and end line) the body replaces those
+    lines alone. Without, it replaces the whole body, which is refused for a body longer
+    than one page: written back, the first page read would drop every later one (issue
+    20's review). ``stale`` (``current`` is not the revision the model read, so the
+    guard refuses whatever this returns) keeps a line range from being checked against
+    lines the model never saw."""
     if (body is None) == (content is None):
         raise InvalidArgument("body", "give body (the body alone, the frontmatter kept) "
                                       "or content (the whole file), one of them")
+    if lines is not None:
+        return _page_written(current, body, lines, stale=stale), []
     if body is not None:
+        _check_one_page(current, "body")
         return with_body(current, body), []
     assert content is not None
     if current is None or not current.has_frontmatter:
@@ -97,6 +115,37 @@ def new_text(current: Memory | None, body: str | None, content: str | None
     return _content_as_body(current, content)
 
 
+def _page_written(current: Memory | None, body: str | None, lines: tuple[int, int], *,
+                  stale: bool) -> str:
+    """``current`` with a page's lines replaced by ``body``."""
+    if body is None:
+        raise InvalidArgument("start_line", "a line range goes with body, the page's new "
+                                            "text; content is always the whole file")
+    if current is None:
+        raise InvalidArgument("start_line", "a line range needs the memory's "
+                                            "expected_revision; a new memory has no lines")
+    if stale:  # refused by the guard: its record keeps the page where it fits, or nothing
+        try:
+            return with_lines(current, *lines, body)
+        except InvalidArgument:
+            return current.text
+    return with_lines(current, *lines, body)
+
+
+def _check_one_page(current: Memory | None, argument: str) -> None:
+    """Refuse a whole body for a memory whose body is longer than one read_memory page:
+    what the model read was one page of it, and the pages after would be lost."""
+    if current is None or fits_one_page(current):
+        return
+    last = len(file_lines(current.text))
+    raise InvalidArgument(argument, f"{current.file}'s body, lines {current.body_line}-"
+                          f"{last}, is longer than one read_memory page, and a {argument} "
+                          "without start_line and end_line replaces all of it: to change "
+                          "a page, send it as body with that page's start_line and "
+                          "end_line; to replace the whole body, give start_line="
+                          f"{current.body_line} and end_line={last}; nothing was written")
+
+
 def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
     """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
     clients sent the body there (read_memory's text): one that opens with no ``---``
@@ -104,6 +153,7 @@ def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
     the body opens with, so it is the body and the file's frontmatter stays. One that
     opens with a ``---`` that is no frontmatter may be either (a Markdown rule, or a
     broken block): refused, never guessed — issue 20 lost the frontmatter so."""
+    _check_one_page(current, "content")
     parts = split(content)
     opens_plainly = parts.frontmatter is None and parts.problem is None
     if opens_plainly or _opens_as_body_does(current, content):

@@ -29,7 +29,7 @@ from ..errors import (
     WriteRefused,
 )
 from ..files.fields import set_warnings
-from ..files.memory import Memory, checked_revision
+from ..files.memory import Memory, checked_revision, names_revision
 from ..history.archive import archive_memory
 from ..history.caps import CapReport, with_room
 from ..history.caps import write_memory as write_within_caps
@@ -192,15 +192,23 @@ class MemoryTools:
                         "sagemem://memories/ resource shows it), to change the frontmatter "
                         "too.")] = None,
         reason: Reason = None,
+        start_line: Annotated[int | None, Field(
+            ge=1, description="With end_line: body replaces only these lines, a "
+                              "read_memory page's start_line and end_line (needed when "
+                              "the page read was not complete).")] = None,
+        end_line: Annotated[int | None, Field(
+            ge=1, description="The last line body replaces, with start_line.")] = None,
     ) -> WriteOutcome:
         """Replace a memory's body (body) or whole file (content), only if nobody changed
         it since you read it. If it changed, nothing is written: status is refused, with
         the conflict id and both revisions; read it again, merge your change into the new
-        text, and write again with the new revision. To change one field, use
-        set_memory_fields instead."""
+        text, and write again with the new revision. A read_memory page that was not
+        complete goes back with its start_line and end_line: the rest stays. To change
+        one field, use set_memory_fields instead."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
-        text, warnings = self._new_text(name, expected, body, content)
+        text, warnings = self._new_text(name, expected, body, content,
+                                        _line_range(start_line, end_line))
         try:
             memory, caps = write_within_caps(self.store, name, text, expected, reason=reason,
                                              writer=WRITER, by=WRITER)  # as CLI `write`
@@ -210,14 +218,17 @@ class MemoryTools:
                            warnings + _redacted(text) + _room_made(caps))
 
     def _new_text(self, name: str, expected: str | None, body: str | None,
-                  content: str | None) -> tuple[str, list[str]]:
+                  content: str | None, lines: tuple[int, int] | None
+                  ) -> tuple[str, list[str]]:
         """The file's new text (``arguments.new_text``), against the file as it is now:
         the guarded write lands only if now is the revision the model read."""
         current = None
         if expected is not None:
             with contextlib.suppress(MemoryNotFound):  # deleted: the guard refuses it
                 current = self.store.get(name)
-        return new_text(current, body, content)
+        stale = current is not None and expected is not None and \
+            not names_revision(expected, current.revision)
+        return new_text(current, body, content, lines, stale=stale)
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(
@@ -384,6 +395,16 @@ def _refusal(exc: WriteRefused) -> Refusal:
     return "merge_marker" if isinstance(exc, UnresolvedMerge) else "changed"
 
 
+
+
+def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:
+    """write_memory's page range: both lines or neither."""
+    if start_line is None and end_line is None:
+        return None
+    if start_line is None or end_line is None:
+        raise InvalidArgument("start_line" if start_line is None else "end_line",
+                              "give start_line and end_line together: the page's range")
+    return start_line, end_line
 
 
 def _entry(memory: Memory) -> MemoryEntry:

@@ -862,6 +862,24 @@ def test_every_line_over_stdio_gets_an_answer_even_one_the_sdk_cannot_read(
     assert "Traceback" not in err
 
 
+def test_a_line_nested_too_deep_gets_a_parse_error_and_the_server_keeps_running(
+        store: MemoryStore) -> None:
+    # One short line of brackets made the parse-error reply itself fail (RecursionError
+    # in json.loads): the server exited 1 and the client waited for ever.
+    server = RawStdio(store)
+    try:
+        assert server.ask(INITIALIZE.encode())["id"] == 1  # type: ignore[index]
+        deep = [server.ask(b"[" * depth + b"]" * depth) for depth in (900, 100_000)]
+        alive = server.ask(b'{"jsonrpc":"2.0","id":4,"method":"ping"}')
+    finally:
+        err = server.close()
+    for reply in deep:
+        assert reply is not None
+        assert (reply["id"], reply["error"]["code"]) == (None, -32700), reply
+    assert alive == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert "internal error" not in err and "Traceback" not in err
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -65,20 +65,22 @@ def check_text(arguments: Mapping[str, Any]) -> None:
 
 
 def surrogate_in(value: object) -> int | None:
-    """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return exc.start
-        return None
-    if isinstance(value, Mapping):
-        items = [*value.keys(), *value.values()]
-    elif isinstance(value, list):
-        items = value
-    else:
-        return None
-    return next((o for o in map(surrogate_in, items) if o is not None), None)
+    """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is.
+    Walked with a stack, not by recursion: JSON nested a few thousand deep is one short
+    line, and must be answered, not crash the server (``RecursionError``)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return exc.start
+        elif isinstance(item, Mapping):
+            pending.extend(reversed([*item.keys(), *item.values()]))
+        elif isinstance(item, list):
+            pending.extend(reversed(item))
+    return None
 
 
 def _printable(key: str) -> str:

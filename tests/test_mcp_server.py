@@ -307,10 +307,55 @@ def test_the_first_page_of_a_long_memory_sent_back_as_the_body_is_refused_not_tr
     last = len(before.decode().splitlines())
     for argument, result in zip(("body", "content"), answers, strict=True):
         assert result.is_error, text_of(result)
-        assert text_of(result).startswith(f"error: {argument}: user_pets.md's body, lines "
-                                          f"10-{last}, is longer than one read_memory page")
+        assert text_of(result).startswith(
+            f"error: {argument}: user_pets.md's body, lines 10-{last}, was shown to you only "
+            f"in part (lines 10-{page['end_line']}) at this revision")
         assert f"start_line=10 and end_line={last}; nothing was written" in text_of(result)
+    # a revision this server never showed (the model had it from elsewhere): the body is
+    # longer than a page, so what the model holds may be one page of it
+    unseen = call(store, "write_memory", {"name": "user_pets.md", "body": page["content"],
+                                          "expected_revision": page["revision"]})
+    assert unseen.is_error
+    assert text_of(unseen).startswith(f"error: body: user_pets.md's body, lines 10-{last}, "
+                                      "is longer than one read_memory page")
     assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_part_of_a_short_memory_sent_back_as_the_body_is_refused(
+        store: MemoryStore) -> None:
+    # A page read from a search hit's start_line, or a search paragraph, is part of the
+    # body: written back as the whole body, it dropped the lines before it.
+    before = _with_body(store, "user_pets.md", "Zhima is a cat.\n\nShe is three.\n\n"
+                                               "The neighbour feeds her.\n")
+
+    async def body(client: Client) -> Any:
+        found = (await client.call_tool("search_memory", {"query": "neighbour feeds"})
+                 ).structured_content["results"][0]
+        after_search = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": found["paragraph"],
+            "expected_revision": found["revision"]})
+        page = (await client.call_tool("read_memory", {
+            "name": "user_pets.md", "start_line": found["start_line"]})).structured_content
+        after_page = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": page["content"] + " Twice a day.",
+            "expected_revision": page["revision"]})
+        whole = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                 ).structured_content
+        after_whole = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": whole["content"] + " Twice a day.",
+            "expected_revision": whole["revision"]})
+        return found, page, whole, after_search, after_page, after_whole
+
+    found, page, whole, after_search, after_page, after_whole = with_stdio_client(store, body)
+    assert found["file"] == "user_pets.md" and page["complete"] is False
+    for refused_write in (after_search, after_page):
+        assert refused_write.is_error, text_of(refused_write)
+        assert "was shown to you only in part (lines" in text_of(refused_write)
+    assert "a search result" in text_of(after_search)
+    assert whole["complete"] is True
+    assert after_whole.structured_content["status"] == "written", text_of(after_whole)
+    assert (store.directory / "user_pets.md").read_bytes() == before.replace(
+        b"feeds her.\n", b"feeds her. Twice a day.\n")
 
 
 def test_a_page_written_back_with_its_line_range_changes_only_those_lines(

@@ -88,25 +88,27 @@ def _printable(key: str) -> str:
 
 
 def new_text(current: Memory | None, body: str | None, content: str | None,
-             lines: tuple[int, int] | None = None, *, stale: bool = False
-             ) -> tuple[str, list[str]]:
+             lines: tuple[int, int] | None = None, *, stale: bool = False,
+             shown_part: str | None = None) -> tuple[str, list[str]]:
     """``write_memory``'s new file text, from a ``body`` (``current``'s frontmatter kept
     byte for byte) or a whole-file ``content``, in the file's line endings (LF for a new
     file, ``current`` None); and a warning when ``content`` was taken as a body.
 
     With ``lines`` (a ``read_memory`` page's start and end line) the body replaces those
-    lines alone. Without, it replaces the whole body, which is refused for a body longer
-    than one page: written back, the first page read would drop every later one (issue
-    20's review). ``stale`` (``current`` is not the revision the model read, so the
-    guard refuses whatever this returns) keeps a line range from being checked against
-    lines the model never saw."""
+    lines alone. Without, it replaces the whole body, refused where what the model holds
+    may be part of it (``_check_whole_body``): a body longer than one page, or one the
+    model was shown only ``shown_part`` of (``views.py``) — written back, the first page
+    read dropped every later one (issue 20's review). ``stale`` (``current`` is not the
+    revision the model read, so the guard refuses whatever this returns, both sides
+    kept) skips those checks: the refusal says the file changed."""
     if (body is None) == (content is None):
         raise InvalidArgument("body", "give body (the body alone, the frontmatter kept) "
                                       "or content (the whole file), one of them")
     if lines is not None:
         return _page_written(current, body, lines, stale=stale), []
     if body is not None:
-        _check_one_page(current, "body")
+        if not stale:
+            _check_whole_body(current, "body", shown_part)
         return with_body(current, body), []
     assert content is not None
     if current is None or not current.has_frontmatter:
@@ -114,7 +116,7 @@ def new_text(current: Memory | None, body: str | None, content: str | None,
             current.text)), []
     if opens_frontmatter(content) and not _opens_as_body_does(current, content):
         return in_line_endings(content, newline_of(current.text)), []
-    return _content_as_body(current, content)
+    return _content_as_body(current, content, shown_part, stale=stale)
 
 
 def _page_written(current: Memory | None, body: str | None, lines: tuple[int, int], *,
@@ -134,28 +136,34 @@ def _page_written(current: Memory | None, body: str | None, lines: tuple[int, in
     return with_lines(current, *lines, body)
 
 
-def _check_one_page(current: Memory | None, argument: str) -> None:
-    """Refuse a whole body for a memory whose body is longer than one read_memory page:
-    what the model read was one page of it, and the pages after would be lost."""
-    if current is None or fits_one_page(current):
+def _check_whole_body(current: Memory | None, argument: str, shown_part: str | None
+                      ) -> None:
+    """Refuse a whole body where what the model has may be a part of it: it was shown
+    only ``shown_part`` of this revision, or the body is longer than one read_memory
+    page (what it read was one page). Written, the lines it lacks would be lost."""
+    if current is None or (shown_part is None and fits_one_page(current)):
         return
     last = len(file_lines(current.text))
+    why = "is longer than one read_memory page" if shown_part is None else \
+        f"was shown to you only in part ({shown_part}) at this revision"
     raise InvalidArgument(argument, f"{current.file}'s body, lines {current.body_line}-"
-                          f"{last}, is longer than one read_memory page, and a {argument} "
-                          "without start_line and end_line replaces all of it: to change "
-                          "a page, send it as body with that page's start_line and "
-                          "end_line; to replace the whole body, give start_line="
-                          f"{current.body_line} and end_line={last}; nothing was written")
+                          f"{last}, {why}, and a {argument} without start_line and "
+                          "end_line replaces all of it: to change a page, send it as body "
+                          "with that page's start_line and end_line; to replace the whole "
+                          f"body, give start_line={current.body_line} and end_line={last}"
+                          "; nothing was written")
 
 
-def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
+def _content_as_body(current: Memory, content: str, shown_part: str | None, *,
+                     stale: bool) -> tuple[str, list[str]]:
     """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
     clients sent the body there (read_memory's text): one that opens with no ``---``
     cannot be a whole file with frontmatter, nor can one that opens with the very block
     the body opens with, so it is the body and the file's frontmatter stays. One that
     opens with a ``---`` that is no frontmatter may be either (a Markdown rule, or a
     broken block): refused, never guessed — issue 20 lost the frontmatter so."""
-    _check_one_page(current, "content")
+    if not stale:
+        _check_whole_body(current, "content", shown_part)
     parts = split(content)
     opens_plainly = parts.frontmatter is None and parts.problem is None
     if opens_plainly or _opens_as_body_does(current, content):

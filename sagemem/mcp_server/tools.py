@@ -52,6 +52,7 @@ from .outputs import (
     UseOutcome,
     WriteOutcome,
 )
+from .views import Views
 
 WRITER = "mcp"
 SEARCH_BUDGET_S = 5.0
@@ -92,6 +93,8 @@ class MemoryTools:
     def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
         self.store = store
         self.session_id = session_id or None
+        self.views = Views()
+        """What this server showed the model of each revision (``views.py``)."""
         """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
         write gate: the ``session`` setting (SAGE_MEM_SESSION). Without one nothing is:
         the server cannot tell which Claude Code session calls it, and a shared record
@@ -145,6 +148,10 @@ class MemoryTools:
         response = self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
                                      deadline=time.monotonic() + SEARCH_BUDGET_S)
         warnings = self._seen({r.file: r.revision for r in response.results if r.revision})
+        for r in response.results:
+            if r.revision:
+                self.views.part(r.file, r.revision, f"lines {r.start_line}-{r.end_line}, "
+                                                    "a search result")
         return dataclasses.replace(response, notices=(*response.notices, *warnings))
 
     @hints(read_only=True, idempotent=True)
@@ -174,6 +181,7 @@ class MemoryTools:
         if result.status == "ok":
             record_if_possible(self.store.state_dir, "read", [result.file], _now())
             self._seen({result.file: result.revision})
+            self._viewed(result)
         return result
 
     @hints(read_only=False, destructive=True)
@@ -207,28 +215,45 @@ class MemoryTools:
         one field, use set_memory_fields instead."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
-        text, warnings = self._new_text(name, expected, body, content,
-                                        _line_range(start_line, end_line))
+        lines = _line_range(start_line, end_line)
+        text, warnings, before = self._new_text(name, expected, body, content, lines)
         try:
             memory, caps = write_within_caps(self.store, name, text, expected, reason=reason,
                                              writer=WRITER, by=WRITER)  # as CLI `write`
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected,
-                           warnings + _redacted(text) + _room_made(caps))
+                           warnings + _redacted(text) + _room_made(caps),
+                           whole=lines is None, before=before)
 
     def _new_text(self, name: str, expected: str | None, body: str | None,
                   content: str | None, lines: tuple[int, int] | None
-                  ) -> tuple[str, list[str]]:
-        """The file's new text (``arguments.new_text``), against the file as it is now:
-        the guarded write lands only if now is the revision the model read."""
+                  ) -> tuple[str, list[str], str | None]:
+        """The file's new text (``arguments.new_text``), against the file as it is now
+        (the guarded write lands only if now is the revision the model read); its
+        warnings; and that revision."""
         current = None
         if expected is not None:
             with contextlib.suppress(MemoryNotFound):  # deleted: the guard refuses it
                 current = self.store.get(name)
         stale = current is not None and expected is not None and \
             not names_revision(expected, current.revision)
-        return new_text(current, body, content, lines, stale=stale)
+        part = None if current is None else self.views.part_only(current.file,
+                                                                 current.revision)
+        text, warnings = new_text(current, body, content, lines, stale=stale,
+                                  shown_part=part)
+        return text, warnings, None if current is None else current.revision
+
+    def _viewed(self, result: ReadResult) -> None:
+        """Note what a read showed: the whole body, or which of its lines."""
+        if result.complete:
+            self.views.whole(result.file, result.revision)
+        elif result.start_byte is not None:
+            self.views.part(result.file, result.revision,
+                            f"bytes {result.start_byte}-{result.end_byte}")
+        else:
+            self.views.part(result.file, result.revision,
+                            f"lines {result.start_line}-{result.end_line}")
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(
@@ -257,7 +282,8 @@ class MemoryTools:
 
         notice = fields_notice(values)
         return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values)
-                           + ([notice] if notice else []))
+                           + ([notice] if notice else []), whole=False,
+                           before=memory.revision)
 
     @hints(read_only=False, destructive=True)
     def create_memory(
@@ -304,7 +330,7 @@ class MemoryTools:
         status: Literal["created", "updated", "unchanged"] = result.action
         return self._wrote(status, memory, result.previous_revision,
                            _redacted(name, description or "", body, *(tags or ()),
-                                     *(aliases or ())) + _room_made(caps))
+                                     *(aliases or ())) + _room_made(caps), whole=True)
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -364,10 +390,13 @@ class MemoryTools:
 
     def _wrote(self, status: Literal["written", "created", "updated", "unchanged"],
                memory: Memory,
-               previous: str | None, warnings: list[str] | None = None) -> WriteOutcome:
-        """A write that landed; the model knows the text it wrote, so it has seen it."""
+               previous: str | None, warnings: list[str] | None = None, *, whole: bool,
+               before: str | None = None) -> WriteOutcome:
+        """A write that landed; the model knows the text it wrote, so it has seen it
+        (the whole body when it sent it, ``whole``; else as much as it saw ``before``)."""
         problems = [f"{p.field}: {p.message}" for p in memory.problems]
         unrecorded = self._seen({memory.file: memory.revision})
+        self.views.carry(memory.file, before, memory.revision, whole=whole)
         return WriteOutcome(status, memory.file, memory.revision, previous,
                             warnings=tuple([*(warnings or []), *problems, *unrecorded]))
 

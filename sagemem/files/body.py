@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import yaml
 
-from ..errors import InvalidArgument
-from .memory import Memory, load_yaml, split
+from ..errors import FrontmatterDropped, InvalidArgument
+from .memory import Memory, load_yaml, names_revision, split
 
 
 def newline_of(text: str) -> str:
@@ -83,6 +83,27 @@ def with_lines(memory: Memory, start_line: int, end_line: int, text: str) -> str
         raise InvalidArgument("body", "it would turn these lines into the file's "
                                       "frontmatter; send the whole file as content")
     return result
+
+
+def check_keeps_frontmatter(current: Memory, text: str, expected: str) -> None:
+    """Refuse (``FrontmatterDropped``) a whole-file ``text`` with no frontmatter block at
+    all for ``current``, which has one: a body taken for the file (``sagemem read``'s
+    output written back) would drop every field. A text that opens with a block, even an
+    empty or a broken one, says what it means and is the guard's to judge; so is a write
+    whose ``expected`` revision is no longer ``current``'s (refused, both sides kept)."""
+    parts = split(text)
+    if current.has_frontmatter and parts.frontmatter is None and parts.problem is None \
+            and names_revision(expected, current.revision):
+        raise FrontmatterDropped(current.file, _field_names(current))
+
+
+def _field_names(memory: Memory) -> tuple[str, ...]:
+    """The top-level keys of ``memory``'s frontmatter, for the message (none if broken)."""
+    try:
+        loaded = load_yaml(split(memory.text).frontmatter or "")
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return ()
+    return tuple(str(key) for key in loaded) if isinstance(loaded, dict) else ()
 
 
 def opens_frontmatter(text: str) -> bool:

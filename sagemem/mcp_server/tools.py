@@ -245,9 +245,12 @@ class MemoryTools:
         return text, warnings, None if current is None else current.revision
 
     def _viewed(self, result: ReadResult) -> None:
-        """Note what a read showed: the whole body, or which of its lines."""
+        """Note what a read showed: the whole body, or which of its lines (a page past
+        the end showed nothing)."""
         if result.complete:
             self.views.whole(result.file, result.revision)
+        elif not result.content:
+            return
         elif result.start_byte is not None:
             self.views.part(result.file, result.revision,
                             f"bytes {result.start_byte}-{result.end_byte}")

@@ -358,6 +358,20 @@ def test_a_part_of_a_short_memory_sent_back_as_the_body_is_refused(
         b"feeds her.\n", b"feeds her. Twice a day.\n")
 
 
+def test_a_read_past_the_end_shows_no_part_and_blocks_no_whole_body(
+        store: MemoryStore) -> None:
+    memory = store.get("user_pets.md")
+
+    async def body(client: Client) -> Any:
+        await client.call_tool("read_memory", {"name": "user_pets.md", "start_line": 999})
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": memory.body.rstrip("\n") + "\nMore.",
+            "expected_revision": memory.revision})
+
+    result = with_client(store, body)
+    assert result.structured_content["status"] == "written", text_of(result)
+
+
 def test_a_page_written_back_with_its_line_range_changes_only_those_lines(
         store: MemoryStore) -> None:
     before = _long_pets(store)

@@ -172,8 +172,9 @@ class MemoryTools:
     ) -> ReadResult:
         """Read a memory's body (the text after its frontmatter), a page at a time. To
         change it, send the whole body, edited, as write_memory's body, with the
-        result's revision as expected_revision. next_start_line/next_start_byte say
-        where the next page starts."""
+        result's revision as expected_revision; a page that is not complete (not the
+        whole body) goes back with its start_line and end_line. next_start_line/
+        next_start_byte say where the next page starts."""
         if revision is not None:
             revision = checked_revision(revision)
         result = self.store.read(name, start_line=start_line, start_byte=start_byte,

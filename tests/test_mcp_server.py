@@ -415,6 +415,25 @@ def test_a_long_body_replaced_whole_names_all_its_lines(store: MemoryStore) -> N
     assert short["complete"] is True
 
 
+def test_a_long_body_read_whole_in_one_page_may_be_written_back_whole(
+        store: MemoryStore) -> None:
+    before = _long_pets(store)
+
+    async def body(client: Client) -> Any:
+        page = (await client.call_tool("read_memory", {
+            "name": "user_pets.md", "max_bytes": 100_000})).structured_content
+        written = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": page["content"].replace("Visit 7:", "Visit 7 -"),
+            "expected_revision": page["revision"]})
+        return page, written
+
+    page, written = with_client(store, body)
+    assert page["complete"] is True
+    assert written.structured_content["status"] == "written", text_of(written)
+    assert (store.directory / "user_pets.md").read_bytes() == before.replace(
+        b"Visit 7:", b"Visit 7 -")
+
+
 def test_a_line_range_outside_the_body_or_without_a_revision_is_refused(
         store: MemoryStore) -> None:
     before = (store.directory / "user_pets.md").read_bytes()

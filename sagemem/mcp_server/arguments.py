@@ -89,7 +89,8 @@ def _printable(key: str) -> str:
 
 def new_text(current: Memory | None, body: str | None, content: str | None,
              lines: tuple[int, int] | None = None, *, stale: bool = False,
-             shown_part: str | None = None) -> tuple[str, list[str]]:
+             shown_part: str | None = None, shown_whole: bool = False
+             ) -> tuple[str, list[str]]:
     """``write_memory``'s new file text, from a ``body`` (``current``'s frontmatter kept
     byte for byte) or a whole-file ``content``, in the file's line endings (LF for a new
     file, ``current`` None); and a warning when ``content`` was taken as a body.
@@ -100,14 +101,15 @@ def new_text(current: Memory | None, body: str | None, content: str | None,
     model was shown only ``shown_part`` of (``views.py``) — written back, the first page
     read dropped every later one (issue 20's review). ``stale`` (``current`` is not the
     revision the model read, so the guard refuses whatever this returns, both sides
-    kept) skips those checks: the refusal says the file changed."""
+    kept) skips those checks: the refusal says the file changed; so does ``shown_whole``
+    (this server showed the model the whole body of ``current``)."""
     if (body is None) == (content is None):
         raise InvalidArgument("body", "give body (the body alone, the frontmatter kept) "
                                       "or content (the whole file), one of them")
     if lines is not None:
         return _page_written(current, body, lines, stale=stale), []
     if body is not None:
-        if not stale:
+        if not (stale or shown_whole):
             _check_whole_body(current, "body", shown_part)
         return with_body(current, body), []
     assert content is not None
@@ -116,7 +118,7 @@ def new_text(current: Memory | None, body: str | None, content: str | None,
             current.text)), []
     if opens_frontmatter(content) and not _opens_as_body_does(current, content):
         return in_line_endings(content, newline_of(current.text)), []
-    return _content_as_body(current, content, shown_part, stale=stale)
+    return _content_as_body(current, content, shown_part, checked=not (stale or shown_whole))
 
 
 def _page_written(current: Memory | None, body: str | None, lines: tuple[int, int], *,
@@ -155,14 +157,14 @@ def _check_whole_body(current: Memory | None, argument: str, shown_part: str | N
 
 
 def _content_as_body(current: Memory, content: str, shown_part: str | None, *,
-                     stale: bool) -> tuple[str, list[str]]:
+                     checked: bool) -> tuple[str, list[str]]:
     """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
     clients sent the body there (read_memory's text): one that opens with no ``---``
     cannot be a whole file with frontmatter, nor can one that opens with the very block
     the body opens with, so it is the body and the file's frontmatter stays. One that
     opens with a ``---`` that is no frontmatter may be either (a Markdown rule, or a
     broken block): refused, never guessed — issue 20 lost the frontmatter so."""
-    if not stale:
+    if checked:
         _check_whole_body(current, "content", shown_part)
     parts = split(content)
     opens_plainly = parts.frontmatter is None and parts.problem is None

@@ -241,8 +241,10 @@ class MemoryTools:
             not names_revision(expected, current.revision)
         part = None if current is None else self.views.part_only(current.file,
                                                                  current.revision)
+        whole = current is not None and self.views.shown_whole(current.file,
+                                                               current.revision)
         text, warnings = new_text(current, body, content, lines, stale=stale,
-                                  shown_part=part)
+                                  shown_part=part, shown_whole=whole)
         return text, warnings, None if current is None else current.revision
 
     def _viewed(self, result: ReadResult) -> None:

@@ -7,8 +7,9 @@ drops every line it was not shown (issue 20's review: the first page of a long m
 written back truncated it). The server knows what it showed, so that is no guess: a
 whole body at a revision of which it showed parts only, and never the whole, is refused
 (``arguments.new_text``), and the model is told to read the rest or send the part with
-its lines. A revision this server never showed (the model had it from elsewhere) is not
-refused here; the size rule (``reading.fits_one_page``) still holds for it.
+its lines. A revision it showed whole may be written whole, however long; for one it
+never showed (the model had it from elsewhere) the size rule holds
+(``reading.fits_one_page``): a body longer than one page needs its line range.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ class Views:
             self.whole(file, after)
         elif before is not None and (file, before) in self._shown:
             self._remember((file, after), self._shown[(file, before)])
+
+    def shown_whole(self, file: str, revision: str) -> bool:
+        """Whether the model was shown (or wrote) the whole body of ``revision``."""
+        key = (file, revision)
+        return key in self._shown and self._shown[key] is None
 
     def part_only(self, file: str, revision: str) -> str | None:
         """The part shown when the model was shown ``revision`` only in part, else None."""

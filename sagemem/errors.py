@@ -21,6 +21,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── FileChangedDuringRead    the file was swapped between the check and the read
      ├── UnreadableFile           permission denied, or bytes that are not UTF-8
      ├── UneditableFrontmatter    a field edit on frontmatter that does not parse
+     ├── FrontmatterDropped       a whole text with no frontmatter over a memory that has one
      ├── IndexUnavailable         the search index cannot be opened or is busy too long
      ├── VectorsUnavailable       the vector index can neither be written nor read
      ├── EmbedderUnavailable      the embedder's model package is not installed or unreadable
@@ -220,6 +221,20 @@ class UneditableFrontmatter(SagememError):
         self.name, self.reason = name, reason
         super().__init__(f"cannot edit the frontmatter of {name}: {reason}; fix it by hand "
                          "(`sagemem show` lists the problems)")
+
+
+class FrontmatterDropped(SagememError):
+    """``sagemem write`` given a text without a frontmatter block for a memory that has
+    one, most likely ``sagemem read``'s output (the body alone): written, it would lose
+    the memory's name, description, type and tags. Nothing is written."""
+
+    def __init__(self, name: str, fields: tuple[str, ...]) -> None:
+        self.name, self.fields = name, fields
+        listed = ", ".join(fields) if fields else "its fields"
+        super().__init__(f"{name}: the new text has no frontmatter block, so {listed} would "
+                         "be lost (`sagemem read` prints the body alone); nothing was "
+                         "written — give the whole file, its frontmatter block first, or "
+                         "open the text with an empty '---' block to drop the fields")
 
 
 class WriteRefused(SagememError):

@@ -270,11 +270,12 @@ class MemoryStore(MemoryFolder):
 
     def index_hook(self, file: str) -> str | None:
         """The hook of ``file``'s MEMORY.md line ("" if it has none), None if unindexed."""
-        return indexfile.hook_of(self.read_index()[0], file)
+        return indexfile.hook_of(self.read_index()[0], file, self.twins(file))
 
     def set_index_hook(self, file: str, hook: str) -> bool:
         """Give ``file``'s MEMORY.md line(s) ``hook`` — after its description changed;
         False when no line points at it or the hook already reads so."""
         with self.locked():
-            return self.update_index(lambda text: indexfile.set_hook(text, file, hook)) \
-                is not None
+            twins = self.twins(file)
+            return self.update_index(lambda text: indexfile.set_hook(text, file, hook,
+                                                                     twins)) is not None

@@ -360,3 +360,23 @@ def test_commands_in_a_real_process(store: MemoryStore, tmp_path: Path) -> None:
                              text=True, env=env, stdin=subprocess.DEVNULL, check=False)
     assert refused.returncode == 2 and refused.stderr.startswith("error: ")
     assert archived(store, "project_deploy.md")
+
+
+def test_archiving_a_case_twin_keeps_the_other_files_index_line(store: MemoryStore) -> None:
+    # PROJECT_DEPLOY.md made by hand beside project_deploy.md: archiving (or renaming) it
+    # took project_deploy.md's MEMORY.md line, spelt exactly so: lines match ignoring case.
+    twin = store.directory / "PROJECT_DEPLOY.md"
+    twin.write_text("---\nname: Deploy copy\ndescription: a copy\n---\nkubectl\n")
+    index = (store.directory / "MEMORY.md").read_text()
+    sagemem = [sys.executable, "-m", "sagemem", "--dir", str(store.directory),
+               "--state-dir", str(store.state_dir)]
+    done = subprocess.run([*sagemem, "archive", "PROJECT_DEPLOY", "--reason", "a copy"],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "archived  PROJECT_DEPLOY.md\n"  # no line of its own to remove
+    assert (store.directory / "MEMORY.md").read_text() == index
+    assert "(project_deploy.md)" in index
+    audit = subprocess.run([*sagemem, "audit", "--json"], capture_output=True, text=True,
+                           timeout=60, check=False)
+    assert "not_in_index" not in audit.stdout

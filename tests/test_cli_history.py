@@ -99,7 +99,7 @@ def test_show_history_lists_versions_and_marks_the_current(run: Run) -> None:
 
 
 def test_revert_restores_the_exact_bytes_and_logs_it(run: Run, store: MemoryStore) -> None:
-    write(run, "an agent's bad rewrite\n")
+    write(run, "---\n---\nan agent's bad rewrite\n")
     result = run("revert", "project_a", "--yes", "--reason", "undo the agent")
     assert result.code == 0 and result.out.startswith("reverted  project_a.md")
     assert (store.directory / "project_a.md").read_bytes() == TEXT.encode()
@@ -115,18 +115,18 @@ def test_revert_to_a_chosen_revision(run: Run, store: MemoryStore) -> None:
 
 
 def test_revert_needs_yes_off_a_terminal(run: Run, store: MemoryStore) -> None:
-    write(run, "bad\n")
+    write(run, "---\n---\nbad\n")
     assert "--yes" in one_line_error(run("revert", "project_a"), 2)
-    assert (store.directory / "project_a.md").read_text() == "bad\n"
+    assert (store.directory / "project_a.md").read_text() == "---\n---\nbad\n"
 
 
 def test_revert_at_a_terminal_asks_first(run: Run, store: MemoryStore,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "interactive", lambda: True)
-    write(run, "bad\n")
+    write(run, "---\n---\nbad\n")
     result = run("revert", "project_a", stdin="n\n")
     assert result.code == 1 and "cancelled" in result.err
-    assert (store.directory / "project_a.md").read_text() == "bad\n"
+    assert (store.directory / "project_a.md").read_text() == "---\n---\nbad\n"
 
 
 def test_revert_to_a_revision_nothing_holds_is_one_line_naming_history(run: Run) -> None:
@@ -138,7 +138,7 @@ def test_revert_of_a_file_changed_meanwhile_is_refused_with_a_conflict(
         run: Run, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     from sagemem.writes import versions
 
-    write(run, "bad\n")
+    write(run, "---\n---\nbad\n")
     real = versions.load
 
     def editor_saves_meanwhile(state_dir: Path, revision: str) -> bytes | None:

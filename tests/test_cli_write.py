@@ -592,3 +592,30 @@ def test_show_says_how_often_a_collapsed_refusal_happened(run: Run, store: Memor
             "--expect", revision)
     [conflict_id] = open_ids(run)
     assert "refused  3 times, last at " in run("conflicts", "show", conflict_id).out
+
+
+def test_reads_body_written_back_as_the_whole_file_is_refused_and_keeps_the_frontmatter(
+        store: MemoryStore) -> None:
+    # `sagemem read` prints the body alone; piped back into `write` it replaced the whole
+    # file and the memory lost its name, description and type, with "written".
+    sagemem = [sys.executable, "-m", "sagemem", "--dir", str(store.directory),
+               "--state-dir", str(store.state_dir)]
+    before = (store.directory / "user_alice.md").read_bytes()
+    revision = store.get("user_alice").revision
+    body = subprocess.run([*sagemem, "read", "user_alice"], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+    proc = subprocess.run([*sagemem, "write", "user_alice", "-", "--expect", revision],
+                          input=body + "She also likes cake.\n", capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        "error: user_alice.md: the new text has no frontmatter block, so name, description, "
+        "metadata would be lost (`sagemem read` prints the body alone); nothing was written "
+        "— give the whole file, its frontmatter block first, or open the text with an "
+        "empty '---' block to drop the fields\n")
+    assert (store.directory / "user_alice.md").read_bytes() == before
+    dropped = subprocess.run([*sagemem, "write", "user_alice", "-", "--expect", revision],
+                             input="---\n---\n" + body, capture_output=True, text=True,
+                             check=False, timeout=60)
+    assert dropped.returncode == 0, dropped.stderr
+    assert (store.directory / "user_alice.md").read_text() == "---\n---\n" + body

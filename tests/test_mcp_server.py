@@ -279,6 +279,177 @@ def test_a_body_sent_as_content_by_an_earlier_client_keeps_the_frontmatter(
     assert after.body == before.body + "The cat likes boxes.\n"
 
 
+def _long_pets(store: MemoryStore) -> bytes:
+    """user_pets.md with a body of about 24 KB, two read_memory pages; its bytes."""
+    notes = "".join(f"\nVisit {i}: the vet weighed the cats; both fine.\n" for i in range(500))
+    memory = store.get("user_pets.md")
+    return _with_body(store, "user_pets.md", memory.body + notes)
+
+
+def test_the_first_page_of_a_long_memory_sent_back_as_the_body_is_refused_not_truncating(
+        store: MemoryStore) -> None:
+    # Written back as read (the documented flow), read_memory's first page replaced the
+    # whole body: every later page was lost, with status "written".
+    before = _long_pets(store)
+
+    async def body(client: Client) -> Any:
+        page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                ).structured_content
+        answers = []
+        for text in ("body", "content"):
+            answers.append(await client.call_tool("write_memory", {
+                "name": "user_pets.md", text: page["content"],
+                "expected_revision": page["revision"]}))
+        return page, answers
+
+    page, answers = with_stdio_client(store, body)
+    assert page["complete"] is False and page["next_start_line"] is not None
+    last = len(before.decode().splitlines())
+    for argument, result in zip(("body", "content"), answers, strict=True):
+        assert result.is_error, text_of(result)
+        assert text_of(result).startswith(
+            f"error: {argument}: user_pets.md's body, lines 10-{last}, was shown to you only "
+            f"in part (lines 10-{page['end_line']}) at this revision")
+        assert f"start_line=10 and end_line={last}; nothing was written" in text_of(result)
+    # a revision this server never showed (the model had it from elsewhere): the body is
+    # longer than a page, so what the model holds may be one page of it
+    unseen = call(store, "write_memory", {"name": "user_pets.md", "body": page["content"],
+                                          "expected_revision": page["revision"]})
+    assert unseen.is_error
+    assert text_of(unseen).startswith(f"error: body: user_pets.md's body, lines 10-{last}, "
+                                      "is longer than one read_memory page")
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
+def test_a_part_of_a_short_memory_sent_back_as_the_body_is_refused(
+        store: MemoryStore) -> None:
+    # A page read from a search hit's start_line, or a search paragraph, is part of the
+    # body: written back as the whole body, it dropped the lines before it.
+    before = _with_body(store, "user_pets.md", "Zhima is a cat.\n\nShe is three.\n\n"
+                                               "The neighbour feeds her.\n")
+
+    async def body(client: Client) -> Any:
+        found = (await client.call_tool("search_memory", {"query": "neighbour feeds"})
+                 ).structured_content["results"][0]
+        after_search = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": found["paragraph"],
+            "expected_revision": found["revision"]})
+        page = (await client.call_tool("read_memory", {
+            "name": "user_pets.md", "start_line": found["start_line"]})).structured_content
+        after_page = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": page["content"] + " Twice a day.",
+            "expected_revision": page["revision"]})
+        whole = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                 ).structured_content
+        after_whole = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": whole["content"] + " Twice a day.",
+            "expected_revision": whole["revision"]})
+        return found, page, whole, after_search, after_page, after_whole
+
+    found, page, whole, after_search, after_page, after_whole = with_stdio_client(store, body)
+    assert found["file"] == "user_pets.md" and page["complete"] is False
+    for refused_write in (after_search, after_page):
+        assert refused_write.is_error, text_of(refused_write)
+        assert "was shown to you only in part (lines" in text_of(refused_write)
+    assert "a search result" in text_of(after_search)
+    assert whole["complete"] is True
+    assert after_whole.structured_content["status"] == "written", text_of(after_whole)
+    assert (store.directory / "user_pets.md").read_bytes() == before.replace(
+        b"feeds her.\n", b"feeds her. Twice a day.\n")
+
+
+def test_a_read_past_the_end_shows_no_part_and_blocks_no_whole_body(
+        store: MemoryStore) -> None:
+    memory = store.get("user_pets.md")
+
+    async def body(client: Client) -> Any:
+        await client.call_tool("read_memory", {"name": "user_pets.md", "start_line": 999})
+        return await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": memory.body.rstrip("\n") + "\nMore.",
+            "expected_revision": memory.revision})
+
+    result = with_client(store, body)
+    assert result.structured_content["status"] == "written", text_of(result)
+
+
+def test_a_page_written_back_with_its_line_range_changes_only_those_lines(
+        store: MemoryStore) -> None:
+    before = _long_pets(store)
+
+    async def body(client: Client) -> Any:
+        first = (await client.call_tool("read_memory", {"name": "user_pets.md"})
+                 ).structured_content
+        edited = first["content"].replace("Visit 3:", "Visit three:")
+        one = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": edited, "expected_revision": first["revision"],
+            "start_line": first["start_line"], "end_line": first["end_line"]})
+        second = (await client.call_tool("read_memory", {
+            "name": "user_pets.md", "start_line": first["next_start_line"]})
+                  ).structured_content
+        two = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": second["content"],
+            "expected_revision": one.structured_content["revision"],
+            "startLine": second["start_line"], "endLine": second["end_line"]})
+        return first, second, one, two
+
+    first, second, one, two = with_stdio_client(store, body)
+    assert first["complete"] is False and second["complete"] is False
+    assert second["next_start_line"] is None
+    for result in (one, two):
+        assert result.structured_content["status"] == "written", text_of(result)
+    after = (store.directory / "user_pets.md").read_bytes()
+    assert after == before.replace(b"Visit 3:", b"Visit three:")
+
+
+def test_a_long_body_replaced_whole_names_all_its_lines(store: MemoryStore) -> None:
+    before = _long_pets(store)
+    memory = store.get("user_pets.md")
+    last = len(memory.text.splitlines())
+    shorter = call(store, "write_memory", {
+        "name": "user_pets.md", "body": "Two cats.", "expected_revision": memory.revision,
+        "start_line": memory.body_line, "end_line": last})
+    assert shorter.structured_content["status"] == "written", text_of(shorter)
+    head = before[:len(before) - len(memory.body.encode())]
+    assert (store.directory / "user_pets.md").read_bytes() == head + b"Two cats.\n"
+    short = call(store, "read_memory", {"name": "user_pets.md"}).structured_content
+    assert short["complete"] is True
+
+
+def test_a_long_body_read_whole_in_one_page_may_be_written_back_whole(
+        store: MemoryStore) -> None:
+    before = _long_pets(store)
+
+    async def body(client: Client) -> Any:
+        page = (await client.call_tool("read_memory", {
+            "name": "user_pets.md", "max_bytes": 100_000})).structured_content
+        written = await client.call_tool("write_memory", {
+            "name": "user_pets.md", "body": page["content"].replace("Visit 7:", "Visit 7 -"),
+            "expected_revision": page["revision"]})
+        return page, written
+
+    page, written = with_client(store, body)
+    assert page["complete"] is True
+    assert written.structured_content["status"] == "written", text_of(written)
+    assert (store.directory / "user_pets.md").read_bytes() == before.replace(
+        b"Visit 7:", b"Visit 7 -")
+
+
+def test_a_line_range_outside_the_body_or_without_a_revision_is_refused(
+        store: MemoryStore) -> None:
+    before = (store.directory / "user_pets.md").read_bytes()
+    memory = store.get("user_pets.md")
+    cases = [({"expected_revision": memory.revision, "start_line": 2, "end_line": 10},
+              "error: start_line: lines 2-10 are not in user_pets.md's body, lines 10-"),
+             ({"expected_revision": memory.revision, "start_line": 10},
+              "error: end_line: give start_line and end_line together"),
+             ({"expected_revision": None, "start_line": 10, "end_line": 10},
+              "error: start_line: a line range needs the memory's expected_revision")]
+    for given, message in cases:
+        result = call(store, "write_memory", {"name": "user_pets.md", "body": "x", **given})
+        assert result.is_error and text_of(result).startswith(message), text_of(result)
+    assert (store.directory / "user_pets.md").read_bytes() == before
+
+
 def test_write_memory_takes_a_body_or_a_content_one_of_them(store: MemoryStore) -> None:
     before = (store.directory / "user_pets.md").read_bytes()
     revision = store.get("user_pets.md").revision
@@ -767,6 +938,24 @@ def test_every_line_over_stdio_gets_an_answer_even_one_the_sdk_cannot_read(
     assert (not_a_message["id"], not_a_message["error"]["code"]) == (3, -32600)
     assert alive == {"jsonrpc": "2.0", "id": 4, "result": {}}
     assert "Traceback" not in err
+
+
+def test_a_line_nested_too_deep_gets_a_parse_error_and_the_server_keeps_running(
+        store: MemoryStore) -> None:
+    # One short line of brackets made the parse-error reply itself fail (RecursionError
+    # in json.loads): the server exited 1 and the client waited for ever.
+    server = RawStdio(store)
+    try:
+        assert server.ask(INITIALIZE.encode())["id"] == 1  # type: ignore[index]
+        deep = [server.ask(b"[" * depth + b"]" * depth) for depth in (900, 100_000)]
+        alive = server.ask(b'{"jsonrpc":"2.0","id":4,"method":"ping"}')
+    finally:
+        err = server.close()
+    for reply in deep:
+        assert reply is not None
+        assert (reply["id"], reply["error"]["code"]) == (None, -32700), reply
+    assert alive == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert "internal error" not in err and "Traceback" not in err
 
 
 def _free_port() -> int:

@@ -24,6 +24,7 @@ import typer
 
 from ..errors import EditorFailed, MemoryNotFound, SagememError, WriteFailed
 from ..files import indexfile
+from ..files.body import check_keeps_frontmatter
 from ..files.fields import field_problem, set_warnings
 from ..files.keep import keep_text
 from ..files.memory import Memory
@@ -102,6 +103,8 @@ def write(
     store = ctx.obj.store(global_=global_)
     if expected is not None and store.existing_name(with_suffix(name)) is None:
         raise MemoryNotFound(with_suffix(name), store.directory)  # a typo, not a conflict
+    if expected is not None:  # `read`'s body is no whole file (a stale one: the guard's)
+        check_keeps_frontmatter(store.get(name), text, expected)
     from ..history.caps import write_memory
 
     memory, caps = write_memory(store, name, text, expected, reason=reason, writer=WRITER,

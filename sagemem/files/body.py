@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import yaml
 
-from ..errors import InvalidArgument
-from .memory import Memory, load_yaml, split
+from ..errors import FrontmatterDropped, InvalidArgument
+from .memory import Memory, load_yaml, names_revision, split
 
 
 def newline_of(text: str) -> str:
@@ -55,6 +55,55 @@ def with_body(memory: Memory | None, body: str) -> str:
                                       "frontmatter would read as its frontmatter; send the "
                                       "whole file as content, frontmatter first")
     return head + text
+
+
+def with_lines(memory: Memory, start_line: int, end_line: int, text: str) -> str:
+    """``memory``'s text with its body lines ``start_line``..``end_line`` (the file's own
+    numbering, as a ``read_memory`` page gives them) replaced by ``text``, the lines
+    before and after kept byte for byte: a long memory's page is written back without
+    its other pages. ``text`` takes the file's line ending; empty, the lines go.
+
+    Refused (``InvalidArgument``) for a range outside the body, and as ``with_body``
+    refuses a text that would turn into the frontmatter."""
+    pieces = memory.text.split("\n")  # piece i is line i+1, less its LF
+    total = len(pieces) - (1 if pieces[-1] == "" else 0)
+    if not memory.body_line <= start_line <= end_line <= total:
+        raise InvalidArgument("start_line", f"lines {start_line}-{end_line} are not in "
+                              f"{memory.file}'s body, lines {memory.body_line}-{total}; "
+                              "give a read_memory page's start_line and end_line")
+    before = "".join(piece + "\n" for piece in pieces[:start_line - 1])
+    if start_line == 1 and memory.text.startswith("\ufeff"):
+        before = "\ufeff"  # the BOM is no line's text: read_memory never shows it
+    after = "\n".join(pieces[end_line:])
+    new = in_line_endings(text, newline_of(memory.text))
+    if new and (end_line < total or memory.text.endswith("\n")):
+        new += newline_of(memory.text)
+    result = before + new + after
+    if split(result).body_start != len(head_of(memory)):
+        raise InvalidArgument("body", "it would turn these lines into the file's "
+                                      "frontmatter; send the whole file as content")
+    return result
+
+
+def check_keeps_frontmatter(current: Memory, text: str, expected: str) -> None:
+    """Refuse (``FrontmatterDropped``) a whole-file ``text`` with no frontmatter block at
+    all for ``current``, which has one: a body taken for the file (``sagemem read``'s
+    output written back) would drop every field. A text that opens with a block, even an
+    empty or a broken one, says what it means and is the guard's to judge; so is a write
+    whose ``expected`` revision is no longer ``current``'s (refused, both sides kept)."""
+    parts = split(text)
+    if current.has_frontmatter and parts.frontmatter is None and parts.problem is None \
+            and names_revision(expected, current.revision):
+        raise FrontmatterDropped(current.file, _field_names(current))
+
+
+def _field_names(memory: Memory) -> tuple[str, ...]:
+    """The top-level keys of ``memory``'s frontmatter, for the message (none if broken)."""
+    try:
+        loaded = load_yaml(split(memory.text).frontmatter or "")
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return ()
+    return tuple(str(key) for key in loaded) if isinstance(loaded, dict) else ()
 
 
 def opens_frontmatter(text: str) -> bool:

@@ -145,6 +145,15 @@ class MemoryFolder:
             raise AmbiguousName(name, folder, tuple(matches))
         return matches[0] if matches else None
 
+    def twins(self, file: str) -> frozenset[str]:
+        """The other live files that are ``file``'s name (``name_key``), spelt otherwise:
+        a case collision made outside sagemem. Their own MEMORY.md lines stay theirs
+        (``indexfile.points_at``)."""
+        try:
+            return frozenset(same_name_in(self.directory, file)) - {file}
+        except OSError:
+            return frozenset()
+
     def get(self, name: str, *, archived: bool = False) -> Memory:
         """Read and parse one memory through the safe read path."""
         self.require_directory()

@@ -7,6 +7,7 @@ person wrote in it (headings, notes, their own ordering) stays exactly as it was
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .controls import visible
@@ -101,41 +102,45 @@ def add_entry(text: str, line: str) -> str:
     return text + line + newline
 
 
-def points_at(target: str, file: str) -> bool:
+def points_at(target: str, file: str, twins: Collection[str] = ()) -> bool:
     """Whether an index line's link target (``<angled>`` brackets already taken off)
     names ``file``: ``./x.md``, ``X.md`` and ``x.md`` all do — compared as file names are
-    (``name_key``), or archiving would leave a dangling line and restoring add a second."""
-    return name_key(target.removeprefix("./")) == name_key(file)
+    (``name_key``), or archiving would leave a dangling line and restoring add a second.
+    ``twins`` are the folder's other files of ``file``'s name (``USER_PETS.md`` made by
+    hand beside ``user_pets.md``): a line spelt exactly as one of them is that one's, so
+    archiving or renaming the other never takes it (issue 20's review)."""
+    spelt = target.removeprefix("./")
+    return spelt == file or (name_key(spelt) == name_key(file) and spelt not in twins)
 
 
-def has_entry(text: str, file: str) -> bool:
+def has_entry(text: str, file: str, twins: Collection[str] = ()) -> bool:
     """Whether some index line already points at ``file``."""
-    return any(points_at(entry.target, file) for entry in entries(text))
+    return any(points_at(entry.target, file, twins) for entry in entries(text))
 
 
-def remove_entries(text: str, file: str) -> str:
+def remove_entries(text: str, file: str, twins: Collection[str] = ()) -> str:
     """Drop every index line that points at ``file``; all other bytes stay."""
     lines = text.splitlines(keepends=True)
     kept = [ln for ln in lines
             if not ((m := _ENTRY.match(ln))
-                    and points_at(m.group("angled") or m.group("target"), file))]
+                    and points_at(m.group("angled") or m.group("target"), file, twins))]
     return "".join(kept)
 
 
-def hook_of(text: str, file: str) -> str | None:
+def hook_of(text: str, file: str, twins: Collection[str] = ()) -> str | None:
     """The hook of the first index line pointing at ``file`` ("" for a line without
     one), or None when no line points at it."""
-    return next((e.hook for e in entries(text) if points_at(e.target, file)), None)
+    return next((e.hook for e in entries(text) if points_at(e.target, file, twins)), None)
 
 
-def set_hook(text: str, file: str, hook: str) -> str:
+def set_hook(text: str, file: str, hook: str, twins: Collection[str] = ()) -> str:
     """Every line pointing at ``file`` with ``hook`` as its hook (kept to one line); the
     title, the link as spelt and every other byte stay."""
     safe_hook = one_line(cut(hook, MAX_DESCRIPTION_CHARS))
     out = []
     for line in text.splitlines(keepends=True):
         match = _ENTRY.match(line)
-        if match and points_at(match.group("angled") or match.group("target"), file):
+        if match and points_at(match.group("angled") or match.group("target"), file, twins):
             body = line.rstrip("\r\n")
             end = line[len(body):]
             if match.group("hook") is not None and match.group("hook") != "":
@@ -147,13 +152,14 @@ def set_hook(text: str, file: str, hook: str) -> str:
     return "".join(out)
 
 
-def retarget_entries(text: str, file: str, new_file: str) -> str:
+def retarget_entries(text: str, file: str, new_file: str, twins: Collection[str] = ()
+                     ) -> str:
     """Every line pointing at ``file`` pointed at ``new_file`` instead (a rename); the
     title, the hook, the line's place and every other byte stay."""
     out = []
     for line in text.splitlines(keepends=True):
         match = _ENTRY.match(line)
-        if match and points_at(match.group("angled") or match.group("target"), file):
+        if match and points_at(match.group("angled") or match.group("target"), file, twins):
             group = "angled" if match.group("angled") else "target"
             start, end = match.span(group)
             if group == "angled":  # the brackets go too: the new name may not need them

@@ -78,8 +78,10 @@ def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "lib
         _refuse_taken(store, file, into_archive=True)
         record = archive_log.event("archive", file, reason.strip(), by, record_time)
 
+        twins = store.twins(file)
+
         def edit(text: str) -> str:
-            return indexfile.remove_entries(text, file)
+            return indexfile.remove_entries(text, file, twins)
 
         changed = _changes(store, edit)
         if not dry_run:
@@ -108,9 +110,10 @@ def restore_memory(store: MemoryStore, name: str, *, reason: str = "", by: str =
         _refuse_taken(store, file, into_archive=False)
         record = archive_log.event("restore", file, reason.strip(), by, record_time)
         memory = _archived_memory(store, file)
+        twins = store.twins(file)
 
         def edit(text: str) -> str:
-            return with_index_line(text, file, memory)
+            return with_index_line(text, file, memory, twins)
 
         changed = _changes(store, edit)
         if not dry_run:
@@ -172,9 +175,10 @@ def _archived_memory(store: MemoryStore, file: str) -> Memory | None:
         return None
 
 
-def with_index_line(text: str, file: str, memory: Memory | None) -> str:
+def with_index_line(text: str, file: str, memory: Memory | None,
+                    twins: frozenset[str] = frozenset()) -> str:
     """``text`` with a line for ``file``, unless one already points at it."""
-    if indexfile.has_entry(text, file):
+    if indexfile.has_entry(text, file, twins):
         return text
     title, hook = (memory.title, memory.description) if memory else (file[:-3], "")
     return indexfile.add_entry(text, indexfile.format_entry(title, file, hook))

@@ -62,10 +62,11 @@ def rename_memory(store: MemoryStore, name: str, new_name: str, *, writer: str =
         if store.existing_name(target) is not None:
             raise NameCollision(target, store.directory)
         store.read_index()  # an unreadable MEMORY.md is refused before anything moves
+        twins = store.twins(file)  # a case twin's own line stays its own
         _move(store, file, target)
         try:
             update = store.update_index(
-                lambda text: indexfile.retarget_entries(text, file, target))
+                lambda text: indexfile.retarget_entries(text, file, target, twins))
         except SagememError as exc:
             _move_back(store, file, target, exc)
             raise

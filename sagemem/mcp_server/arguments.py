@@ -14,9 +14,16 @@ from datetime import date
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..files.body import in_line_endings, newline_of, opens_frontmatter, with_body
+from ..files.body import (
+    in_line_endings,
+    newline_of,
+    opens_frontmatter,
+    with_body,
+    with_lines,
+)
 from ..files.fields import DATE_FIELDS, Problem, field_problem, read_fields
-from ..files.memory import Memory, split
+from ..files.memory import Memory, file_lines, split
+from ..search.reading import fits_one_page
 
 
 def field_values(fields: Mapping[str, Any]) -> dict[str, object]:
@@ -58,35 +65,52 @@ def check_text(arguments: Mapping[str, Any]) -> None:
 
 
 def surrogate_in(value: object) -> int | None:
-    """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return exc.start
-        return None
-    if isinstance(value, Mapping):
-        items = [*value.keys(), *value.values()]
-    elif isinstance(value, list):
-        items = value
-    else:
-        return None
-    return next((o for o in map(surrogate_in, items) if o is not None), None)
+    """Where the first lone surrogate of ``value`` (a string, or in a list or mapping) is.
+    Walked with a stack, not by recursion: JSON nested a few thousand deep is one short
+    line, and must be answered, not crash the server (``RecursionError``)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return exc.start
+        elif isinstance(item, Mapping):
+            pending.extend(reversed([*item.keys(), *item.values()]))
+        elif isinstance(item, list):
+            pending.extend(reversed(item))
+    return None
 
 
 def _printable(key: str) -> str:
     return key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def new_text(current: Memory | None, body: str | None, content: str | None
+def new_text(current: Memory | None, body: str | None, content: str | None,
+             lines: tuple[int, int] | None = None, *, stale: bool = False,
+             shown_part: str | None = None, shown_whole: bool = False
              ) -> tuple[str, list[str]]:
     """``write_memory``'s new file text, from a ``body`` (``current``'s frontmatter kept
     byte for byte) or a whole-file ``content``, in the file's line endings (LF for a new
-    file, ``current`` None); and a warning when ``content`` was taken as a body."""
+    file, ``current`` None); and a warning when ``content`` was taken as a body.
+
+    With ``lines`` (a ``read_memory`` page's start and end line) the body replaces those
+    lines alone. Without, it replaces the whole body, refused where what the model holds
+    may be part of it (``_check_whole_body``): a body longer than one page, or one the
+    model was shown only ``shown_part`` of (``views.py``) — written back, the first page
+    read dropped every later one (issue 20's review). ``stale`` (``current`` is not the
+    revision the model read, so the guard refuses whatever this returns, both sides
+    kept) skips those checks: the refusal says the file changed; so does ``shown_whole``
+    (this server showed the model the whole body of ``current``)."""
     if (body is None) == (content is None):
         raise InvalidArgument("body", "give body (the body alone, the frontmatter kept) "
                                       "or content (the whole file), one of them")
+    if lines is not None:
+        return _page_written(current, body, lines, stale=stale), []
     if body is not None:
+        if not (stale or shown_whole):
+            _check_whole_body(current, "body", shown_part)
         return with_body(current, body), []
     assert content is not None
     if current is None or not current.has_frontmatter:
@@ -94,16 +118,54 @@ def new_text(current: Memory | None, body: str | None, content: str | None
             current.text)), []
     if opens_frontmatter(content) and not _opens_as_body_does(current, content):
         return in_line_endings(content, newline_of(current.text)), []
-    return _content_as_body(current, content)
+    return _content_as_body(current, content, shown_part, checked=not (stale or shown_whole))
 
 
-def _content_as_body(current: Memory, content: str) -> tuple[str, list[str]]:
+def _page_written(current: Memory | None, body: str | None, lines: tuple[int, int], *,
+                  stale: bool) -> str:
+    """``current`` with a page's lines replaced by ``body``."""
+    if body is None:
+        raise InvalidArgument("start_line", "a line range goes with body, the page's new "
+                                            "text; content is always the whole file")
+    if current is None:
+        raise InvalidArgument("start_line", "a line range needs the memory's "
+                                            "expected_revision; a new memory has no lines")
+    if stale:  # refused by the guard: its record keeps the page where it fits, or nothing
+        try:
+            return with_lines(current, *lines, body)
+        except InvalidArgument:
+            return current.text
+    return with_lines(current, *lines, body)
+
+
+def _check_whole_body(current: Memory | None, argument: str, shown_part: str | None
+                      ) -> None:
+    """Refuse a whole body where what the model has may be a part of it: it was shown
+    only ``shown_part`` of this revision, or the body is longer than one read_memory
+    page (what it read was one page). Written, the lines it lacks would be lost."""
+    if current is None or (shown_part is None and fits_one_page(current)):
+        return
+    last = len(file_lines(current.text))
+    why = "is longer than one read_memory page" if shown_part is None else \
+        f"was shown to you only in part ({shown_part}) at this revision"
+    raise InvalidArgument(argument, f"{current.file}'s body, lines {current.body_line}-"
+                          f"{last}, {why}, and a {argument} without start_line and "
+                          "end_line replaces all of it: to change a page, send it as body "
+                          "with that page's start_line and end_line; to replace the whole "
+                          f"body, give start_line={current.body_line} and end_line={last}"
+                          "; nothing was written")
+
+
+def _content_as_body(current: Memory, content: str, shown_part: str | None, *,
+                     checked: bool) -> tuple[str, list[str]]:
     """A ``content`` without a frontmatter of its own, for a file that has one. Earlier
     clients sent the body there (read_memory's text): one that opens with no ``---``
     cannot be a whole file with frontmatter, nor can one that opens with the very block
     the body opens with, so it is the body and the file's frontmatter stays. One that
     opens with a ``---`` that is no frontmatter may be either (a Markdown rule, or a
     broken block): refused, never guessed — issue 20 lost the frontmatter so."""
+    if checked:
+        _check_whole_body(current, "content", shown_part)
     parts = split(content)
     opens_plainly = parts.frontmatter is None and parts.problem is None
     if opens_plainly or _opens_as_body_does(current, content):

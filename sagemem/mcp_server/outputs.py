@@ -156,6 +156,9 @@ def read_text(result: ReadResult) -> str:
         more = f"\n[more: read_memory start_line={result.next_start_line}]"
     elif result.next_start_byte is not None:
         more = f"\n[more: read_memory start_byte={result.next_start_byte}]"
+    if not result.complete and result.start_byte is None and result.next_start_byte is None:
+        more += (f"\n[not the whole body: to change this page, write_memory it as body with "
+                 f"start_line={result.start_line} end_line={result.end_line}]")
     where = (f"lines {result.start_line}-{result.end_line} of {result.total_lines}"
              if result.start_line is not None else
              f"bytes {result.start_byte}-{result.end_byte} of {result.total_bytes}")

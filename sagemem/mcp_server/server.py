@@ -124,7 +124,13 @@ class SagememMCP(MCPServer[None]):
         @self.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
                        description="One memory's whole file, frontmatter included.")
         async def memory(name: str) -> str:
-            return await self._read_resource(lambda: self.store.get(name).text)
+            return await self._read_resource(lambda: self._whole_file(name))
+
+    def _whole_file(self, name: str) -> str:
+        """A memory's whole file, which the model has then seen whole (``views.py``)."""
+        memory = self.store.get(name)
+        self.memory_tools.views.whole(memory.file, memory.revision)
+        return memory.text
 
     def _index_text(self) -> str:
         """MEMORY.md, or the starter text when there is none yet; but a folder that is

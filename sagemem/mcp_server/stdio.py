@@ -102,6 +102,8 @@ def _lenient(line: str) -> tuple[object, str]:
         parsed = json.loads(line)
     except ValueError as exc:
         return None, f"the line is not JSON ({exc})"
+    except RecursionError:  # one short line of [[[[…: answered, never a crash
+        return None, "the line is nested deeper than any JSON reader here takes"
     if surrogate_in(parsed) is not None:
         return parsed, ("a string in it holds a lone surrogate (such as \\ud800), which "
                         "UTF-8 cannot carry; send the text without it")

@@ -29,7 +29,7 @@ from ..errors import (
     WriteRefused,
 )
 from ..files.fields import set_warnings
-from ..files.memory import Memory, checked_revision
+from ..files.memory import Memory, checked_revision, names_revision
 from ..history.archive import archive_memory
 from ..history.caps import CapReport, with_room
 from ..history.caps import write_memory as write_within_caps
@@ -52,6 +52,7 @@ from .outputs import (
     UseOutcome,
     WriteOutcome,
 )
+from .views import Views
 
 WRITER = "mcp"
 SEARCH_BUDGET_S = 5.0
@@ -92,6 +93,8 @@ class MemoryTools:
     def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
         self.store = store
         self.session_id = session_id or None
+        self.views = Views()
+        """What this server showed the model of each revision (``views.py``)."""
         """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
         write gate: the ``session`` setting (SAGE_MEM_SESSION). Without one nothing is:
         the server cannot tell which Claude Code session calls it, and a shared record
@@ -145,6 +148,10 @@ class MemoryTools:
         response = self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
                                      deadline=time.monotonic() + SEARCH_BUDGET_S)
         warnings = self._seen({r.file: r.revision for r in response.results if r.revision})
+        for r in response.results:
+            if r.revision:
+                self.views.part(r.file, r.revision, f"lines {r.start_line}-{r.end_line}, "
+                                                    "a search result")
         return dataclasses.replace(response, notices=(*response.notices, *warnings))
 
     @hints(read_only=True, idempotent=True)
@@ -165,8 +172,9 @@ class MemoryTools:
     ) -> ReadResult:
         """Read a memory's body (the text after its frontmatter), a page at a time. To
         change it, send the whole body, edited, as write_memory's body, with the
-        result's revision as expected_revision. next_start_line/next_start_byte say
-        where the next page starts."""
+        result's revision as expected_revision; a page that is not complete (not the
+        whole body) goes back with its start_line and end_line. next_start_line/
+        next_start_byte say where the next page starts."""
         if revision is not None:
             revision = checked_revision(revision)
         result = self.store.read(name, start_line=start_line, start_byte=start_byte,
@@ -174,6 +182,7 @@ class MemoryTools:
         if result.status == "ok":
             record_if_possible(self.store.state_dir, "read", [result.file], _now())
             self._seen({result.file: result.revision})
+            self._viewed(result)
         return result
 
     @hints(read_only=False, destructive=True)
@@ -192,32 +201,65 @@ class MemoryTools:
                         "sagemem://memories/ resource shows it), to change the frontmatter "
                         "too.")] = None,
         reason: Reason = None,
+        start_line: Annotated[int | None, Field(
+            ge=1, description="With end_line: body replaces only these lines, a "
+                              "read_memory page's start_line and end_line (needed when "
+                              "the page read was not complete).")] = None,
+        end_line: Annotated[int | None, Field(
+            ge=1, description="The last line body replaces, with start_line.")] = None,
     ) -> WriteOutcome:
         """Replace a memory's body (body) or whole file (content), only if nobody changed
         it since you read it. If it changed, nothing is written: status is refused, with
         the conflict id and both revisions; read it again, merge your change into the new
-        text, and write again with the new revision. To change one field, use
-        set_memory_fields instead."""
+        text, and write again with the new revision. A read_memory page that was not
+        complete goes back with its start_line and end_line: the rest stays. To change
+        one field, use set_memory_fields instead."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
-        text, warnings = self._new_text(name, expected, body, content)
+        lines = _line_range(start_line, end_line)
+        text, warnings, before = self._new_text(name, expected, body, content, lines)
         try:
             memory, caps = write_within_caps(self.store, name, text, expected, reason=reason,
                                              writer=WRITER, by=WRITER)  # as CLI `write`
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected,
-                           warnings + _redacted(text) + _room_made(caps))
+                           warnings + _redacted(text) + _room_made(caps),
+                           whole=lines is None, before=before)
 
     def _new_text(self, name: str, expected: str | None, body: str | None,
-                  content: str | None) -> tuple[str, list[str]]:
-        """The file's new text (``arguments.new_text``), against the file as it is now:
-        the guarded write lands only if now is the revision the model read."""
+                  content: str | None, lines: tuple[int, int] | None
+                  ) -> tuple[str, list[str], str | None]:
+        """The file's new text (``arguments.new_text``), against the file as it is now
+        (the guarded write lands only if now is the revision the model read); its
+        warnings; and that revision."""
         current = None
         if expected is not None:
             with contextlib.suppress(MemoryNotFound):  # deleted: the guard refuses it
                 current = self.store.get(name)
-        return new_text(current, body, content)
+        stale = current is not None and expected is not None and \
+            not names_revision(expected, current.revision)
+        part = None if current is None else self.views.part_only(current.file,
+                                                                 current.revision)
+        whole = current is not None and self.views.shown_whole(current.file,
+                                                               current.revision)
+        text, warnings = new_text(current, body, content, lines, stale=stale,
+                                  shown_part=part, shown_whole=whole)
+        return text, warnings, None if current is None else current.revision
+
+    def _viewed(self, result: ReadResult) -> None:
+        """Note what a read showed: the whole body, or which of its lines (a page past
+        the end showed nothing)."""
+        if result.complete:
+            self.views.whole(result.file, result.revision)
+        elif not result.content:
+            return
+        elif result.start_byte is not None:
+            self.views.part(result.file, result.revision,
+                            f"bytes {result.start_byte}-{result.end_byte}")
+        else:
+            self.views.part(result.file, result.revision,
+                            f"lines {result.start_line}-{result.end_line}")
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(
@@ -246,7 +288,8 @@ class MemoryTools:
 
         notice = fields_notice(values)
         return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values)
-                           + ([notice] if notice else []))
+                           + ([notice] if notice else []), whole=False,
+                           before=memory.revision)
 
     @hints(read_only=False, destructive=True)
     def create_memory(
@@ -293,7 +336,7 @@ class MemoryTools:
         status: Literal["created", "updated", "unchanged"] = result.action
         return self._wrote(status, memory, result.previous_revision,
                            _redacted(name, description or "", body, *(tags or ()),
-                                     *(aliases or ())) + _room_made(caps))
+                                     *(aliases or ())) + _room_made(caps), whole=True)
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -353,10 +396,13 @@ class MemoryTools:
 
     def _wrote(self, status: Literal["written", "created", "updated", "unchanged"],
                memory: Memory,
-               previous: str | None, warnings: list[str] | None = None) -> WriteOutcome:
-        """A write that landed; the model knows the text it wrote, so it has seen it."""
+               previous: str | None, warnings: list[str] | None = None, *, whole: bool,
+               before: str | None = None) -> WriteOutcome:
+        """A write that landed; the model knows the text it wrote, so it has seen it
+        (the whole body when it sent it, ``whole``; else as much as it saw ``before``)."""
         problems = [f"{p.field}: {p.message}" for p in memory.problems]
         unrecorded = self._seen({memory.file: memory.revision})
+        self.views.carry(memory.file, before, memory.revision, whole=whole)
         return WriteOutcome(status, memory.file, memory.revision, previous,
                             warnings=tuple([*(warnings or []), *problems, *unrecorded]))
 
@@ -384,6 +430,16 @@ def _refusal(exc: WriteRefused) -> Refusal:
     return "merge_marker" if isinstance(exc, UnresolvedMerge) else "changed"
 
 
+
+
+def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:
+    """write_memory's page range: both lines or neither."""
+    if start_line is None and end_line is None:
+        return None
+    if start_line is None or end_line is None:
+        raise InvalidArgument("start_line" if start_line is None else "end_line",
+                              "give start_line and end_line together: the page's range")
+    return start_line, end_line
 
 
 def _entry(memory: Memory) -> MemoryEntry:

@@ -5,6 +5,10 @@ results give, so ``file.md:40-52`` can be read with ``start_line=40``. Given the
 the caller last saw (in full or its first 8+ characters; a shorter one is refused with
 ``InvalidRevision``), a file that changed since answers ``revision_changed`` and no
 content: line numbers from an older revision would point at the wrong text.
+
+A page says whether it is the whole body (``complete``): a model that writes a page back
+as the whole body would drop every later line, so ``write_memory`` asks for the page's
+line range unless the body fits one page (``fits_one_page``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class ReadResult:
     total_bytes: int = 0
     next_start_line: int | None = None
     next_start_byte: int | None = None
+    complete: bool = False
+    """Whether ``content`` is the whole body, its first line to its last."""
 
 
 def read(store: MemoryFolder, name: str, start_line: int | None = None,
@@ -93,7 +99,15 @@ def _by_bytes(memory: Memory, start_byte: int, limit: int) -> ReadResult:
     last = first + chunk.count(b"\n") - (1 if chunk.endswith(b"\n") else 0)
     result = _page(memory, chunk.decode("utf-8"), first, max(first, last),
                    len(file_lines(memory.text)), next_byte=end if end < len(data) else None)
-    return ReadResult(**{**result.__dict__, "start_byte": start, "end_byte": end})
+    return ReadResult(**{**result.__dict__, "start_byte": start, "end_byte": end,
+                         "complete": start == body_start and end >= len(data)})
+
+
+def fits_one_page(memory: Memory) -> bool:
+    """Whether ``memory``'s whole body comes back in one page of the default size: what a
+    read without arguments returns is then all of it, and a body written back from it
+    loses nothing."""
+    return _by_lines(memory, memory.body_line, DEFAULT_PAGE_BYTES).complete
 
 
 def _cut_utf8(data: bytes, limit: int) -> bytes:
@@ -120,6 +134,7 @@ def _line_offset(memory: Memory, line: int) -> int:
 
 def _page(memory: Memory, content: str, start: int, end: int | None, total: int, *,
           next_line: int | None = None, next_byte: int | None = None) -> ReadResult:
+    whole = start <= memory.body_line and next_line is None and next_byte is None
     return ReadResult(memory.file, memory.revision, "ok", content, start_line=start,
                       end_line=end, total_lines=total, total_bytes=memory.size,
-                      next_start_line=next_line, next_start_byte=next_byte)
+                      next_start_line=next_line, next_start_byte=next_byte, complete=whole)

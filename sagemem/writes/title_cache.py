@@ -100,7 +100,7 @@ def _card(store: MemoryFolder, name: str, key: Key | None, entry: list[Any] | No
         return None, None
     memory = parse(read.data, name)
     card = card_of(memory, memory.invalid_at)
-    racy = now_ns - key[1] < RACY_SECONDS * 1e9 or now_ns - key[2] < RACY_SECONDS * 1e9
+    racy = now_ns - key[1] < RACY_SECONDS * 1e9  # key[1]: mtime_ns
     return card, None if racy else [*key, _encode(card)]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sagemem.writes.close_titles import card_of, candidates
+from sagemem.writes.close_titles import candidates, card_of
 from sagemem.writes.remember import SIMILAR_AT, Decision, decide, same_when
 from sagemem.writes.similar import similarity
 

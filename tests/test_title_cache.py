@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import date
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def test_the_cards_are_cached_and_give_the_listings_decision(store: MemoryStore)
 
 def test_an_outside_edit_keeping_the_size_is_seen(store: MemoryStore) -> None:
     titles(store)  # cached
-    path = note(store, "project_tea.md", "Tee preference", mtime=OLD + 60)  # same size
+    note(store, "project_tea.md", "Tee preference", mtime=OLD + 60)  # same size
     assert titles(store)["project_tea.md"] == "Tee preference"
     same_decision(store, "Tee preference")
 
@@ -86,7 +87,7 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_seen(store: MemoryStore
 
 
 def test_a_file_changed_in_the_scans_clock_tick_is_not_cached(store: MemoryStore) -> None:
-    note(store, "project_new.md", "Fresh note", mtime=int(__import__("time").time()))
+    note(store, "project_new.md", "Fresh note", mtime=int(time.time()))
     assert RACY_SECONDS > 0 and "project_new.md" in titles(store)
     assert "project_new.md" not in (store.state_dir / CACHE_FILE).read_text()
 

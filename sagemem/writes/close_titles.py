@@ -105,7 +105,7 @@ def candidates(memories: Sequence[M], title: str, description: str | None,
     given; the others (``module docstring``) are skipped."""
     cards = [_card(m) for m in memories]
     query = _Query(title, description, _vocabulary(cards))
-    for card, memory in zip(cards, memories):
+    for card, memory in zip(cards, memories, strict=True):
         if threshold <= 0 or (query.may_share(card) and query.bound(card) >= threshold):
             yield query.score(card), memory
 

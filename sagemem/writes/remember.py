@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, Protocol
 
 from ..errors import InvalidName, NearDuplicate
@@ -77,6 +78,12 @@ class RememberResult:
 class Store(Protocol):
     """What ``remember`` needs of a store (``MemoryStore`` is one): ``writes`` sits
     below the store, so it names the methods rather than importing the class."""
+
+    directory: Path
+    state_dir: Path
+    max_bytes: int
+
+    def files(self, archived: bool = False) -> list[str]: ...
 
     def list(self, *, active: bool = False, today: date | None = None) -> Listing: ...
 

@@ -30,10 +30,10 @@ import json
 import os
 import stat
 import time
-from collections.abc import Sequence
+from contextlib import suppress
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import SagememError
 from ..files.atomic import atomic_write
@@ -41,9 +41,6 @@ from ..files.memory import parse
 from ..files.paths import read_regular, safe_read
 from .close_titles import TitleCard, card_of
 from .similar import WORDS_VERSION
-
-if TYPE_CHECKING:
-    from ..files.folder import MemoryFolder
 
 CACHE_FILE = "titles.json"
 FORMAT = 1
@@ -62,7 +59,18 @@ their files wait for the next rewrite; they match no file, so they are never use
 Key = tuple[int, int, int, int]
 
 
-def live_cards(store: MemoryFolder, today: date) -> tuple[TitleCard, ...]:
+class Folder(Protocol):
+    """What the cache needs of a store (``MemoryFolder`` is one): ``writes`` sits below
+    the store, so it names what it uses."""
+
+    directory: Path
+    state_dir: Path
+    max_bytes: int
+
+    def files(self, archived: bool = False) -> list[str]: ...
+
+
+def live_cards(store: Folder, today: date) -> tuple[TitleCard, ...]:
     """The cards of the store's live top-level memories (not past ``invalid_at``), in the
     order ``store.list`` gives them; a file that cannot be read is left out, as the
     listing reports it rather than listing it."""
@@ -90,7 +98,7 @@ def card_is_invalid(card: TitleCard, today: date) -> bool:
     return card.invalid_at is not None and card.invalid_at <= today
 
 
-def _card(store: MemoryFolder, name: str, key: Key | None, entry: list[Any] | None,
+def _card(store: Folder, name: str, key: Key | None, entry: list[Any] | None,
           now_ns: int) -> tuple[TitleCard | None, list[Any] | None]:
     """``name``'s card, from its cache entry when the key still matches, else read; and
     the entry to keep (None: not cached)."""
@@ -156,41 +164,41 @@ def _save(state_dir: Path, path: Path, entries: dict[str, list[Any]]) -> None:
         return
     data = json.dumps({"format": FORMAT, "words": WORDS_VERSION, "files": entries},
                       ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    try:
+    with suppress(SagememError):
         atomic_write(path, data, create=False)
-    except SagememError:
-        pass
 
 
 def _encode(card: TitleCard) -> list[Any]:
-    return [card.name, card.description, card.when, list(card.former_names),
+    """A card as one flat list (JSON reads and ``_decode`` checks it fastest so): name,
+    description, when, invalid_at, the number of former names, them, each title's
+    ``Text`` (squashed, words), then ``both``'s (two nulls without a description)."""
+    both = card.both or (None, None)
+    return [card.name, card.description, card.when,
             card.invalid_at.isoformat() if card.invalid_at else None,
-            [list(t) for t in card.titles], list(card.both) if card.both else None]
+            len(card.former_names), *card.former_names,
+            *(part for text in card.titles for part in text), *both]
 
 
 def _decode(file: str, raw: Any) -> TitleCard | None:
     """A card from its cache entry, or None when the entry is not one this module wrote
     (then the file is read again): every value is checked, so a hostile entry costs a
     read of the file, never an exception further on."""
-    try:
-        name, description, when, former, invalid_at, titles, both = raw
-        texts = [*titles, *(() if both is None else (both,))]
-        if not (type(description) is str and _opt_strs(name, when, invalid_at)
-                and type(former) is list and _strs(former)
-                and len(titles) == 1 + len(former)
-                and all(type(t) is list and len(t) == 2 and _strs(t) for t in texts)):
-            return None
-        expires = date.fromisoformat(invalid_at) if invalid_at is not None else None
-    except (TypeError, ValueError):
+    if type(raw) is not list or len(raw) < 9 or type(raw[4]) is not int:
         return None
-    return TitleCard(file, name, description, when, tuple(former), expires,
-                     tuple((t[0], t[1]) for t in titles),
-                     (both[0], both[1]) if both is not None else None)
+    count = raw[4]
+    if count < 0 or len(raw) != 9 + 3 * count or type(raw[1]) is not str \
+            or set(map(type, raw[5:-2])) != {str} \
+            or not {*map(type, (raw[0], raw[2], raw[3]))} <= _OPTIONAL \
+            or (raw[-2] is None) != (raw[-1] is None) or not {*map(type, raw[-2:])} <= _OPTIONAL:
+        return None
+    try:
+        expires = date.fromisoformat(raw[3]) if raw[3] is not None else None
+    except ValueError:
+        return None
+    texts = iter(raw[5 + count:-2])
+    return TitleCard(file, raw[0], raw[1], raw[2], tuple(raw[5:5 + count]), expires,
+                     tuple(zip(texts, texts, strict=False)),
+                     (raw[-2], raw[-1]) if raw[-2] is not None else None)
 
 
-def _strs(values: list[Any]) -> bool:
-    return all(type(v) is str for v in values)
-
-
-def _opt_strs(*values: Any) -> bool:
-    return all(v is None or type(v) is str for v in values)
+_OPTIONAL = {str, type(None)}

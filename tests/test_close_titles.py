@@ -98,3 +98,20 @@ def test_a_memory_sharing_no_word_is_never_scored() -> None:
     kept = [m.file for _, m in candidates([far, typo], "database migration", None,
                                           SIMILAR_AT)]
     assert kept == ["y.md"]
+
+
+WORDS_OF_THE_TABLE = {1: "cce82bcb7250083f438a005660eee9402d9e04ad1b310b423aabd6c86ba62f04"}
+
+
+def test_the_words_version_names_what_words_returns() -> None:
+    """A change to ``words`` or ``_squashed`` without a new ``WORDS_VERSION`` would let
+    titles caches made before it be trusted: bump the version, add its digest here."""
+    import hashlib
+
+    from sagemem.writes.similar import WORDS_VERSION, text_of
+
+    rows = [json.loads(line) for line in TABLE.read_text(encoding="utf-8").splitlines()]
+    texts = sorted({t for row in rows for t in (row["a"], row["b"])})
+    digest = hashlib.sha256(json.dumps([text_of(t) for t in texts], ensure_ascii=False)
+                            .encode()).hexdigest()
+    assert WORDS_OF_THE_TABLE.get(WORDS_VERSION) == digest

@@ -64,7 +64,7 @@ def fold(text: str) -> str:
 WORDS_VERSION = 1
 """Which ``words`` a cache in the state directory holds (``title_cache.py``): bump it
 with any change to what ``words`` or ``_squashed`` return, and the caches made before are
-rebuilt rather than trusted (``test_similar_words.py`` pins their output to it)."""
+rebuilt rather than trusted (``tests/test_close_titles.py`` pins their output to it)."""
 
 
 @dataclass(frozen=True)

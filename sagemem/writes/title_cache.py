@@ -159,13 +159,22 @@ def _load(path: Path) -> dict[str, list[Any]]:
 def _save(state_dir: Path, path: Path, entries: dict[str, list[Any]]) -> None:
     """Write the cache, only into a state directory that exists and is no link, and only
     over a regular file; a failure is not the caller's: the cache is a shortcut."""
-    if not state_dir.is_dir() or os.path.islink(state_dir) or \
-            (os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode)):
+    if not state_dir.is_dir() or os.path.islink(state_dir) or not _replaceable(path):
         return
     data = json.dumps({"format": FORMAT, "words": WORDS_VERSION, "files": entries},
                       ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     with suppress(SagememError):
         atomic_write(path, data, create=False)
+
+
+def _replaceable(path: Path) -> bool:
+    """Missing or a regular file: a link or anything else in its place is left alone."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _encode(card: TitleCard) -> list[Any]:

@@ -124,3 +124,29 @@ def test_a_symlinked_memory_is_not_a_card(store: MemoryStore, tmp_path: Path) ->
     outside.write_text("---\nname: Outside title\n---\n")
     (store.directory / "project_link.md").symlink_to(outside)
     assert "project_link.md" not in titles(store)
+
+
+def test_new_reads_only_the_files_that_changed(store: MemoryStore,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check behind ``new`` at 10,000 memories parsed all 10,000 (2.4 s): with the
+    cache, a second ``new`` parses only what changed since the first."""
+    from sagemem.cli import main
+    from sagemem.files import folder, memory
+    from sagemem.writes import title_cache
+
+    for n in range(40):
+        note(store, f"project_note_{n}.md", f"Note number {n} about {'abcdefghij'[n % 10]}")
+    at = ["--dir", str(store.directory), "--state-dir", str(store.state_dir)]
+    assert main([*at, "new", "--type", "project", "--name", "Quokka care",
+                 "--description", "x"]) == 0  # fills the cache
+    parsed: list[str] = []
+
+    def counting(data: bytes, file: str, **kwargs: object) -> memory.Memory:
+        parsed.append(file)
+        return memory.parse(data, file, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(folder, "parse", counting)
+    monkeypatch.setattr(title_cache, "parse", counting)
+    assert main([*at, "new", "--type", "project", "--name", "Walrus diet",
+                 "--description", "y"]) == 0
+    assert set(parsed) <= {"project_quokka_care.md", "project_walrus_diet.md"}, parsed

@@ -19,6 +19,7 @@ cutting a title into words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -115,9 +116,14 @@ def _card(memory: Titled) -> TitleCard:
 
 
 def _vocabulary(cards: Iterable[TitleCard]) -> set[str]:
-    """Every varying word of the cards' texts, found once (C-speed joins and splits)."""
-    texts = [t[1] for c in cards for t in (*c.titles, *((c.both,) if c.both else ()))]
-    return {w for w in set(SEP.join(texts).split(SEP)) if is_varying(w)}
+    """Every varying word of the cards' texts, found once: a varying word has 4+
+    characters, so one regex over all the texts joined picks the few to test from the
+    hundreds of thousands of Chinese characters and pairs (twice as fast as a split)."""
+    texts = SEP.join([t[1] for c in cards for t in (*c.titles, *((c.both,) if c.both else ()))])
+    return {w for w in set(_LONG_WORD.findall(texts)) if is_varying(w)}
+
+
+_LONG_WORD = re.compile(f"[^{SEP}]{{4,}}")  # a match starts where a word does
 
 
 class _Query:
@@ -143,12 +149,13 @@ class _Query:
     def may_share(self, card: TitleCard) -> bool:
         """Whether ``card`` has a word of the query or a partner of one, or a text equal
         to it once squashed: else every score is 0 (or, with no word, 0 too)."""
-        if any(t[0] == self.title.squashed or not self._title_keys.isdisjoint(
-                t[1].split(SEP)) for t in card.titles):
-            return True
-        return self.both is not None and card.both is not None and (
-            card.both[0] == self.both.squashed
-            or not self._both_keys.isdisjoint(card.both[1].split(SEP)))
+        keys, squashed = self._title_keys, self.title.squashed
+        for text in card.titles:  # a loop, not any(): this runs 10,000 times a ``new``
+            if text[0] == squashed or not keys.isdisjoint(text[1].split(SEP)):
+                return True
+        both = card.both
+        return self.both is not None and both is not None and (
+            both[0] == self.both.squashed or not self._both_keys.isdisjoint(both[1].split(SEP)))
 
     def score(self, card: TitleCard) -> float:
         best = max(similarity_of(self.title, compared_from(t)) for t in card.titles)

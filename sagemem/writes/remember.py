@@ -143,7 +143,7 @@ def refuse_near_duplicate(store: Store, title: str, *, description: str | None =
     ``decide`` finds — the same name or former name, or a close title: what ``remember``
     would update or ask about. ``new`` and the memory tool's ``create`` call it before
     writing, so no surface writes a second copy of a memory without being told."""
-    cards = live_cards(store, today or date.today())  # title_cache.py: no file parsed
+    cards = live_cards(store, today or date.today())  # title_cache.py: changed files only
     found = decide(cards, " ".join(title.split()), description=description, when=when)
     if found.memory is not None:
         raise NearDuplicate(title, found.memory.file, found.memory.title, found.score)

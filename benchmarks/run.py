@@ -15,7 +15,8 @@ Then it runs every script of BENCHMARKS (with the same ``--repeat``), each print
 own table: ``bench_startup.py`` (commands as whole processes next to their floors),
 ``bench_search.py``, ``bench_index_build.py`` (the lexical build), ``bench_embedder.py``,
 ``bench_vectors.py`` (retrieval by mode, vector cost), ``bench_inject.py``,
-``bench_writes.py``, ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``,
+``bench_writes.py``, ``bench_remember.py`` (``new`` with and without its near-duplicate
+check), ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``,
 ``bench_mcp.py`` (a tool call to a running ``sagemem mcp``; skipped without the extra).
 Each also runs on its own; ``--only startup search`` runs just those (``list`` is the
 listing table above).
@@ -42,7 +43,8 @@ from sagemem.files.memory import split
 # 1,000 as processes, snapshot 10,000); run.py only passes --repeat along.
 BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_index_build.py",
               "bench_embedder.py", "bench_vectors.py", "bench_inject.py", "bench_writes.py",
-              "bench_snapshot.py", "bench_archive.py", "bench_audit.py", "bench_mcp.py")
+              "bench_remember.py", "bench_snapshot.py", "bench_archive.py", "bench_audit.py",
+              "bench_mcp.py")
 
 
 def read_all(directory: Path) -> None:

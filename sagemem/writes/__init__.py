@@ -11,6 +11,9 @@
   and undoing a resolution).
 - ``remember``: saving by title — update the memory a title already names, write nothing
   over one only similar (``decide``, ``remember``, ``RememberResult``, ``SIMILAR_AT``).
+- ``close_titles``: the cheap pass before ``decide`` scores a memory (``TitleCard``,
+  ``candidates``); ``title_cache``: every live memory's card from
+  ``<state>/titles.json``, re-read only for files that changed (``live_cards``).
 - ``changelog``: ``<state>/journal.jsonl``, one line per change sagemem made (``record``,
   ``record_write``, ``read``, ``parse_since``); never a memory's text.
 - ``versions``: ``<state>/versions/<sha256>``, the bytes each write replaced, bounded,

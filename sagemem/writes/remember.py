@@ -27,15 +27,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Literal, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Literal, Protocol
 
 from ..errors import InvalidName, NearDuplicate
 from ..files import indexfile
 from ..files.fields import TYPES
 from ..files.memory import Memory
 from ..files.paths import file_name_for
+from .close_titles import M, candidates
+from .close_titles import similarity as similarity
 from .similar import SIMILAR_AT, fold
-from .similar import similarity as text_similarity
+from .title_cache import live_cards
 
 if TYPE_CHECKING:
     from ..files.folder import Listing
@@ -46,12 +49,12 @@ Action = Literal["created", "updated", "unchanged", "similar"]
 
 
 @dataclass(frozen=True)
-class Decision:
+class Decision(Generic[M]):
     """What ``decide`` found: ``memory`` is the match (None for ``new``), ``score`` its
     similarity (100 for a title or former title that is identical)."""
 
     kind: Kind
-    memory: Memory | None = None
+    memory: M | None = None
     score: float = 0.0
 
 
@@ -75,6 +78,12 @@ class RememberResult:
 class Store(Protocol):
     """What ``remember`` needs of a store (``MemoryStore`` is one): ``writes`` sits
     below the store, so it names the methods rather than importing the class."""
+
+    directory: Path
+    state_dir: Path
+    max_bytes: int
+
+    def files(self, archived: bool = False) -> list[str]: ...
 
     def list(self, *, active: bool = False, today: date | None = None) -> Listing: ...
 
@@ -100,22 +109,9 @@ def same_when(a: str | None, b: str | None) -> bool:
     return (fold(a) if a else None) == (fold(b) if b else None)
 
 
-def similarity(title: str, description: str | None, memory: Memory) -> float:
-    """How close a title (and description) is to ``memory``'s, 0-100 (``similar.py``):
-    to its name or a former name, or — when both have a description — title and
-    description together, the higher. Aliases take no part: one retrieval word ("api")
-    would make every title holding it a close match."""
-    best = max(text_similarity(title, t) for t in _titles(memory))
-    if description and memory.description:
-        both = text_similarity(f"{title} {description}",
-                               f"{memory.title} {memory.description}")
-        best = max(best, both)
-    return best
-
-
-def decide(memories: Iterable[Memory], title: str, *, description: str | None = None,
+def decide(memories: Iterable[M], title: str, *, description: str | None = None,
            when: str | None = None, distinct: bool = False,
-           threshold: float = SIMILAR_AT) -> Decision:
+           threshold: float = SIMILAR_AT) -> Decision[M]:
     """Update, ask or create: an identical name, then an identical former name, then the
     closest title at ``threshold`` or above (``new`` instead with ``distinct``),
     else ``new``. Only memories with the same ``when`` take part: a different ``when`` is
@@ -135,9 +131,10 @@ def decide(memories: Iterable[Memory], title: str, *, description: str | None = 
         return Decision("similar", former[0], 100.0)
     if distinct or not same:
         return Decision("new")
-    score, closest = max(((similarity(title, description, m), m) for m in same),
-                         key=lambda pair: pair[0])
-    return Decision("similar", closest, score) if score >= threshold else Decision("new")
+    score, closest = max(candidates(same, title, description, threshold),  # close_titles.py
+                         key=lambda pair: pair[0], default=(0.0, None))
+    return Decision("similar", closest, score) if closest is not None and score >= threshold \
+        else Decision("new")
 
 
 def refuse_near_duplicate(store: Store, title: str, *, description: str | None = None,
@@ -146,15 +143,10 @@ def refuse_near_duplicate(store: Store, title: str, *, description: str | None =
     ``decide`` finds — the same name or former name, or a close title: what ``remember``
     would update or ask about. ``new`` and the memory tool's ``create`` call it before
     writing, so no surface writes a second copy of a memory without being told."""
-    listing = store.list(active=True, today=today or date.today())
-    found = decide(listing.memories, " ".join(title.split()), description=description,
-                   when=when)
+    cards = live_cards(store, today or date.today())  # title_cache.py: changed files only
+    found = decide(cards, " ".join(title.split()), description=description, when=when)
     if found.memory is not None:
         raise NearDuplicate(title, found.memory.file, found.memory.title, found.score)
-
-
-def _titles(memory: Memory) -> list[str]:
-    return [memory.title, *memory.former_names]
 
 
 # -- remembering ------------------------------------------------------------------------
@@ -264,7 +256,7 @@ def _when_value(when: str | None) -> object:
     return when
 
 
-def _update(store: Store, asked: _Asked, decision: Decision) -> RememberResult:
+def _update(store: Store, asked: _Asked, decision: Decision[Memory]) -> RememberResult:
     """Replace the body and set the fields given, as a guarded write based on the
     revision just read; the name stays (a former name matched stays one)."""
     from ..files.edit import set_fields

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -60,15 +61,96 @@ def fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+WORDS_VERSION = 1
+"""Which ``words`` a cache in the state directory holds (``title_cache.py``): bump it
+with any change to what ``words`` or ``_squashed`` return, and the caches made before are
+rebuilt rather than trusted (``tests/test_close_titles.py`` pins their output to it)."""
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A text as ``similarity`` compares it: without punctuation (``squashed``) and as
+    words — computed once, and kept in the titles cache so a ``new`` at 10,000 memories
+    does not cut every title into words again."""
+
+    squashed: str
+    bag: _Bag
+
+
+def compared(text: str) -> Compared:
+    """``text`` made ready for ``similarity_of``."""
+    return Compared(_squashed(text), _bag(text))
+
+
+SEP = "\x1f"
+"""Between the words of a ``Text``: a control character no word holds (``_TOKEN``)."""
+
+Text = tuple[str, str]
+"""A text as the titles cache keeps it: its squashed form and its words joined by
+``SEP`` — two strings, which JSON reads fast, rather than a list per word."""
+
+
+def text_of(text: str) -> Text:
+    """``text`` as the titles cache keeps it (``Text``)."""
+    return _squashed(text), SEP.join(words(text))
+
+
+def compared_from(text: Text) -> Compared:
+    """A ``Compared`` rebuilt from a ``Text`` (the cache's copy of ``compared``)."""
+    squashed, joined = text
+    return Compared(squashed, _bag_of(tuple(joined.split(SEP)) if joined else ()))
+
+
 def similarity(a: str, b: str) -> float:
     """How close two texts (titles, or title and description) are, 0-100: the Dice
     coefficient of their words (module docstring)."""
-    if _squashed(a) == _squashed(b):
+    return similarity_of(compared(a), compared(b))
+
+
+def similarity_of(a: Compared, b: Compared) -> float:
+    """``similarity`` of two texts already compared."""
+    if a.squashed == b.squashed:
         return 100.0
-    mine, theirs = _bag(a), _bag(b)
+    mine, theirs = a.bag, b.bag
     if not mine.all or not theirs.all:
         return 0.0
     return 100.0 * 2 * _shared(mine, theirs) / (len(mine.all) + len(theirs.all))
+
+
+def at_most(a: Compared, b: Compared, partner: Callable[[str], bool]) -> float:
+    """An upper bound of ``similarity_of(a, b)`` that skips the typo comparisons: the
+    words they have in common, plus as many of ``a``'s other varying words as ``b`` has
+    varying words a typo or suffix could pair with (``partner``: true of a word that
+    ``_same_word`` pairs with one of ``a``'s). Equal to the score or above it, never
+    below, so a memory under the threshold by it is under the threshold."""
+    if a.squashed == b.squashed:
+        return 100.0
+    mine, theirs = a.bag, b.bag
+    if not mine.all or not theirs.all:
+        return 0.0
+    exact = mine.all & theirs.all
+    pairable = sum(1 for w in theirs.varying if w not in exact and partner(w))
+    if pairable:
+        pairable = min(pairable, sum(1 for w in mine.varying if w not in exact))
+    return 100.0 * 2 * (len(exact) + pairable) / (len(mine.all) + len(theirs.all))
+
+
+def is_varying(word: str) -> bool:
+    """A word a typo or a suffix may change (``_same_word`` compares only these)."""
+    return len(word) >= 4 and not word.isdigit() and not _IS_CJK.match(word)
+
+
+def pairs_with(words_: Sequence[str]) -> Callable[[str], bool]:
+    """A test, memoised, of whether a word is one of ``words_`` in another form
+    (``_same_word``): the typo half of ``at_most``."""
+    known: dict[str, bool] = {}
+
+    def partner(word: str) -> bool:
+        found = known.get(word)
+        if found is None:
+            found = known[word] = any(_same_word(w, word) for w in words_)
+        return found
+    return partner
 
 
 @lru_cache(maxsize=65536)
@@ -105,9 +187,11 @@ class _Bag:
 
 @lru_cache(maxsize=65536)
 def _bag(text: str) -> _Bag:
-    found = words(text)
-    return _Bag(frozenset(found), tuple(w for w in found if len(w) >= 4 and not w.isdigit()
-                                        and not _IS_CJK.match(w)))
+    return _bag_of(words(text))
+
+
+def _bag_of(found: tuple[str, ...]) -> _Bag:
+    return _Bag(frozenset(found), tuple(w for w in found if is_varying(w)))
 
 
 def _shared(mine: _Bag, theirs: _Bag) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_shapes import Rule, not_placeholder
+from .secret_shapes import PLACEHOLDER_WORDS, Rule, not_placeholder
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
 # ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
@@ -23,19 +23,60 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A
 _CODE = re.compile(r"(?:[A-Za-z_]{1,40}|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){1,5})"
                    r"[\[(](?:[A-Za-z_)\]]|\Z)"
                    r"|(?:process\.env|import\.meta\.env|Deno\.env|ENV)\b")
+# A path of names called or indexed (``secrets.token_hex(32)``, ``env::var("TOKEN")``,
+# ``credentials.dig(:db, :password)``) whatever its argument; a slice (``token[7:]``);
+# a word of code before an expression (``token = await getToken()``).
+_CALL = re.compile(r"[A-Za-z_]\w{0,40}(?:(?:\.|::)[A-Za-z_]\w{0,40}){1,5}[\[(]"
+                   r"|[A-Za-z_]\w{0,40}\[-?[0-9]{0,6}:"
+                   r"|(?:await|new|yield|lambda|not|typeof|function|async)\Z")
 _COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
-_PASSWORD_KEY = re.compile(r"(?i)pass|pwd|密码|密碼|口令|パスワード|비밀번호")
+# "the password is 12+ characters", ``密码是 8-16 位``, ``密码：8~16 位``: a length
+_LENGTH = re.compile(r"(?:[<>≥≤~]=?)?[0-9]{1,3}(?:\+|[-~–][0-9]{1,3})?")
+# ``密钥：AES-256``, ``signing_key: RS256``: an algorithm, not a key
+_ALGORITHM = re.compile(r"(?i:aes|rsa|sha|hs|rs|es|ps|ed|x|secp|p)-?[0-9]{3,5}"
+                        r"(?:[-_]?[a-z0-9]{1,10})?")
+# where a secret is kept, not the secret: an AWS ARN (``…:secretsmanager:…:secret:prod/db``),
+# a 1Password ``op://`` reference, a GCP ``projects/…/secrets/…`` name
+_REFERENCE = re.compile(r"arn:aws[\w-]{0,20}:|op://|projects/[^/\s]{1,100}/secrets/")
+# a kebab-case word (``credentials: include``, ``token: per-user``, ``?key=publishable``,
+# ``--secret=db-password``): a mode or a name; a token or an API key is drawn at random
+_WORD = re.compile(r"[a-z]{1,24}(?:-[a-z]{1,24}){0,4}")
+_NAME_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pass", "secret", "token", "key",
+                           "apikey", "credential", "credentials", "passphrase"})
+# a quoted value that says where the secret is or what it must be (``password: "see
+# 1Password"``, ``"required, min 12 chars"``): prose, not a passphrase
+_POINTER = re.compile(r"(?i)(?:see|ask|in|from|stored|set|same|use|get|check|via|per"
+                      r"|required|optional|min|max|at least)[ ,:]")
+_PASSWORD_KEY = re.compile(r"(?i)pass|pwd|pw\b|密码|密碼|口令|パスワード|비밀번호")
 
 
 def assigned(secret: str, password: bool = True) -> bool:
     """A value given to a key that names a secret: anything but a placeholder, a bare
     boolean or null, a value that is only a few repeated characters, a file path, code
-    that reads the secret from elsewhere, or — for a key that is not a password's — a
-    small number."""
+    that reads the secret from elsewhere or names the variable holding it, where it is
+    kept, a length or an algorithm, or — for a key that is not a password's — a small
+    number or a word."""
+    core = secret.rstrip(")]},")  # ``OpenAI(api_key=api_key)``: the call's closing
     return (not_placeholder(secret) and len(set(secret)) >= 3 and
             secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
+            and core.casefold() not in PLACEHOLDER_WORDS
             and not _PATH.fullmatch(secret) and not _CODE.match(secret)
-            and (password or not _COUNT.fullmatch(secret)))
+            and not _CALL.match(secret) and not _variable(core)
+            and not _REFERENCE.match(secret) and not _LENGTH.fullmatch(secret)
+            and not _ALGORITHM.fullmatch(secret) and not _POINTER.match(secret)
+            and (password or not (_COUNT.fullmatch(secret) or _WORD.fullmatch(secret))))
+
+
+def _variable(value: str) -> bool:
+    """A name of code that holds the secret (``token_value``, ``self._password``,
+    ``config.apiKey``, ``CLIENT_SECRET``): words without digits joined by ``_``, ``.``,
+    ``::`` or a change of case, one of them a secret's — a literal secret is drawn at
+    random or chosen by a person, not named for what it is."""
+    if not re.fullmatch(r"[A-Za-z_](?:[A-Za-z_]|\.|::){0,120}", value):
+        return False
+    parts = [p.lower() for p in _NAME_PART.findall(value)]
+    return len(parts) >= 2 and any(part in _SECRET_WORDS for part in parts)
 
 
 def password_key(key: str) -> bool:
@@ -86,7 +127,16 @@ _LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
 def colon_value(text: str, match: re.Match[str]) -> bool:
     """A value after a colon (``ASSIGNMENT``'s group ``c``) is one when it holds a digit
     or a sign, or ends its line: ``password: hunter2``, not "the secret: keep it"."""
-    return bool(_SIGN.search(match.group("c")) or _LINE_END.match(text, match.end("c")))
+    value, start = match.group("c"), match.start()
+    if start and text[start - 1] == ":" and text[match.start("c") - 1] == ":":
+        return False  # ``…:secretsmanager:…:secret:prod/db``: a segment of an ARN's name
+    if _YAML_TAG.fullmatch(value) and _TAGGED.match(text, match.end("c")):
+        return False  # ``password: !vault |``, ``!secret wifi_password``: a YAML tag
+    return bool(_SIGN.search(value) or _LINE_END.match(text, match.end("c")))
+
+
+_YAML_TAG = re.compile(r"![A-Za-z][\w.:/-]{0,40}")
+_TAGGED = re.compile(r"[ \t]+\S")
 
 
 SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .secret_shapes import PLACEHOLDER_WORDS, Rule, not_placeholder
+from .secret_shapes import PLACEHOLDER_WORDS, Rule, not_placeholder, random_looking
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
 # ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
@@ -93,7 +93,7 @@ _VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00
 _URL_VALUE = r"[^&#?\s\"'<>()\[\]`\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
 _LAST = _VALUE[:-1] + r".!?:)\]]"  # a value's last character in a sentence: not its full stop
 
-KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
+KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|apikey"
              r"|(?:access|private|session|secret|signing|encryption|master|app|license"
              r"|account|shared|consumer)[_-]?key(?:[_-]?base)?"
              r"|client[_-]?secret|auth[_-]?token|credentials?")
@@ -186,6 +186,8 @@ def _flag(secret: str) -> bool:
 
 
 _CLI_LINE = r"[^\n]{0,300}?[ \t]"  # the rest of the command line, up to the flag
+# "the password for the staging db is": what a password is for, a few words
+_FOR_WHAT = r"(?:[ \t]+(?:for|of|to|on)[ \t][^\n.;:!?\"]{1,60}?)?"
 
 PLACES: tuple[Rule, ...] = (
     # ``Authorization: Token …``, ``: ApiKey …``, ``: sk_…``: any scheme but Bearer and
@@ -226,10 +228,22 @@ PLACES: tuple[Rule, ...] = (
         _flag, by_place=True, needs=("--",)),
     # "the wifi password is 8h3k!x2q.": a sentence, as ``口令是 …`` is; the value needs a
     # digit or a sign ("the password is stored in the vault" is prose)
+    # "the password for the staging db is …" names what it is for first (review-3)
     Rule("password", re.compile(
-        r"(?i)\b(?:password|passphrase|passcode|passwd)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'“]?"
-        r"(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"), _signed_password,
+        r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
+        r"[ \t]*:?[ \t]+[\"'“]?(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"),
+        _signed_password, by_place=True, needs=("pass",)),
+    # 'my password is "correct horse battery staple"': quoted, it is the password whole
+    Rule("password", re.compile(
+        r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
+        r"[ \t]*:?[ \t]+[\"“](?P<secret>[^\"“”\r\n]{4,200})[\"”]"), _password,
         by_place=True, needs=("pass",)),
+    # ``Cookie: sessionid=…``, ``Set-Cookie: connect.sid=…; HttpOnly``: a session's cookie
+    # is its login (a ``…token=`` cookie is a key's value already)
+    Rule("session_cookie", re.compile(
+        r"(?i)(?:\bcookie:[ \t]*|;[ \t]?)[\w.-]{0,30}?(?:sess|sid|jwt)[\w.-]{0,20}="
+        r"(?P<secret>[^\s;,\"']{16,4000})"), random_looking, by_place=True,
+        needs=("cookie",)),
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several
     Rule("password", re.compile(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"
@@ -251,7 +265,7 @@ PLACES: tuple[Rule, ...] = (
 )
 """Values by their place (besides the key assignments, which ``redact.py`` runs)."""
 
-KEY_NEEDS = ("pass", "pwd", "secret", "token", "key", "credential")
+KEY_NEEDS = ("pass", "pw", "secret", "token", "key", "credential")
 """A fragment every key assignment needs (``ASSIGNMENT``), as ``Rule.needs``."""
 
 CJK_NEEDS = tuple(_CJK_WORDS.split("|"))

@@ -322,6 +322,7 @@ REVIEW_3_KEPT = [
     "https://dashboard.stripe.com/test/apikeys?key=publishable",
     "The password is 12+ characters with a symbol.", "密码是 8-16 位字母和数字",
     "密码：8~16 位", "密钥：AES-256", "signing_key: RS256",
+    'The password is "the usual one"', "PW: 3.3V", "pw: 150W",
 ]
 
 
@@ -333,7 +334,7 @@ def test_a_variable_a_placeholder_a_schema_word_or_a_length_is_not_a_secret(text
 # review 3: each reached disk whole
 REVIEW_3_SECRETS = [
     ("The password for the staging db is Vq7mZ2pL9x.", "Vq7mZ2pL9x"),
-    ('My password is "correct horse battery staple"', "correct horse battery staple"),
+    ('My password is "swordfish" (the old one)', "swordfish"),
     ("router admin pw: Vq7mZ2pL9x", "Vq7mZ2pL9x"),
     ("Cookie: theme=dark; sessionid=8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f",
      "8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f"),

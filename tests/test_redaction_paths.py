@@ -328,7 +328,7 @@ def test_a_cli_remember_redacts_a_password_in_a_sentence_and_a_session_cookie(
         tmp_path: Path) -> None:
     folder, state = tmp_path / "memory", tmp_path / "state"
     shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
-    secrets = ["Vq7mZ2pL9x", "correct horse battery staple", "8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f"]
+    secrets = ["Vq7mZ2pL9x", "swordfish", "8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f"]
     body = (f"The password for the staging db is {secrets[0]}.\n"
             f'My passphrase is "{secrets[1]}".\n'
             f'curl -H "Cookie: sessionid={secrets[2]}" https://admin.example.com\n')

@@ -32,6 +32,9 @@ _CALL = re.compile(r"[A-Za-z_]\w{0,40}(?:(?:\.|::)[A-Za-z_]\w{0,40}){1,5}[\[(]"
 _COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
 # "the password is 12+ characters", ``密码是 8-16 位``, ``密码：8~16 位``: a length
 _LENGTH = re.compile(r"(?:[<>≥≤~]=?)?[0-9]{1,3}(?:\+|[-~–][0-9]{1,3})?")
+# ``pw: 150W``, ``timeout_secret: 30s``: a measure, a number and its unit
+_MEASURE = re.compile(r"[0-9]{1,6}(?:[.,][0-9]{1,3})?(?:[kMGT]?(?:V|W|Hz|B|bps)|m?s|min|h"
+                      r"|%|px|dB|mA|mAh)")
 # ``密钥：AES-256``, ``signing_key: RS256``: an algorithm, not a key
 _ALGORITHM = re.compile(r"(?i:aes|rsa|sha|hs|rs|es|ps|ed|x|secp|p)-?[0-9]{3,5}"
                         r"(?:[-_]?[a-z0-9]{1,10})?")
@@ -64,7 +67,9 @@ def assigned(secret: str, password: bool = True) -> bool:
             and not _PATH.fullmatch(secret) and not _CODE.match(secret)
             and not _CALL.match(secret) and not _variable(core)
             and not _REFERENCE.match(secret) and not _LENGTH.fullmatch(secret)
-            and not _ALGORITHM.fullmatch(secret) and not _POINTER.match(secret)
+            and not _ALGORITHM.fullmatch(secret)
+            and not _MEASURE.fullmatch(secret.rstrip(".!?"))  # "…, pw: 150W."
+            and not _POINTER.match(secret)
             and (password or not (_COUNT.fullmatch(secret) or _WORD.fullmatch(secret))))
 
 
@@ -233,10 +238,11 @@ PLACES: tuple[Rule, ...] = (
         r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
         r"[ \t]*:?[ \t]+[\"'“]?(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"),
         _signed_password, by_place=True, needs=("pass",)),
-    # 'my password is "correct horse battery staple"': quoted, it is the password whole
+    # 'my password is "swordfish"': quoted, a word is the password; words in quotes are
+    # prose as often as a passphrase ('the password is "the usual one"'), so they stay
     Rule("password", re.compile(
         r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
-        r"[ \t]*:?[ \t]+[\"“](?P<secret>[^\"“”\r\n]{4,200})[\"”]"), _password,
+        r"[ \t]*:?[ \t]+[\"“](?P<secret>[^\s\"“”]{4,200})[\"”]"), _password,
         by_place=True, needs=("pass",)),
     # ``Cookie: sessionid=…``, ``Set-Cookie: connect.sid=…; HttpOnly``: a session's cookie
     # is its login (a ``…token=`` cookie is a key's value already)

@@ -338,6 +338,11 @@ REVIEW_3_SECRETS = [
     ("router admin pw: Vq7mZ2pL9x", "Vq7mZ2pL9x"),
     ("Cookie: theme=dark; sessionid=8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f",
      "8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f"),
+    ("'password' => 'Vq7mZ2pL9x',", "Vq7mZ2pL9x"), ('password := "Vq7mZ2pL9x"', "Vq7mZ2pL9x"),
+    ("- name: DB_PASSWORD\n  value: Vq7mZ2pL9x", "Vq7mZ2pL9x"),
+    ("<password>Vq7mZ2pL9x</password>", "Vq7mZ2pL9x"),
+    ("the token is f3b2c1d4e5a6b7c8d9e0a1b2", "f3b2c1d4e5a6b7c8d9e0a1b2"),
+    ("the secret is Vq7mZ2pL9x", "Vq7mZ2pL9x"),
     # a literal beside code that looks like it is still one
     ("conn = connect(password=hunter2)", "hunter2"),
     ("(set it with password=Vq7mZ2pL9x)", "Vq7mZ2pL9x"),
@@ -345,8 +350,8 @@ REVIEW_3_SECRETS = [
 
 
 @pytest.mark.parametrize(("text", "secret"), REVIEW_3_SECRETS)
-def test_a_password_in_a_sentence_under_pw_or_in_a_cookie_is_redacted(text: str,
-                                                                      secret: str) -> None:
+def test_a_secret_in_a_sentence_a_cookie_an_env_entry_or_xml_is_redacted(
+        text: str, secret: str) -> None:
     redacted = redact(text).text
     assert secret not in redacted and "<REDACTED:" in redacted
 
@@ -390,6 +395,11 @@ HOSTILE_LINES = {  # 1 MB each, on one line: the shapes that cost the most
     "dotted calls repeated": "token=a.b.c.d.e.f.g " * 50_000,
     "YAML tags repeated": "password: !a " * 76_924,
     "angle brackets in values repeated": ("token=" + "<" * 74 + " ") * 12_346,
+    "env names and values repeated": "name: password\n value: " * 43_479,
+    "XML elements never closed": "<password>" * 100_000,
+    "appSettings keys never closed": 'key="ApiKey" value="' * 50_000,
+    "the token for … is repeated": "token for a b c is " * 52_632,
+    "PHP arrows repeated": "password => '" * 76_924,
 }
 
 

@@ -13,6 +13,7 @@ nested repetition, every repeat bounded.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .secret_shapes import PLACEHOLDER_WORDS, Rule, not_placeholder, random_looking
 
@@ -117,8 +118,9 @@ KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|apikey"
 ASSIGNMENT = re.compile(
     r"(?i)(?<![A-Za-z0-9_.?&-])[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")(?![A-Za-z0-9_])"
     r"[\"']?[ \t]*(?:"
-    r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,8000})\""
-    r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,8000})'"
+    # a quoted value also after PHP's and Ruby's ``=>`` and Go's ``:=`` (review-3)
+    r"(?:=>|:=|[=:：＝])[ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,8000})\""
+    r"|(?:=>|:=|[=:：＝])[ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,8000})'"
     r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,8000})"
     # after a colon, a value holding a digit or a sign, or one that ends the line: the
     # caller tells which (``colon_value``), as a lookahead here cost 3 s on 1 MB of
@@ -194,6 +196,34 @@ _CLI_LINE = r"[^\n]{0,300}?[ \t]"  # the rest of the command line, up to the fla
 # "the password for the staging db is": what a password is for, a few words
 _FOR_WHAT = r"(?:[ \t]+(?:for|of|to|on)[ \t][^\n.;:!?\"]{1,60}?)?"
 
+def _named_values(kind: str, words: str, check: Callable[[str], bool]) -> tuple[Rule, ...]:
+    """A secret's value given beside its name rather than after it (review-3): a
+    Kubernetes or ECS env entry (``- name: DB_PASSWORD`` then ``value: …``, ``{"name":
+    "API_TOKEN", "value": "…"}``), an XML element (Maven's ``<password>…</password>``)
+    and .NET's ``<add key="ApiKey" value="…" />``."""
+    name = r"[A-Za-z0-9_.-]{0,40}(?:" + words + r")"
+    return (
+        Rule(kind, re.compile(
+            r"(?i)\bname[\"']?[ \t]*:[ \t]*[\"']?" + name + r"[\"']?[ \t]*"
+            r"(?:,[ \t]*|\r?\n[ \t]{0,20}(?:-[ \t]{1,4})?)[\"']?value[\"']?[ \t]*:[ \t]*[\"']?"
+            r"(?P<secret>" + _VALUE + r"{4,8000})"), check, by_place=True,
+            needs=("value",)),
+        Rule(kind, re.compile(
+            r"(?i)<(?P<tag>" + name + r")>(?P<secret>[^<>\s]{4,8000})</(?P=tag)>"),
+            check, by_place=True, needs=("</",)),
+        Rule(kind, re.compile(
+            r"(?i)\bkey=[\"']" + name + r"[\"'][ \t]+value=[\"'](?P<secret>[^\"'\r\n]{4,8000})"
+            r"[\"']"), check, by_place=True, needs=("value=",)),
+    )
+
+
+_NAMED_VALUES = (
+    *_named_values("password", r"pass(?:word|wd|phrase)?|pwd", _password),
+    *_named_values("secret", r"secret|token|api[_-]?key|apikey|(?:access|private|secret"
+                             r"|signing|encryption|master|account)[_-]?key|credentials?",
+                   _secret),
+)
+
 PLACES: tuple[Rule, ...] = (
     # ``Authorization: Token …``, ``: ApiKey …``, ``: sk_…``: any scheme but Bearer and
     # Basic, which have their own kinds
@@ -250,6 +280,14 @@ PLACES: tuple[Rule, ...] = (
         r"(?i)(?:\bcookie:[ \t]*|;[ \t]?)[\w.-]{0,30}?(?:sess|sid|jwt)[\w.-]{0,20}="
         r"(?P<secret>[^\s;,\"']{16,4000})"), random_looking, by_place=True,
         needs=("cookie",)),
+    # "the API key is …", "the token for CI is …", ``token 是 …``: random-looking, as a
+    # token is ("the token is short-lived" is prose)
+    Rule("secret", re.compile(
+        r"(?i)\b(?:api[ _-]?key|token|secret|access[ _-]key|client[ _-]secret)" + _FOR_WHAT
+        + r"[ \t]*(?:(?:is|was)[ \t]|是|为)[ \t]*:?[ \t]*[\"'“]?"
+        r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), random_looking, by_place=True,
+        needs=("token", "secret", "key")),
+    *_NAMED_VALUES,
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several
     Rule("password", re.compile(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"

@@ -323,6 +323,8 @@ REVIEW_3_KEPT = [
     "The password is 12+ characters with a symbol.", "密码是 8-16 位字母和数字",
     "密码：8~16 位", "密钥：AES-256", "signing_key: RS256",
     'The password is "the usual one"', "PW: 3.3V", "pw: 150W",
+    "The secret is base64-encoded.", "The token is HS256-signed.",
+    "'password' => 'required|min:12|confirmed',", 'token := "Bearer " + t',
 ]
 
 

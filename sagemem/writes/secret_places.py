@@ -49,9 +49,11 @@ _NAME_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
 _SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pass", "secret", "token", "key",
                            "apikey", "credential", "credentials", "passphrase"})
 # a quoted value that says where the secret is or what it must be (``password: "see
-# 1Password"``, ``"required, min 12 chars"``): prose, not a passphrase
+# 1Password"``, ``"required, min 12 chars"``, Laravel's ``'required|min:12'``, a header's
+# ``"Bearer " + t``): prose or a rule, not a passphrase
 _POINTER = re.compile(r"(?i)(?:see|ask|in|from|stored|set|same|use|get|check|via|per"
-                      r"|required|optional|min|max|at least)[ ,:]")
+                      r"|required|optional|nullable|sometimes|min|max|at least|bearer|basic"
+                      r"|token)[ ,:|]")
 _PASSWORD_KEY = re.compile(r"(?i)pass|pwd|pw\b|密码|密碼|口令|パスワード|비밀번호")
 
 
@@ -182,7 +184,17 @@ def _secret(secret: str) -> bool:
 
 
 def _signed_password(secret: str) -> bool:
-    return assigned(secret, password=True) and bool(_SIGN.search(secret))
+    return (assigned(secret, password=True) and bool(_SIGN.search(secret))
+            and not _COMPOUND.search(secret))
+
+
+# "the secret is base64-encoded", "the token is HS256-signed", "the password is
+# 2FA-protected": a compound ending in a word describes it (review-3)
+_COMPOUND = re.compile(r"-[a-z]{4,}\Z")
+
+
+def _sentence_token(secret: str) -> bool:
+    return random_looking(secret) and not _COMPOUND.search(secret)
 
 
 def _flag(secret: str) -> bool:
@@ -285,7 +297,7 @@ PLACES: tuple[Rule, ...] = (
     Rule("secret", re.compile(
         r"(?i)\b(?:api[ _-]?key|token|secret|access[ _-]key|client[ _-]secret)" + _FOR_WHAT
         + r"[ \t]*(?:(?:is|was)[ \t]|是|为)[ \t]*:?[ \t]*[\"'“]?"
-        r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), random_looking, by_place=True,
+        r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), _sentence_token, by_place=True,
         needs=("token", "secret", "key")),
     *_NAMED_VALUES,
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several

@@ -325,6 +325,11 @@ REVIEW_3_KEPT = [
     'The password is "the usual one"', "PW: 3.3V", "pw: 150W",
     "The secret is base64-encoded.", "The token is HS256-signed.",
     "'password' => 'required|min:12|confirmed',", 'token := "Bearer " + t',
+    # from library code an agent quotes (site-packages: 80 of 3,233 files flagged, 36 after)
+    "check(password=True)", "token = b64encode(userpass).decode()", "f(password=auth[2])",
+    "password = request.url.password", "token = cls(**kwargs)", "token = Error",
+    "private_key: ed25519.Ed25519PrivateKey", 'lines.append(f"token={record.token}")',
+    'STYLE = {Token: "#ddd0c0"}',
 ]
 
 

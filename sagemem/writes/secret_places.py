@@ -27,8 +27,11 @@ _CODE = re.compile(r"(?:[A-Za-z_]{1,40}|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40})
 # A path of names called or indexed (``secrets.token_hex(32)``, ``env::var("TOKEN")``,
 # ``credentials.dig(:db, :password)``) whatever its argument; a slice (``token[7:]``);
 # a word of code before an expression (``token = await getToken()``).
+# A call whose argument is a name (``b64encode(userpass)``, ``cls(**kw)``) or an index
+# (``auth[1]``, ``tokens[0]``): ``Summer2024(!)`` is neither (review-3: real code).
 _CALL = re.compile(r"[A-Za-z_]\w{0,40}(?:(?:\.|::)[A-Za-z_]\w{0,40}){1,5}[\[(]"
                    r"|[A-Za-z_]\w{0,40}\[-?[0-9]{0,6}:"
+                   r"|[A-Za-z_]\w{0,40}\((?:[A-Za-z_]|\*)|[A-Za-z_]\w{0,40}\[[0-9]{1,4}\]"
                    r"|(?:await|new|yield|lambda|not|typeof|function|async)\Z")
 _COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
 # "the password is 12+ characters", ``密码是 8-16 位``, ``密码：8~16 位``: a length
@@ -42,12 +45,21 @@ _ALGORITHM = re.compile(r"(?i:aes|rsa|sha|hs|rs|es|ps|ed|x|secp|p)-?[0-9]{3,5}"
 # where a secret is kept, not the secret: an AWS ARN (``…:secretsmanager:…:secret:prod/db``),
 # a 1Password ``op://`` reference, a GCP ``projects/…/secrets/…`` name
 _REFERENCE = re.compile(r"arn:aws[\w-]{0,20}:|op://|projects/[^/\s]{1,100}/secrets/")
+# ``Token: "#ddd0c0"`` (a theme's colour for a token of code)
+_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
 # a kebab-case word (``credentials: include``, ``token: per-user``, ``?key=publishable``,
 # ``--secret=db-password``): a mode or a name; a token or an API key is drawn at random
-_WORD = re.compile(r"[a-z]{1,24}(?:-[a-z]{1,24}){0,4}")
+_WORD = re.compile(r"[A-Za-z][a-z]{0,23}(?:-[a-z]{1,24}){0,4}")  # and ``token = Name``
 _NAME_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pass", "secret", "token", "key",
-                           "apikey", "credential", "credentials", "passphrase"})
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pw", "pass", "secret", "secrets",
+                           "token", "key", "apikey", "credential", "credentials", "creds",
+                           "passphrase", "auth"})
+# an attribute's path (``request.url.password``, ``rust_openssl.hpke.X25519PrivateKey``)
+_ATTRIBUTE = re.compile(r"[A-Za-z_]{1,40}(?:\.[A-Za-z_]{1,40}){1,6}"
+                        r"|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){2,6}")
+# a type's name (``private_key: ed25519.Ed25519PrivateKey``, ``PKCS7PrivateKeyTypes``)
+_TYPE = re.compile(r"(?:[A-Za-z_]\w{0,40}\.){0,3}[A-Z]\w{0,60}"
+                   r"(?:Key|Token|Secret|Password|Credentials?)(?:Types?|s)?")
 # a quoted value that says where the secret is or what it must be (``password: "see
 # 1Password"``, ``"required, min 12 chars"``, Laravel's ``'required|min:12'``, a header's
 # ``"Bearer " + t``): prose or a rule, not a passphrase
@@ -63,24 +75,28 @@ def assigned(secret: str, password: bool = True) -> bool:
     that reads the secret from elsewhere or names the variable holding it, where it is
     kept, a length or an algorithm, or — for a key that is not a password's — a small
     number or a word."""
-    core = secret.rstrip(")]},")  # ``OpenAI(api_key=api_key)``: the call's closing
+    core = secret.rstrip(")]},:")  # ``OpenAI(api_key=api_key)``: the call's closing
     return (not_placeholder(secret) and len(set(secret)) >= 3 and
-            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
+            core.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
             and core.casefold() not in PLACEHOLDER_WORDS
             and not _PATH.fullmatch(secret) and not _CODE.match(secret)
             and not _CALL.match(secret) and not _variable(core)
             and not _REFERENCE.match(secret) and not _LENGTH.fullmatch(secret)
             and not _ALGORITHM.fullmatch(secret)
             and not _MEASURE.fullmatch(secret.rstrip(".!?"))  # "…, pw: 150W."
-            and not _POINTER.match(secret)
+            and not _POINTER.match(secret) and not _COLOUR.fullmatch(secret)
             and (password or not (_COUNT.fullmatch(secret) or _WORD.fullmatch(secret))))
 
 
 def _variable(value: str) -> bool:
-    """A name of code that holds the secret (``token_value``, ``self._password``,
-    ``config.apiKey``, ``CLIENT_SECRET``): words without digits joined by ``_``, ``.``,
-    ``::`` or a change of case, one of them a secret's — a literal secret is drawn at
-    random or chosen by a person, not named for what it is."""
+    """A name of code that holds the secret or a value's type (``token_value``,
+    ``self._password``, ``config.apiKey``, ``CLIENT_SECRET``, ``Ed25519PrivateKey``): an
+    attribute's path (names without digits joined by ``.``, or three names with them),
+    a type named for a secret, or words without digits joined by ``_``, ``::`` or a
+    change of case, one of them a secret's — a literal secret is drawn at random or
+    chosen by a person, not named for what it is."""
+    if _ATTRIBUTE.fullmatch(value) or _TYPE.fullmatch(value):
+        return True
     if not re.fullmatch(r"[A-Za-z_](?:[A-Za-z_]|\.|::){0,120}", value):
         return False
     parts = [p.lower() for p in _NAME_PART.findall(value)]

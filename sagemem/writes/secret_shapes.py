@@ -26,9 +26,10 @@ PLACEHOLDER = re.compile(
     # secret that happens to hold a ``$``: a reference stands alone and is upper case
     r"|(?<![A-Za-z0-9])(?-i:\$[A-Z_][A-Z0-9_]{2,})(?![a-z])"
     # what fills the value in later: a shell's ``$(op read …)``, Windows' ``%DB_PASS%``,
-    # Ruby's ``#{…}``, a format's ``{password}``/``{}``/``%s``, a template's ``@@TOKEN@@``
-    # or ``[PASSWORD]`` — each a false alarm that cut a memory's snippet (review-3)
-    r"|\$\(|(?-i:%[A-Z_][A-Z0-9_]{2,40}%)|#\{[^}\r\n]{0,80}\}|\{[A-Za-z_]?\w{0,40}\}"
+    # Ruby's ``#{…}``, a format's ``{password}``/``{record.token!r}``/``{}``/``%s``, a
+    # template's ``@@TOKEN@@`` or ``[PASSWORD]`` — each a false alarm that cut a memory's
+    # snippet (review-3)
+    r"|\$\(|(?-i:%[A-Z_][A-Z0-9_]{2,40}%)|#\{[^}\r\n]{0,80}\}|\{(?:[A-Za-z_][^{}\s]{0,80})?\}"
     r"|\A%[sd]\Z|@@\w{1,40}@@|(?-i:\[[A-Z_]{3,40}\])"
     r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED"
     r"|replace[_-]?me|insert[_ -]|[_-]here\b|\btodo\b|\btbd\b|fixme",

@@ -321,7 +321,8 @@ REVIEW_3_KEPT = [
     "secret: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
     "https://dashboard.stripe.com/test/apikeys?key=publishable",
     "The password is 12+ characters with a symbol.", "密码是 8-16 位字母和数字",
-    "密码：8~16 位", "密钥：AES-256", "signing_key: RS256",
+    "密码：8~16 位", "密钥：AES-256", "signing_key: RS256", "密码改成了手机号后四位",
+    "ENV DB_PASSWORD_FILE /run/secrets/db",
     'The password is "the usual one"', "PW: 3.3V", "pw: 150W",
     "The secret is base64-encoded.", "The token is HS256-signed.",
     "'password' => 'required|min:12|confirmed',", 'token := "Bearer " + t',
@@ -350,6 +351,7 @@ REVIEW_3_SECRETS = [
     ("<password>Vq7mZ2pL9x</password>", "Vq7mZ2pL9x"),
     ("the token is f3b2c1d4e5a6b7c8d9e0a1b2", "f3b2c1d4e5a6b7c8d9e0a1b2"),
     ("the secret is Vq7mZ2pL9x", "Vq7mZ2pL9x"),
+    ("ENV DB_PASSWORD Vq7mZ2pL9x", "Vq7mZ2pL9x"), ("密码改成了 Vq7mZ2pL9x", "Vq7mZ2pL9x"),
     # a literal beside code that looks like it is still one
     ("conn = connect(password=hunter2)", "hunter2"),
     ("(set it with password=Vq7mZ2pL9x)", "Vq7mZ2pL9x"),
@@ -407,6 +409,8 @@ HOSTILE_LINES = {  # 1 MB each, on one line: the shapes that cost the most
     "appSettings keys never closed": 'key="ApiKey" value="' * 50_000,
     "the token for … is repeated": "token for a b c is " * 52_632,
     "PHP arrows repeated": "password => '" * 76_924,
+    "Dockerfile ENV lines repeated": "ENV DB_PASSWORD \n" * 58_824,
+    "密码改成了 repeated": "密码改成了" * 200_000,
 }
 
 

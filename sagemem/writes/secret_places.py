@@ -175,7 +175,9 @@ _CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|�
 # rule's (``cjk_value``): ``密码学`` (cryptography), ``密码：至少 12 位`` and
 # ``用户名密码是 LDAP 账号`` ("the password is the LDAP account") are prose.
 CJK_ASSIGNMENT = re.compile(
-    r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는|)[ \t]*[:：]?[ \t]*"
+    # ``密码改成了 …``, ``口令设为 …`` ("changed to", "set to"): what it is now (review-3)
+    r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는"
+    r"|改成了?|改为|换成了?|设为|设成|设置为|)[ \t]*[:：]?[ \t]*"
     r"(?P<quote>[\"'“「『]?)(?P<secret>" + _VALUE + r"{4,8000})")
 
 _PROSE_GOES_ON = re.compile(r"[ \t]*[^\s，。；、）)」』”！？!?]")
@@ -316,6 +318,13 @@ PLACES: tuple[Rule, ...] = (
         r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), _sentence_token, by_place=True,
         needs=("token", "secret", "key")),
     *_NAMED_VALUES,
+    # a Dockerfile's ``ENV DB_PASSWORD value`` (the form without ``=``)
+    Rule("password", re.compile(
+        r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:pass(?:word|wd)?|pwd)[ \t]+"
+        r"(?P<secret>" + _VALUE + r"{4,8000})"), _password, by_place=True, needs=("env",)),
+    Rule("secret", re.compile(
+        r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:secret|token|api_?key|secret_?key)[ \t]+"
+        r"(?P<secret>" + _VALUE + r"{4,8000})"), _secret, by_place=True, needs=("env",)),
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several
     Rule("password", re.compile(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"

@@ -330,7 +330,8 @@ REVIEW_3_KEPT = [
     "check(password=True)", "token = b64encode(userpass).decode()", "f(password=auth[2])",
     "password = request.url.password", "token = cls(**kwargs)", "token = Error",
     "private_key: ed25519.Ed25519PrivateKey", 'lines.append(f"token={record.token}")',
-    'STYLE = {Token: "#ddd0c0"}',
+    'STYLE = {Token: "#ddd0c0"}', "password = <your PyPI token>", "  id-token: write",
+    "ALTER USER app WITH PASSWORD '${DB_PASSWORD}';", "CREATE ROLE x WITH PASSWORD '$PW';",
 ]
 
 
@@ -352,6 +353,7 @@ REVIEW_3_SECRETS = [
     ("the token is f3b2c1d4e5a6b7c8d9e0a1b2", "f3b2c1d4e5a6b7c8d9e0a1b2"),
     ("the secret is Vq7mZ2pL9x", "Vq7mZ2pL9x"),
     ("ENV DB_PASSWORD Vq7mZ2pL9x", "Vq7mZ2pL9x"), ("密码改成了 Vq7mZ2pL9x", "Vq7mZ2pL9x"),
+    ("CREATE USER app IDENTIFIED BY 'Vq7mZ2pL9x';", "Vq7mZ2pL9x"),
     # a literal beside code that looks like it is still one
     ("conn = connect(password=hunter2)", "hunter2"),
     ("(set it with password=Vq7mZ2pL9x)", "Vq7mZ2pL9x"),
@@ -411,6 +413,7 @@ HOSTILE_LINES = {  # 1 MB each, on one line: the shapes that cost the most
     "PHP arrows repeated": "password => '" * 76_924,
     "Dockerfile ENV lines repeated": "ENV DB_PASSWORD \n" * 58_824,
     "密码改成了 repeated": "密码改成了" * 200_000,
+    "SQL passwords never closed": "with password '" * 66_667,
 }
 
 

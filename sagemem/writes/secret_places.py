@@ -318,6 +318,11 @@ PLACES: tuple[Rule, ...] = (
         r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), _sentence_token, by_place=True,
         needs=("token", "secret", "key")),
     *_NAMED_VALUES,
+    # SQL: ``ALTER USER app WITH PASSWORD '…'``, MySQL's and Oracle's ``IDENTIFIED BY '…'``
+    Rule("password", re.compile(
+        r"(?i)\b(?:with[ \t]+(?:encrypted[ \t]+)?password|identified[ \t]+by)[ \t]+"
+        r"'(?P<secret>[^'\r\n]{1,200})'"), _password, by_place=True,
+        needs=("password", "identified")),
     # a Dockerfile's ``ENV DB_PASSWORD value`` (the form without ``=``)
     Rule("password", re.compile(
         r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:pass(?:word|wd)?|pwd)[ \t]+"

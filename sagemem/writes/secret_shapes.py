@@ -24,13 +24,15 @@ PLACEHOLDER = re.compile(
     r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\r\n]{0,80}>|\$\{[^}]*\}|\{\{[^}]*\}\}"
     # ``$DB_PASSWORD`` names a variable; ``p4$Word`` or a Django key's ``k#8$v`` is a
     # secret that happens to hold a ``$``: a reference stands alone and is upper case
-    r"|(?<![A-Za-z0-9])(?-i:\$[A-Z_][A-Z0-9_]{2,})(?![a-z])"
+    r"|(?<![A-Za-z0-9])(?-i:\$[A-Z_][A-Z0-9_]{1,60})(?![a-z])"
     # what fills the value in later: a shell's ``$(op read …)``, Windows' ``%DB_PASS%``,
     # Ruby's ``#{…}``, a format's ``{password}``/``{record.token!r}``/``{}``/``%s``, a
     # template's ``@@TOKEN@@`` or ``[PASSWORD]`` — each a false alarm that cut a memory's
     # snippet (review-3)
     r"|\$\(|(?-i:%[A-Z_][A-Z0-9_]{2,40}%)|#\{[^}\r\n]{0,80}\}|\{(?:[A-Za-z_][^{}\s]{0,80})?\}"
     r"|\A%[sd]\Z|@@\w{1,40}@@|(?-i:\[[A-Z_]{3,40}\])"
+    # ``password = <your PyPI token>``: unquoted, the value stops at the first space
+    r"|\A<[A-Za-z]"
     r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED"
     r"|replace[_-]?me|insert[_ -]|[_-]here\b|\btodo\b|\btbd\b|fixme",
     re.I)

@@ -356,6 +356,8 @@ REVIEW_3_SECRETS = [
     ("CREATE USER app IDENTIFIED BY 'Vq7mZ2pL9x';", "Vq7mZ2pL9x"),
     # a literal beside code that looks like it is still one
     ("conn = connect(password=hunter2)", "hunter2"),
+    ("password: x12345", "x12345"), ("password: es2024", "es2024"),
+    ("DB_PASSWORD=hunter2_key9", "hunter2_key9"), ("token: AbCdEfGhIjKlMnOp", "AbCdEfGhIjKlMnOp"),
     ("(set it with password=Vq7mZ2pL9x)", "Vq7mZ2pL9x"),
 ]
 

@@ -40,8 +40,9 @@ _LENGTH = re.compile(r"(?:[<>≥≤~]=?)?[0-9]{1,3}(?:\+|[-~–][0-9]{1,3})?")
 _MEASURE = re.compile(r"[0-9]{1,6}(?:[.,][0-9]{1,3})?(?:[kMGT]?(?:V|W|Hz|B|bps)|m?s|min|h"
                       r"|%|px|dB|mA|mAh)")
 # ``密钥：AES-256``, ``signing_key: RS256``: an algorithm, not a key
-_ALGORITHM = re.compile(r"(?i:aes|rsa|sha|hs|rs|es|ps|ed|x|secp|p)-?[0-9]{3,5}"
-                        r"(?:[-_]?[a-z0-9]{1,10})?")
+_ALGORITHM = re.compile(r"(?i:(?:aes|rsa|sha)-?[0-9]{3,4}(?:-[a-z]{2,4})?|(?:hs|rs|es|ps)"
+                        r"(?:256|384|512)|ed(?:25519|448)|x(?:25519|448)|p-?(?:256|384|521)"
+                        r"|secp[0-9]{3}[rk]1)")  # named exactly: ``x12345`` is a password
 # where a secret is kept, not the secret: an AWS ARN (``…:secretsmanager:…:secret:prod/db``),
 # a 1Password ``op://`` reference, a GCP ``projects/…/secrets/…`` name
 _REFERENCE = re.compile(r"arn:aws[\w-]{0,20}:|op://|projects/[^/\s]{1,100}/secrets/")

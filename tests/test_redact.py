@@ -331,7 +331,8 @@ REVIEW_3_KEPT = [
     "password = request.url.password", "token = cls(**kwargs)", "token = Error",
     "private_key: ed25519.Ed25519PrivateKey", 'lines.append(f"token={record.token}")',
     'STYLE = {Token: "#ddd0c0"}', "password = <your PyPI token>", "  id-token: write",
-    "ALTER USER app WITH PASSWORD '${DB_PASSWORD}';", "CREATE ROLE x WITH PASSWORD '$PW';",
+    "ALTER USER app WITH PASSWORD '${DB_PASSWORD}';", "SSH_ASKPASS=ksshaskpass",
+    "signingkey = 3AA5C34371567BD2", "CREATE ROLE x WITH PASSWORD '$PW';",
 ]
 
 

@@ -48,6 +48,8 @@ _ALGORITHM = re.compile(r"(?i:(?:aes|rsa|sha)-?[0-9]{3,4}(?:-[a-z]{2,4})?|(?:hs|
 _REFERENCE = re.compile(r"arn:aws[\w-]{0,20}:|op://|projects/[^/\s]{1,100}/secrets/")
 # ``Token: "#ddd0c0"`` (a theme's colour for a token of code)
 _COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+# ``git config user.signingkey 3AA5C34371567BD2``: a GPG key's id or fingerprint, public
+_KEY_ID = re.compile(r"(?:0x)?(?:[0-9A-F]{16}|[0-9A-F]{40})")
 # a kebab-case word (``credentials: include``, ``token: per-user``, ``?key=publishable``,
 # ``--secret=db-password``): a mode or a name; a token or an API key is drawn at random
 _WORD = re.compile(r"[A-Za-z][a-z]{0,23}(?:-[a-z]{1,24}){0,4}")  # and ``token = Name``
@@ -86,7 +88,8 @@ def assigned(secret: str, password: bool = True) -> bool:
             and not _ALGORITHM.fullmatch(secret)
             and not _MEASURE.fullmatch(secret.rstrip(".!?"))  # "…, pw: 150W."
             and not _POINTER.match(secret) and not _COLOUR.fullmatch(secret)
-            and (password or not (_COUNT.fullmatch(secret) or _WORD.fullmatch(secret))))
+            and (password or not (_COUNT.fullmatch(secret) or _WORD.fullmatch(secret)
+                                   or _KEY_ID.fullmatch(secret))))
 
 
 def _variable(value: str) -> bool:
@@ -118,7 +121,7 @@ _VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00
 _URL_VALUE = r"[^&#?\s\"'<>()\[\]`\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
 _LAST = _VALUE[:-1] + r".!?:)\]]"  # a value's last character in a sentence: not its full stop
 
-KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|apikey"
+KEY_WORDS = (r"(?<!ask)pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|apikey"
              r"|(?:access|private|session|secret|signing|encryption|master|app|license"
              r"|account|shared|consumer)[_-]?key(?:[_-]?base)?"
              r"|client[_-]?secret|auth[_-]?token|credentials?")

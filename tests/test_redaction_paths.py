@@ -252,11 +252,12 @@ def test_a_rename_to_a_file_name_holding_a_secret_is_refused(tmp_path: Path) -> 
 # -- issue 20: through the CLI, as an agent's shell reaches it
 
 
-def _sagemem(folder: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _sagemem(folder: Path, state: Path, *args: str,
+             input_text: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SAGE_MEM_SEMANTIC": "off", "SAGE_MEM_GLOBAL_DIR": "off"}
     return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(folder),
                            "--state-dir", str(state), *args], capture_output=True,
-                          text=True, check=False, timeout=120, env=env)
+                          text=True, check=False, timeout=120, env=env, input=input_text)
 
 
 def test_a_cli_new_with_the_secrets_of_issue_20_leaves_none_on_disk(tmp_path: Path) -> None:
@@ -303,3 +304,39 @@ def test_a_file_name_holding_a_new_kind_of_secret_is_refused_in_one_line(
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert "holds a secret" in result.stderr and file[len("reference_"):-3] not in result.stderr
     assert not (folder / file).exists()
+
+
+def test_a_cli_new_keeps_code_and_config_that_name_secrets_byte_for_byte(tmp_path: Path) -> None:
+    """Review 3's false alarms: a variable, a placeholder, a schema's word, a YAML tag or
+    a length in an agent's snippet reached disk as ``<REDACTED:…>``, a piece of the memory
+    lost for good."""
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    prose = (Path(__file__).parent / "redaction" / "ordinary_prose_code.md").read_text(
+        encoding="utf-8")
+    body = prose.split("---\n", 2)[2]
+    result = _sagemem(folder, state, "new", "--type", "reference", "--name", "secret plumbing",
+                      "--description", "Where each service's secrets come from", "--body", "-",
+                      input_text=body)
+    assert result.returncode == 0, result.stderr
+    written = (folder / "reference_secret_plumbing.md").read_text(encoding="utf-8")
+    assert body.strip() in written
+    assert "redacted" not in result.stdout + result.stderr
+
+
+def test_a_cli_remember_redacts_a_password_in_a_sentence_and_a_session_cookie(
+        tmp_path: Path) -> None:
+    folder, state = tmp_path / "memory", tmp_path / "state"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    secrets = ["Vq7mZ2pL9x", "swordfish", "8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f"]
+    body = (f"The password for the staging db is {secrets[0]}.\n"
+            f'My passphrase is "{secrets[1]}".\n'
+            f'curl -H "Cookie: sessionid={secrets[2]}" https://admin.example.com\n')
+    result = _sagemem(folder, state, "remember", "--type", "reference", "--title",
+                      "staging access", "--body", body, "--json")
+    assert result.returncode == 0, result.stderr
+    written = (folder / json.loads(result.stdout)["file"]).read_text(encoding="utf-8")
+    assert written.count("<REDACTED:password>") == 2
+    assert written.count("<REDACTED:session_cookie>") == 1
+    disk = _everything_under(folder, state)
+    assert [s for s in secrets if s.encode() in disk] == []

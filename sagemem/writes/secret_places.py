@@ -13,8 +13,9 @@ nested repetition, every repeat bounded.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from .secret_shapes import Rule, not_placeholder
+from .secret_shapes import PLACEHOLDER_WORDS, Rule, not_placeholder, random_looking
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
 # ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
@@ -23,19 +24,87 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A
 _CODE = re.compile(r"(?:[A-Za-z_]{1,40}|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){1,5})"
                    r"[\[(](?:[A-Za-z_)\]]|\Z)"
                    r"|(?:process\.env|import\.meta\.env|Deno\.env|ENV)\b")
+# A path of names called or indexed (``secrets.token_hex(32)``, ``env::var("TOKEN")``,
+# ``credentials.dig(:db, :password)``) whatever its argument; a slice (``token[7:]``);
+# a word of code before an expression (``token = await getToken()``).
+# A call whose argument is a name (``b64encode(userpass)``, ``cls(**kw)``) or an index
+# (``auth[1]``, ``tokens[0]``): ``Summer2024(!)`` is neither (review-3: real code).
+_CALL = re.compile(r"[A-Za-z_]\w{0,40}(?:(?:\.|::)[A-Za-z_]\w{0,40}){1,5}[\[(]"
+                   r"|[A-Za-z_]\w{0,40}\[-?[0-9]{0,6}:"
+                   r"|[A-Za-z_]\w{0,40}\((?:[A-Za-z_]|\*)|[A-Za-z_]\w{0,40}\[[0-9]{1,4}\]"
+                   r"|(?:await|new|yield|lambda|not|typeof|function|async)\Z")
 _COUNT = re.compile(r"[0-9][0-9,._]{0,7}[kKmM]?")
-_PASSWORD_KEY = re.compile(r"(?i)pass|pwd|密码|密碼|口令|パスワード|비밀번호")
+# "the password is 12+ characters", ``密码是 8-16 位``, ``密码：8~16 位``: a length
+_LENGTH = re.compile(r"(?:[<>≥≤~]=?)?[0-9]{1,3}(?:\+|[-~–][0-9]{1,3})?")
+# ``pw: 150W``, ``timeout_secret: 30s``: a measure, a number and its unit
+_MEASURE = re.compile(r"[0-9]{1,6}(?:[.,][0-9]{1,3})?(?:[kMGT]?(?:V|W|Hz|B|bps)|m?s|min|h"
+                      r"|%|px|dB|mA|mAh)")
+# ``密钥：AES-256``, ``signing_key: RS256``: an algorithm, not a key
+_ALGORITHM = re.compile(r"(?i:(?:aes|rsa|sha)-?[0-9]{3,4}(?:-[a-z]{2,4})?|(?:hs|rs|es|ps)"
+                        r"(?:256|384|512)|ed(?:25519|448)|x(?:25519|448)|p-?(?:256|384|521)"
+                        r"|secp[0-9]{3}[rk]1)")  # named exactly: ``x12345`` is a password
+# where a secret is kept, not the secret: an AWS ARN (``…:secretsmanager:…:secret:prod/db``),
+# a 1Password ``op://`` reference, a GCP ``projects/…/secrets/…`` name
+_REFERENCE = re.compile(r"arn:aws[\w-]{0,20}:|op://|projects/[^/\s]{1,100}/secrets/")
+# ``Token: "#ddd0c0"`` (a theme's colour for a token of code)
+_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+# ``git config user.signingkey 3AA5C34371567BD2``: a GPG key's id or fingerprint, public
+_KEY_ID = re.compile(r"(?:0x)?(?:[0-9A-F]{16}|[0-9A-F]{40})")
+# a kebab-case word (``credentials: include``, ``token: per-user``, ``?key=publishable``,
+# ``--secret=db-password``): a mode or a name; a token or an API key is drawn at random
+_WORD = re.compile(r"[A-Za-z][a-z]{0,23}(?:-[a-z]{1,24}){0,4}")  # and ``token = Name``
+_NAME_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+")
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "pw", "pass", "secret", "secrets",
+                           "token", "key", "apikey", "credential", "credentials", "creds",
+                           "passphrase", "auth"})
+# an attribute's path (``request.url.password``, ``rust_openssl.hpke.X25519PrivateKey``)
+_ATTRIBUTE = re.compile(r"[A-Za-z_]{1,40}(?:\.[A-Za-z_]{1,40}){1,6}"
+                        r"|[A-Za-z_]\w{0,40}(?:\.[A-Za-z_]\w{0,40}){2,6}")
+# a type's name (``private_key: ed25519.Ed25519PrivateKey``, ``PKCS7PrivateKeyTypes``)
+_TYPE = re.compile(r"(?:[A-Za-z_]\w{0,40}\.){0,3}[A-Z]\w{0,60}"
+                   r"(?:Key|Token|Secret|Password|Credentials?)(?:Types?|s)?")
+# a quoted value that says where the secret is or what it must be (``password: "see
+# 1Password"``, ``"required, min 12 chars"``, Laravel's ``'required|min:12'``, a header's
+# ``"Bearer " + t``): prose or a rule, not a passphrase
+_POINTER = re.compile(r"(?i)(?:see|ask|in|from|stored|set|same|use|get|check|via|per"
+                      r"|required|optional|nullable|sometimes|min|max|at least|bearer|basic"
+                      r"|token)[ ,:|]")
+_PASSWORD_KEY = re.compile(r"(?i)pass|pwd|pw\b|密码|密碼|口令|パスワード|비밀번호")
 
 
 def assigned(secret: str, password: bool = True) -> bool:
     """A value given to a key that names a secret: anything but a placeholder, a bare
     boolean or null, a value that is only a few repeated characters, a file path, code
-    that reads the secret from elsewhere, or — for a key that is not a password's — a
-    small number."""
+    that reads the secret from elsewhere or names the variable holding it, where it is
+    kept, a length or an algorithm, or — for a key that is not a password's — a small
+    number or a word."""
+    core = secret.rstrip(")]},:")  # ``OpenAI(api_key=api_key)``: the call's closing
     return (not_placeholder(secret) and len(set(secret)) >= 3 and
-            secret.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
+            core.lower() not in {"true", "false", "null", "none", "nil", "yes", "no"}
+            and core.casefold() not in PLACEHOLDER_WORDS
             and not _PATH.fullmatch(secret) and not _CODE.match(secret)
-            and (password or not _COUNT.fullmatch(secret)))
+            and not _CALL.match(secret) and not _variable(core)
+            and not _REFERENCE.match(secret) and not _LENGTH.fullmatch(secret)
+            and not _ALGORITHM.fullmatch(secret)
+            and not _MEASURE.fullmatch(secret.rstrip(".!?"))  # "…, pw: 150W."
+            and not _POINTER.match(secret) and not _COLOUR.fullmatch(secret)
+            and (password or not (_COUNT.fullmatch(secret) or _WORD.fullmatch(secret)
+                                   or _KEY_ID.fullmatch(secret))))
+
+
+def _variable(value: str) -> bool:
+    """A name of code that holds the secret or a value's type (``token_value``,
+    ``self._password``, ``config.apiKey``, ``CLIENT_SECRET``, ``Ed25519PrivateKey``): an
+    attribute's path (names without digits joined by ``.``, or three names with them),
+    a type named for a secret, or words without digits joined by ``_``, ``::`` or a
+    change of case, one of them a secret's — a literal secret is drawn at random or
+    chosen by a person, not named for what it is."""
+    if _ATTRIBUTE.fullmatch(value) or _TYPE.fullmatch(value):
+        return True
+    if not re.fullmatch(r"[A-Za-z_](?:[A-Za-z_]|\.|::){0,120}", value):
+        return False
+    parts = [p.lower() for p in _NAME_PART.findall(value)]
+    return len(parts) >= 2 and any(part in _SECRET_WORDS for part in parts)
 
 
 def password_key(key: str) -> bool:
@@ -52,7 +121,7 @@ _VALUE = (r"[^\s\"'`,;\u2018-\u201f\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uac00
 _URL_VALUE = r"[^&#?\s\"'<>()\[\]`\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
 _LAST = _VALUE[:-1] + r".!?:)\]]"  # a value's last character in a sentence: not its full stop
 
-KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
+KEY_WORDS = (r"(?<!ask)pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|apikey"
              r"|(?:access|private|session|secret|signing|encryption|master|app|license"
              r"|account|shared|consumer)[_-]?key(?:[_-]?base)?"
              r"|client[_-]?secret|auth[_-]?token|credentials?")
@@ -71,8 +140,9 @@ KEY_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey"
 ASSIGNMENT = re.compile(
     r"(?i)(?<![A-Za-z0-9_.?&-])[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")(?![A-Za-z0-9_])"
     r"[\"']?[ \t]*(?:"
-    r"[=:：＝][ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,8000})\""
-    r"|[=:：＝][ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,8000})'"
+    # a quoted value also after PHP's and Ruby's ``=>`` and Go's ``:=`` (review-3)
+    r"(?:=>|:=|[=:：＝])[ \t]*\"(?P<b>(?:[^\"\\\r\n]|\\[^\r\n]){4,8000})\""
+    r"|(?:=>|:=|[=:：＝])[ \t]*'(?P<e>(?:[^'\\\r\n]|\\[^\r\n]){4,8000})'"
     r"|[=＝][ \t]*[\"']?(?P<a>" + _VALUE + r"{4,8000})"
     # after a colon, a value holding a digit or a sign, or one that ends the line: the
     # caller tells which (``colon_value``), as a lookahead here cost 3 s on 1 MB of
@@ -86,7 +156,16 @@ _LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
 def colon_value(text: str, match: re.Match[str]) -> bool:
     """A value after a colon (``ASSIGNMENT``'s group ``c``) is one when it holds a digit
     or a sign, or ends its line: ``password: hunter2``, not "the secret: keep it"."""
-    return bool(_SIGN.search(match.group("c")) or _LINE_END.match(text, match.end("c")))
+    value, start = match.group("c"), match.start()
+    if start and text[start - 1] == ":" and text[match.start("c") - 1] == ":":
+        return False  # ``…:secretsmanager:…:secret:prod/db``: a segment of an ARN's name
+    if _YAML_TAG.fullmatch(value) and _TAGGED.match(text, match.end("c")):
+        return False  # ``password: !vault |``, ``!secret wifi_password``: a YAML tag
+    return bool(_SIGN.search(value) or _LINE_END.match(text, match.end("c")))
+
+
+_YAML_TAG = re.compile(r"![A-Za-z][\w.:/-]{0,40}")
+_TAGGED = re.compile(r"[ \t]+\S")
 
 
 SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
@@ -100,7 +179,9 @@ _CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|�
 # rule's (``cjk_value``): ``密码学`` (cryptography), ``密码：至少 12 位`` and
 # ``用户名密码是 LDAP 账号`` ("the password is the LDAP account") are prose.
 CJK_ASSIGNMENT = re.compile(
-    r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는|)[ \t]*[:：]?[ \t]*"
+    # ``密码改成了 …``, ``口令设为 …`` ("changed to", "set to"): what it is now (review-3)
+    r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는"
+    r"|改成了?|改为|换成了?|设为|设成|设置为|)[ \t]*[:：]?[ \t]*"
     r"(?P<quote>[\"'“「『]?)(?P<secret>" + _VALUE + r"{4,8000})")
 
 _PROSE_GOES_ON = re.compile(r"[ \t]*[^\s，。；、）)」』”！？!?]")
@@ -125,7 +206,17 @@ def _secret(secret: str) -> bool:
 
 
 def _signed_password(secret: str) -> bool:
-    return assigned(secret, password=True) and bool(_SIGN.search(secret))
+    return (assigned(secret, password=True) and bool(_SIGN.search(secret))
+            and not _COMPOUND.search(secret))
+
+
+# "the secret is base64-encoded", "the token is HS256-signed", "the password is
+# 2FA-protected": a compound ending in a word describes it (review-3)
+_COMPOUND = re.compile(r"-[a-z]{4,}\Z")
+
+
+def _sentence_token(secret: str) -> bool:
+    return random_looking(secret) and not _COMPOUND.search(secret)
 
 
 def _flag(secret: str) -> bool:
@@ -136,6 +227,36 @@ def _flag(secret: str) -> bool:
 
 
 _CLI_LINE = r"[^\n]{0,300}?[ \t]"  # the rest of the command line, up to the flag
+# "the password for the staging db is": what a password is for, a few words
+_FOR_WHAT = r"(?:[ \t]+(?:for|of|to|on)[ \t][^\n.;:!?\"]{1,60}?)?"
+
+def _named_values(kind: str, words: str, check: Callable[[str], bool]) -> tuple[Rule, ...]:
+    """A secret's value given beside its name rather than after it (review-3): a
+    Kubernetes or ECS env entry (``- name: DB_PASSWORD`` then ``value: …``, ``{"name":
+    "API_TOKEN", "value": "…"}``), an XML element (Maven's ``<password>…</password>``)
+    and .NET's ``<add key="ApiKey" value="…" />``."""
+    name = r"[A-Za-z0-9_.-]{0,40}(?:" + words + r")"
+    return (
+        Rule(kind, re.compile(
+            r"(?i)\bname[\"']?[ \t]*:[ \t]*[\"']?" + name + r"[\"']?[ \t]*"
+            r"(?:,[ \t]*|\r?\n[ \t]{0,20}(?:-[ \t]{1,4})?)[\"']?value[\"']?[ \t]*:[ \t]*[\"']?"
+            r"(?P<secret>" + _VALUE + r"{4,8000})"), check, by_place=True,
+            needs=("value",)),
+        Rule(kind, re.compile(
+            r"(?i)<(?P<tag>" + name + r")>(?P<secret>[^<>\s]{4,8000})</(?P=tag)>"),
+            check, by_place=True, needs=("</",)),
+        Rule(kind, re.compile(
+            r"(?i)\bkey=[\"']" + name + r"[\"'][ \t]+value=[\"'](?P<secret>[^\"'\r\n]{4,8000})"
+            r"[\"']"), check, by_place=True, needs=("value=",)),
+    )
+
+
+_NAMED_VALUES = (
+    *_named_values("password", r"pass(?:word|wd|phrase)?|pwd", _password),
+    *_named_values("secret", r"secret|token|api[_-]?key|apikey|(?:access|private|secret"
+                             r"|signing|encryption|master|account)[_-]?key|credentials?",
+                   _secret),
+)
 
 PLACES: tuple[Rule, ...] = (
     # ``Authorization: Token …``, ``: ApiKey …``, ``: sk_…``: any scheme but Bearer and
@@ -176,10 +297,43 @@ PLACES: tuple[Rule, ...] = (
         _flag, by_place=True, needs=("--",)),
     # "the wifi password is 8h3k!x2q.": a sentence, as ``口令是 …`` is; the value needs a
     # digit or a sign ("the password is stored in the vault" is prose)
+    # "the password for the staging db is …" names what it is for first (review-3)
     Rule("password", re.compile(
-        r"(?i)\b(?:password|passphrase|passcode|passwd)[ \t]+(?:is|was)[ \t]*:?[ \t]+[\"'“]?"
-        r"(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"), _signed_password,
+        r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
+        r"[ \t]*:?[ \t]+[\"'“]?(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"),
+        _signed_password, by_place=True, needs=("pass",)),
+    # 'my password is "swordfish"': quoted, a word is the password; words in quotes are
+    # prose as often as a passphrase ('the password is "the usual one"'), so they stay
+    Rule("password", re.compile(
+        r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
+        r"[ \t]*:?[ \t]+[\"“](?P<secret>[^\s\"“”]{4,200})[\"”]"), _password,
         by_place=True, needs=("pass",)),
+    # ``Cookie: sessionid=…``, ``Set-Cookie: connect.sid=…; HttpOnly``: a session's cookie
+    # is its login (a ``…token=`` cookie is a key's value already)
+    Rule("session_cookie", re.compile(
+        r"(?i)(?:\bcookie:[ \t]*|;[ \t]?)[\w.-]{0,30}?(?:sess|sid|jwt)[\w.-]{0,20}="
+        r"(?P<secret>[^\s;,\"']{16,4000})"), random_looking, by_place=True,
+        needs=("cookie",)),
+    # "the API key is …", "the token for CI is …", ``token 是 …``: random-looking, as a
+    # token is ("the token is short-lived" is prose)
+    Rule("secret", re.compile(
+        r"(?i)\b(?:api[ _-]?key|token|secret|access[ _-]key|client[ _-]secret)" + _FOR_WHAT
+        + r"[ \t]*(?:(?:is|was)[ \t]|是|为)[ \t]*:?[ \t]*[\"'“]?"
+        r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), _sentence_token, by_place=True,
+        needs=("token", "secret", "key")),
+    *_NAMED_VALUES,
+    # SQL: ``ALTER USER app WITH PASSWORD '…'``, MySQL's and Oracle's ``IDENTIFIED BY '…'``
+    Rule("password", re.compile(
+        r"(?i)\b(?:with[ \t]+(?:encrypted[ \t]+)?password|identified[ \t]+by)[ \t]+"
+        r"'(?P<secret>[^'\r\n]{1,200})'"), _password, by_place=True,
+        needs=("password", "identified")),
+    # a Dockerfile's ``ENV DB_PASSWORD value`` (the form without ``=``)
+    Rule("password", re.compile(
+        r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:pass(?:word|wd)?|pwd)[ \t]+"
+        r"(?P<secret>" + _VALUE + r"{4,8000})"), _password, by_place=True, needs=("env",)),
+    Rule("secret", re.compile(
+        r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:secret|token|api_?key|secret_?key)[ \t]+"
+        r"(?P<secret>" + _VALUE + r"{4,8000})"), _secret, by_place=True, needs=("env",)),
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several
     Rule("password", re.compile(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"
@@ -201,7 +355,7 @@ PLACES: tuple[Rule, ...] = (
 )
 """Values by their place (besides the key assignments, which ``redact.py`` runs)."""
 
-KEY_NEEDS = ("pass", "pwd", "secret", "token", "key", "credential")
+KEY_NEEDS = ("pass", "pw", "secret", "token", "key", "credential")
 """A fragment every key assignment needs (``ASSIGNMENT``), as ``Rule.needs``."""
 
 CJK_NEEDS = tuple(_CJK_WORDS.split("|"))

@@ -20,11 +20,21 @@ MARKED = re.compile(r"<REDACTED:[a-z_]+>")
 _MARK_BEFORE = re.compile(r"<REDACTED:[a-z_]+>\Z")
 
 PLACEHOLDER = re.compile(
-    r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\s]*>|\$\{[^}]*\}|\{\{[^}]*\}\}"
+    # ``<token>``, ``<set in vault>``, ERB's ``<%= ENV["KEY"] %>``
+    r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\r\n]{0,80}>|\$\{[^}]*\}|\{\{[^}]*\}\}"
     # ``$DB_PASSWORD`` names a variable; ``p4$Word`` or a Django key's ``k#8$v`` is a
     # secret that happens to hold a ``$``: a reference stands alone and is upper case
-    r"|(?<![A-Za-z0-9])(?-i:\$[A-Z_][A-Z0-9_]{2,})(?![a-z])"
-    r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED",
+    r"|(?<![A-Za-z0-9])(?-i:\$[A-Z_][A-Z0-9_]{1,60})(?![a-z])"
+    # what fills the value in later: a shell's ``$(op read …)``, Windows' ``%DB_PASS%``,
+    # Ruby's ``#{…}``, a format's ``{password}``/``{record.token!r}``/``{}``/``%s``, a
+    # template's ``@@TOKEN@@`` or ``[PASSWORD]`` — each a false alarm that cut a memory's
+    # snippet (review-3)
+    r"|\$\(|(?-i:%[A-Z_][A-Z0-9_]{2,40}%)|#\{[^}\r\n]{0,80}\}|\{(?:[A-Za-z_][^{}\s]{0,80})?\}"
+    r"|\A%[sd]\Z|@@\w{1,40}@@|(?-i:\[[A-Z_]{3,40}\])"
+    # ``password = <your PyPI token>``: unquoted, the value stops at the first space
+    r"|\A<[A-Za-z]"
+    r"|%\(\w+\)s|EXAMPLE|example|your[ _-]|changeme|placeholder|dummy|REDACTED"
+    r"|replace[_-]?me|insert[_ -]|[_-]here\b|\btodo\b|\btbd\b|fixme",
     re.I)
 
 
@@ -94,8 +104,13 @@ def mixed_letters(secret: str) -> bool:
 
 PLACEHOLDER_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token",
                                "apikey", "api_key", "key", "test", "demo", "sample",
-                               "密码", "口令", "密钥", "令牌"})
-"""Values that name what goes there (``postgres://user:password@host`` in a doc)."""
+                               "密码", "口令", "密钥", "令牌",
+                               # a schema's words: ``password: required``, ``token: string``
+                               "required", "optional", "string", "str", "text", "int",
+                               "integer", "bool", "boolean", "bytes", "secretstr", "none",
+                               "empty", "unset", "hidden", "masked", "n/a"})
+"""Values that name what goes there (``postgres://user:password@host`` in a doc, a
+schema's ``password: required``)."""
 
 
 def not_placeholder(secret: str) -> bool:

@@ -28,7 +28,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidCursor            a search cursor from another query
      ├── InvalidReadRange         a read asked for an impossible range
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
- ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
+     ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
      ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
      ├── EvalSetError             an evaluation set not in README's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task

@@ -8,4 +8,13 @@ imports this room).
 - ``gate``: ``gate``, ``memory_target`` — the write gate: a Write/Edit/MultiEdit of a
   memory file that changed since the model last read it is denied (``inject.seen``
   holds what it read).
+- ``install``: ``plan_install``, ``plan_undo`` — the hooks, the MCP server and the skill
+  written into Claude Code's files; ``changes``: each file's diff, backup and record;
+  ``owned``: the hook objects sagemem owns, exactly those its record names; ``wiring``:
+  what those entries run and how it is spelt; ``settings_file``: JSON edited span by
+  span; ``skill``: the shipped ``SKILL.md`` and where it goes.
+- ``doctor``: ``diagnose`` — what is wired and whether it works, changing nothing;
+  ``findings``: what it found; ``probe``: one hook run as Claude Code runs it, over a
+  throwaway copy of the state directory (``sandbox``); ``folder_health``: the folder,
+  its index, its embedder.
 """

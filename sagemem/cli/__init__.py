@@ -3,6 +3,13 @@
 ``base.py`` holds the typer app and the options and output helpers every command shares;
 each other module registers one family of commands on it; ``main.py`` imports them all
 and is the one place errors become exit codes. Offers ``app``, ``main`` and ``run``.
+
+The command modules: ``memories`` (init, list, show, new, config), ``remember``,
+``write`` (write, edit, set), ``agent`` (search, read, inject, sessions, tasks) with
+``embedding`` (``--mode``) and ``batch`` (``--batch`` files), ``engine`` (index, eval),
+``audit``, ``conflicts``, ``history`` (log, revert), ``snapshot`` (snapshots, rollback,
+recover), ``archive`` (archive, restore, purge, locks), ``hosts`` (install claude-code,
+doctor), ``serve`` (mcp); ``output`` and ``output_agent`` hold the JSON and text shapes.
 """
 
 from .base import app

@@ -15,6 +15,7 @@
   edits, change notices.
 - ``state``: which state directory belongs to which folder (``default_state_dir``, ``stray_states``,
   the ``folder.json`` owner file, ``claim``, ``check_owner``).
+- ``body``: ``with_body`` — a new body under the frontmatter kept byte for byte.
 
 Imports only ``errors`` from outside itself.
 """

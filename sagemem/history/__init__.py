@@ -12,6 +12,8 @@
   ``recover``: ``recover`` finishes the ones a killed process left half done.
 - ``revisions``: one memory's held versions (``versions_of``: snapshots' copies and
   kept versions) and ``revert`` to one, as a guarded write.
+- ``rename``: ``rename_memory`` — a file and its MEMORY.md line moved together.
+- ``caps``: room made under a layer's cap (``enforce_caps``: archive the least read).
 - ``ledger``: the access ledger (reads, uses, injections per memory) the candidates and
   the injection rely on.
 

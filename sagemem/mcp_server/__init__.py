@@ -4,4 +4,11 @@ Model Context Protocol tools and resources, over stdio or loopback HTTP.
 Needs the optional extra (``pip install 'sagemem[mcp]'``); ``import sagemem`` never
 imports this room or the ``mcp`` SDK. A room beside ``cli/``: as thin as the CLI, it calls
 the library only.
+
+- ``server``: the SDK server, its store thread, watcher and resources; ``tools``: the
+  tools, each a thin call into the library; ``outputs``: their typed results and texts.
+- ``aliases``: the argument names models guess; ``arguments``: what an argument must hold
+  before the library sees it; ``views``: what the model was shown of each revision.
+- ``address``: the loopback rule for ``--http``; ``stdio``: an answer to every line,
+  even one the SDK cannot read.
 """

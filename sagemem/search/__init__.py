@@ -9,6 +9,10 @@
   over ``matrix``'s int8 rows file; ``vector_sync`` keeps it in step; ``hybrid``: modes.
 - ``reading``: ``read`` — a page of a memory by line or byte, revision-checked.
 - ``evaluate``: ``evaluate`` — recall and spurious rates on an evaluation set.
+- ``schema``: the index's tables; ``degraded``: searching when the state directory
+  cannot be written; ``gate``: does a question concern the memories at all, measured
+  against ``background``'s generic questions; ``superseded``: a replaced memory never
+  ranks above its replacement.
 
 Works on a ``MemoryFolder``; never writes a memory.
 """

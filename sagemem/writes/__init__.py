@@ -22,4 +22,7 @@
   ``redact_memory``, ``refuse_secret_name``); its rules: ``secret_shapes`` (a provider's
   token by its prefix and length) and ``secret_places`` (the value of a key, header, flag
   or URL parameter that names a secret).
+- ``similar``: how close two titles are (0-100); ``former_names``: a renamed memory keeps
+  its old title in ``former_names:``.
+- ``caps``: a layer's caps measured and refused (``Caps``, ``BodyTooLarge``, ``LayerFull``).
 """

@@ -11,6 +11,9 @@ Level = Literal["ok", "note", "problem"]
 
 @dataclass(frozen=True)
 class Finding:
+    """One thing doctor checked: ``topic`` (hooks, index, embeddings…), what it found,
+    and for a problem the ``fix`` that fixes it (a command or the edit to make)."""
+
     level: Level
     topic: str
     message: str
@@ -18,4 +21,5 @@ class Finding:
 
 
 def healthy(findings: list[Finding]) -> bool:
+    """Whether doctor exits 0: notes are information, only a problem fails it."""
     return not any(f.level == "problem" for f in findings)

@@ -59,6 +59,7 @@ def find(data: Any, owned: OwnedHook) -> FoundHook | None:
 
 
 def group_of(data: Any, found: FoundHook) -> dict[str, Any]:
+    """The matcher group that holds ``found`` (``hooks_in`` found it, so it is there)."""
     group: dict[str, Any] = data["hooks"][found.event][found.place[0]]
     return group
 

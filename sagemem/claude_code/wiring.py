@@ -46,16 +46,22 @@ class Wiring:
     server_env: Mapping[str, str] | None = None
 
     def hook_command(self) -> str:
+        """The shell line Claude Code runs for each hook event."""
         words = [shlex.join(self.command), self.hook_options, "hook claude-code"]
         return " ".join(w for w in words if w)
 
     def hook(self) -> dict[str, Any]:
+        """The hook object install writes (and records as its own)."""
         return {"type": "command", "command": self.hook_command(), "timeout": HOOK_TIMEOUT_S}
 
     def hook_group(self, matcher: str | None) -> dict[str, Any]:
+        """The group install appends for that hook: a group of its own, never a share of
+        someone else's."""
         return {**({"matcher": matcher} if matcher else {}), "hooks": [self.hook()]}
 
     def server(self) -> dict[str, Any]:
+        """The ``mcpServers`` entry: the same command with ``mcp``, its env expanded
+        by Claude Code (``server_env``) where the hook's shell would expand it."""
         env = self.env if self.server_env is None else self.server_env
         return {"type": "stdio", "command": self.command[0],
                 "args": [*self.command[1:], *self.server_options, "mcp"], "env": dict(env)}

@@ -19,6 +19,7 @@ class Input:
     reserved: frozenset[str]
 
     def path(self, key: str) -> ToolPath:
+        """``key``'s path under /memories, mapped (``paths.parse_path``) or refused."""
         value = self.values.get(key)
         if not isinstance(value, str):
             raise Refusal(f"Error: {self.command} needs `{key}`, a path under /memories "
@@ -26,6 +27,8 @@ class Input:
         return parse_path(value, self.reserved)
 
     def text(self, key: str, *, also: str | None = None) -> str:
+        """``key``'s text (else ``also``'s, another spelling the model uses), refused if
+        it is no string or holds what UTF-8 cannot carry (a lone surrogate)."""
         value = self.values.get(key)
         if value is None and also is not None:
             value = self.values.get(also)
@@ -38,6 +41,7 @@ class Input:
         return value
 
     def integer(self, key: str) -> int:
+        """``key``'s whole number (a JSON ``true`` is no line number)."""
         value = self.values.get(key)
         if not isinstance(value, int) or isinstance(value, bool):
             raise Refusal(f"Error: {self.command} needs `{key}`, a whole number of lines "

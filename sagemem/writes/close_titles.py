@@ -158,12 +158,15 @@ class _Query:
             both[0] == self.both.squashed or not self._both_keys.isdisjoint(both[1].split(SEP)))
 
     def score(self, card: TitleCard) -> float:
+        """The full similarity ``decide`` uses: the best of every title pair, and of
+        title-with-description."""
         best = max(similarity_of(self.title, compared_from(t)) for t in card.titles)
         if self.both is not None and card.both is not None:
             best = max(best, similarity_of(self.both, compared_from(card.both)))
         return best
 
     def bound(self, card: TitleCard) -> float:
+        """A cheap upper bound of ``score``: a card below the threshold here is skipped."""
         best = max(at_most(self.title, compared_from(t), self._title_partner)
                    for t in card.titles)
         if self.both is not None and card.both is not None:

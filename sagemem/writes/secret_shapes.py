@@ -114,6 +114,8 @@ schema's ``password: required``)."""
 
 
 def not_placeholder(secret: str) -> bool:
+    """Whether a value is kept as a secret: not a ``${VAR}``/``<token>`` placeholder,
+    not already redacted, not a word that names what goes there."""
     return (not PLACEHOLDER.search(secret) and not MARKED.search(secret)
             and secret.casefold().strip("_-") not in PLACEHOLDER_WORDS)
 

@@ -5,11 +5,12 @@ each other module registers one family of commands on it; ``main.py`` imports th
 and is the one place errors become exit codes. Offers ``app``, ``main`` and ``run``.
 
 The command modules: ``memories`` (init, list, show, new, config), ``remember``,
-``write`` (write, edit, set), ``agent`` (search, read, inject, sessions, tasks) with
-``embedding`` (``--mode``) and ``batch`` (``--batch`` files), ``engine`` (index, eval),
-``audit``, ``conflicts``, ``history`` (log, revert), ``snapshot`` (snapshots, rollback,
-recover), ``archive`` (archive, restore, purge, locks), ``hosts`` (install claude-code,
-doctor), ``serve`` (mcp); ``output`` and ``output_agent`` hold the JSON and text shapes.
+``write`` (write, edit, set), ``agent`` (search, read, inject, session, ledger, use,
+task, hook claude-code) with ``embedding`` (``--mode``) and ``batch`` (``--batch``
+files), ``engine`` (index, eval), ``audit`` (audit, watch), ``conflicts``, ``history``
+(log, revert), ``snapshot`` (snapshots, rollback, recover), ``archive`` (archive,
+restore, purge, locks), ``hosts`` (install claude-code, doctor), ``serve`` (mcp);
+``output`` and ``output_agent`` hold the JSON and text shapes.
 """
 
 from .base import app

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,16 @@ def test_readme_architecture_lists_every_module_in_its_room() -> None:
     listed = _architecture_rooms()
     assert {room: sorted(_modules(room) ^ listed.get(room, set())) for room in ROOMS} == {
         room: [] for room in ROOMS}
+
+
+def test_no_library_module_loads_typer_or_mcp() -> None:
+    """Only ``cli/`` and ``mcp_server/`` may: ``import sagemem`` and every room below them
+    stand without the CLI's and the MCP extra's dependencies."""
+    library = sorted(".".join(_module_name(p)[0]) for p in PACKAGE.rglob("*.py")
+                     if _room(_module_name(p)[0]) not in ("cli", "mcp_server", "__main__"))
+    code = ("import importlib, sys\n"
+            f"for name in {library!r}: importlib.import_module(name)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'click', 'mcp'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

@@ -11,9 +11,10 @@ import sagemem
 def test_public_names_are_exactly_these() -> None:
     assert sagemem.__all__ == sorted(sagemem.__all__, key=lambda n: (not n.isupper(), n))
     assert set(sagemem.__all__) == {
-        "TYPES", "ArchiveEvent", "ArchiveResult", "AuditDiff", "AuditReport",
+        "TYPES", "AmbiguousName", "ArchiveEvent", "ArchiveResult", "AuditDiff", "AuditReport",
         "Candidate", "CandidateReport", "ConflictNotFound", "DirectoryMissing",
-        "FileChangedDuringRead", "FileTooLarge", "Finding", "FixReport", "InitReport",
+        "FieldTooLong", "FileChangedDuringRead", "FileTooLarge", "Finding", "FixReport",
+        "FrontmatterDropped", "IndexTooLarge", "InitReport", "NearDuplicate",
         "InvalidName", "ListError", "Listing", "LiveAudit", "Lock", "LockChange",
         "Memory", "MemoryExists", "MemoryLocked", "MemoryNotFound", "MemoryStore",
         "MemoryToolHandler",

@@ -256,10 +256,10 @@ class MemoryTools:
             return
         elif result.start_byte is not None:
             self.views.part(result.file, result.revision,
-                            f"bytes {result.start_byte}-{result.end_byte}")
+                            f"bytes {result.start_byte}-{result.end_byte}", page=True)
         else:
             self.views.part(result.file, result.revision,
-                            f"lines {result.start_line}-{result.end_line}")
+                            f"lines {result.start_line}-{result.end_line}", page=True)
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(

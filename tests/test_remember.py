@@ -418,6 +418,34 @@ def test_a_renamed_memory_keeps_its_former_title_and_is_saved_by_it(
     assert files(sample).count("user_pets.md") == 1 and len(files(sample)) == 22
 
 
+def test_mcp_create_memory_by_a_former_title_says_it_updated_the_renamed_memory(
+        sample: MemoryStore) -> None:
+    # Found by review 4: the CLI says "matched its former title; its name stays '芝麻'",
+    # while MCP answered a bare "updated user_pets.md": the model that asked to save
+    # "家里的猫" was not told it had replaced the body of a memory now called 芝麻.
+    pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    assert sagemem(sample, "set", "user_pets", "name=芝麻").returncode == 0
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"], env={
+        **os.environ, "SAGE_MEM_DIR": str(sample.directory),
+        "SAGE_MEM_STATE_DIR": str(sample.state_dir)})
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("create_memory", {
+                "type": "user", "name": "家里的猫", "description": "用户的猫",
+                "body": "芝麻四岁了。"})
+
+    updated = asyncio.run(main()).structured_content
+    assert (updated["status"], updated["file"], updated["title"]) == (
+        "updated", "user_pets.md", "芝麻")
+    assert "matched its former title '家里的猫'; its name stays '芝麻'" in updated["warnings"]
+
+
 def test_renaming_back_takes_the_name_off_the_former_ones(store: MemoryStore) -> None:
     file = "reference_frontend_api_address.md"
     store.write(file, fields={"name": "web API address"})

@@ -29,8 +29,9 @@ class WriteOutcome:
     says why: the file ``changed`` since ``expected_revision``, a new file's name
     ``exists``, or the text holds a git ``merge_marker``. ``create_memory`` answers
     ``updated`` when a memory already had that title (``previous_revision`` is the text
-    replaced) and ``similar`` when one has a close title: nothing was written, ``file``
-    is that memory, ``title`` its title, ``score`` how close (0-100)."""
+    replaced; ``title`` is set, with a warning, when that was a former title of a memory
+    since renamed) and ``similar`` when one has a close title: nothing was written,
+    ``file`` is that memory, ``title`` its title, ``score`` how close (0-100)."""
 
     status: WriteStatus
     file: str

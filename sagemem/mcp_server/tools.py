@@ -39,6 +39,7 @@ from ..search.reading import ReadResult
 from ..search.results import SearchResponse
 from ..store import MemoryStore
 from ..writes.conflicts import list_conflicts
+from ..writes.remember import RememberResult
 from .arguments import field_values, new_text
 from .outputs import (
     ArchiveOutcome,
@@ -317,7 +318,7 @@ class MemoryTools:
                         "than the close match: save it as a new memory.")] = False,
     ) -> WriteOutcome:
         """Save a memory by its title. If a memory already has this title (and when),
-        it is updated: status updated, its body replaced by this one (write the whole
+        or had it before a rename (a warning says so), it is updated: status updated, its body replaced by this one (write the whole
         memory, not only what is new), its other fields kept unless given. If one has a
         close title, nothing is written: status similar names it — update that one if it
         is the same thing, or call again with distinct=true if not. Otherwise status
@@ -334,9 +335,13 @@ class MemoryTools:
             return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
                                 score=round(result.score, 1))
         status: Literal["created", "updated", "unchanged"] = result.action
-        return self._wrote(status, memory, result.previous_revision,
-                           _redacted(name, description or "", body, *(tags or ()),
-                                     *(aliases or ())) + _room_made(caps), whole=True)
+        outcome = self._wrote(status, memory, result.previous_revision,
+                              _former_title(result, name) + _redacted(
+                                  name, description or "", body, *(tags or ()),
+                                  *(aliases or ())) + _room_made(caps), whole=True)
+        if result.kind != "former_title":
+            return outcome
+        return dataclasses.replace(outcome, title=memory.title)
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -414,6 +419,14 @@ class MemoryTools:
 TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
               "create_memory", "archive_memory", "list_memories", "list_conflicts",
               "record_use", "audit")
+
+
+def _former_title(result: RememberResult, name: str) -> list[str]:
+    """Say so when ``name`` matched a title the memory had before a rename, as the CLI
+    does: the model asked for one title and updated a memory that now has another."""
+    if result.kind != "former_title":
+        return []
+    return [f"matched its former title {name!r}; its name stays {result.memory.title!r}"]
 
 
 def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:

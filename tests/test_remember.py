@@ -446,6 +446,44 @@ def test_mcp_create_memory_by_a_former_title_says_it_updated_the_renamed_memory(
     assert "matched its former title '家里的猫'; its name stays '芝麻'" in updated["warnings"]
 
 
+def test_a_title_two_memories_hold_names_both_and_a_way_forward_that_works(
+        sample: MemoryStore) -> None:
+    # Found by review 4: with two memories titled "家里的猫" (a set name= made the second),
+    # remember said "remember again with its exact title, or re-run with --distinct" —
+    # and both answered "similar" again; only one of the two files was named.
+    assert sagemem(sample, "set", "user_timezone_schedule", "name=家里的猫").returncode == 0
+    pets = (sample.directory / "user_pets.md").read_bytes()
+    for extra in ((), ("--distinct",)):
+        again = sagemem(sample, "remember", "--type", "user", "--title", "家里的猫",
+                        "--body", "芝麻四岁了。", *extra)
+        assert again.returncode == 1 and again.stdout.startswith("similar  ")
+        assert "user_pets.md" in again.stderr and "user_timezone_schedule.md" in again.stderr
+        assert "all have the title '家里的猫', so saving by it would be a guess" in again.stderr
+        assert "--distinct" not in again.stderr and "exact title" not in again.stderr
+    assert (sample.directory / "user_pets.md").read_bytes() == pets
+    pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"], env={
+        **os.environ, "SAGE_MEM_DIR": str(sample.directory),
+        "SAGE_MEM_STATE_DIR": str(sample.state_dir)})
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("create_memory", {
+                "type": "user", "name": "家里的猫", "description": "用户的猫",
+                "body": "芝麻四岁了。", "distinct": True})
+
+    answer = asyncio.run(main())
+    text = "\n".join(block.text for block in answer.content)
+    assert answer.structured_content["status"] == "similar"
+    assert "user_pets.md" in text and "user_timezone_schedule.md" in text
+    assert "distinct=true" not in text and "exact title" not in text
+
+
 def test_renaming_back_takes_the_name_off_the_former_ones(store: MemoryStore) -> None:
     file = "reference_frontend_api_address.md"
     store.write(file, fields={"name": "web API address"})

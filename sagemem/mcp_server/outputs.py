@@ -180,6 +180,8 @@ def _past_the_end(result: ReadResult) -> str:
 def write_text(outcome: WriteOutcome) -> str:
     if outcome.status == "refused":
         return f"refused: {visible(outcome.message)} Nothing was written.{_revisions(outcome)}"
+    if outcome.status == "similar" and outcome.message:  # several hold the same title
+        return f"similar: nothing was written. {visible(outcome.message)}"
     if outcome.status == "similar":
         return (f"similar: nothing was written. {outcome.file} has a close title, "
                 f"{visible(outcome.title or '')!r} (score {outcome.score or 0:.0f}, revision "

@@ -333,7 +333,7 @@ class MemoryTools:
         memory = result.memory
         if result.action == "similar":
             return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
-                                score=round(result.score, 1))
+                                score=round(result.score, 1), message=_same_title(result))
         status: Literal["created", "updated", "unchanged"] = result.action
         outcome = self._wrote(status, memory, result.previous_revision,
                               _former_title(result, name) + _redacted(
@@ -419,6 +419,17 @@ class MemoryTools:
 TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
               "create_memory", "archive_memory", "list_memories", "list_conflicts",
               "record_use", "audit")
+
+
+def _same_title(result: RememberResult) -> str:
+    """When several memories hold the identical title, the way forward: distinct=true
+    and the exact title would both answer ``similar`` again (review 4)."""
+    if not result.also:
+        return ""
+    files = ", ".join((result.file, *result.also))
+    return (f"{files} all have the title {result.memory.title!r}, so saving by it would "
+            "be a guess. Update the one you mean (read_memory, then write_memory), or give "
+            "the others another title (set_memory_fields with name).")
 
 
 def _former_title(result: RememberResult, name: str) -> list[str]:

@@ -318,10 +318,12 @@ class MemoryTools:
                         "than the close match: save it as a new memory.")] = False,
     ) -> WriteOutcome:
         """Save a memory by its title. If a memory already has this title (and when),
-        or had it before a rename (a warning says so), it is updated: status updated, its body replaced by this one (write the whole
-        memory, not only what is new), its other fields kept unless given. If one has a
-        close title, nothing is written: status similar names it — update that one if it
-        is the same thing, or call again with distinct=true if not. Otherwise status
+        or had it before a rename (a warning says so), it is updated: status updated,
+        its body replaced by this one (write the whole memory, not only what is new),
+        its other fields kept unless given. If one has a close title, nothing is
+        written: status similar names it — update that one if it is the same thing, or
+        call again with distinct=true if not (when several memories have this very
+        title, the answer names them: update the one you mean). Otherwise status
         created: <type>_<slug>.md, listed in MEMORY.md. Never store secrets (passwords,
         tokens, keys) — store where they are kept."""
         try:

@@ -233,8 +233,10 @@ class FrontmatterDropped(SagememError):
         listed = ", ".join(fields) if fields else "its fields"
         super().__init__(f"{name}: the new text has no frontmatter block, so {listed} would "
                          "be lost (`sagemem read` prints the body alone); nothing was "
-                         "written — give the whole file, its frontmatter block first, or "
-                         "open the text with an empty '---' block to drop the fields")
+                         f"written — change it with `sagemem edit {name}` (the whole "
+                         "file), or give write the file as it is on disk, its frontmatter "
+                         "block first, or open the text with an empty '---' block to drop "
+                         "the fields")
 
 
 class WriteRefused(SagememError):

@@ -313,6 +313,23 @@ def test_installing_the_second_scope_warns_the_hook_would_run_twice(
     assert "holds sagemem's hooks too: every prompt would run the hook twice" in err
     assert "sagemem install claude-code --undo --user" in err
 
+def test_a_hand_written_hook_in_the_other_scope_is_named_with_a_fix_that_removes_it(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by review 4: a user-scope hook written by hand (here a typo left after undo)
+    # got "keep one scope (sagemem install claude-code --undo --user)", and that undo
+    # takes out only what install wrote: the hook stayed, and so did the note.
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+                                         "command": "sagemem hook claude-cod"}]}]}}))
+    code, _, err = run(capsys, "--project", "--yes")
+    assert code == 0
+    assert "--undo --user" not in err
+    assert (f"note: {home / '.claude' / 'settings.json'} runs sagemem's hook too (written by "
+            "hand): every prompt would run it twice; delete those entries (sagemem doctor "
+            "names them)\n") in err
+
+
 def test_project_and_user_exclude_each_other(home: Path, capsys: pytest.CaptureFixture[str]
                                              ) -> None:
     code, out, err = run(capsys, "--project", "--user")

@@ -597,7 +597,8 @@ def test_show_says_how_often_a_collapsed_refusal_happened(run: Run, store: Memor
 def test_reads_body_written_back_as_the_whole_file_is_refused_and_keeps_the_frontmatter(
         store: MemoryStore) -> None:
     # `sagemem read` prints the body alone; piped back into `write` it replaced the whole
-    # file and the memory lost its name, description and type, with "written".
+    # file and the memory lost its name, description and type, with "written". The refusal
+    # names a command that does the edit (review 4: "give the whole file" named none).
     sagemem = [sys.executable, "-m", "sagemem", "--dir", str(store.directory),
                "--state-dir", str(store.state_dir)]
     before = (store.directory / "user_alice.md").read_bytes()
@@ -611,7 +612,8 @@ def test_reads_body_written_back_as_the_whole_file_is_refused_and_keeps_the_fron
     assert proc.stderr == (
         "error: user_alice.md: the new text has no frontmatter block, so name, description, "
         "metadata would be lost (`sagemem read` prints the body alone); nothing was written "
-        "— give the whole file, its frontmatter block first, or open the text with an "
+        "— change it with `sagemem edit user_alice.md` (the whole file), or give write the "
+        "file as it is on disk, its frontmatter block first, or open the text with an "
         "empty '---' block to drop the fields\n")
     assert (store.directory / "user_alice.md").read_bytes() == before
     dropped = subprocess.run([*sagemem, "write", "user_alice", "-", "--expect", revision],

@@ -216,6 +216,46 @@ def test_doctor_names_a_broken_sagemem_hook_with_the_edit_that_fixes_it(
     assert code == 0, [f for f in findings if f["level"] == "problem"]
 
 
+def test_a_hand_written_user_hook_beside_a_project_install_gets_one_fix_that_works(
+        tmp_path: Path, memory: Path) -> None:
+    """Found by review 4: with the project installed and a typo'd hook left by hand in
+    the user's settings, doctor said "lacks …; fix: install --user", "both scopes …;
+    fix: --undo --project (or --user)" and "delete …; then install --user": an install
+    that makes the hook run twice, and an undo that leaves the hand-written entry. The
+    one fix is deleting that entry, and after it doctor is satisfied."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    project.mkdir()
+    typo = {"type": "command", "command": f"{shlex.join(SAGEMEM)} hook claude-cod"}
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [typo]}]}}))
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
+    env = {**base, "HOME": str(home), "SAGE_MEM_DIR": str(memory), "SAGE_MEM_SEMANTIC": "off"}
+    installed = subprocess.run(
+        [sys.executable, "-m", "sagemem", "install", "claude-code", "--project", "--yes"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    assert main(["--dir", str(memory), "index"]) == 0
+
+    def run_doctor() -> tuple[int, list[dict[str, str]]]:
+        done = subprocess.run([sys.executable, "-m", "sagemem", "doctor", "--json"],
+                              cwd=project, env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done.returncode, json.loads(done.stdout)["findings"]
+
+    code, findings = run_doctor()
+    fixes = [f["fix"] for f in findings if f["level"] == "problem"]
+    assert code == 1 and fixes
+    delete = f"delete hooks.UserPromptSubmit[0].hooks[0] from {settings}"
+    assert all(fix == delete for fix in fixes), fixes
+    data = json.loads(settings.read_text())
+    del data["hooks"]["UserPromptSubmit"][0]["hooks"][0]  # the edit doctor named
+    settings.write_text(json.dumps(data))
+    code, findings = run_doctor()
+    assert code == 0, [f for f in findings if f["level"] == "problem"]
+
+
 @pytest.mark.parametrize("spelling", ["SAGE_MEM_STATE_DIR={state} {sagemem} hook claude-code",
                                       "env SAGE_MEM_STATE_DIR={state} {sagemem} hook claude-code",
                                       "{sagemem} --state-dir={state} hook claude-code"])

@@ -321,6 +321,32 @@ def test_the_first_page_of_a_long_memory_sent_back_as_the_body_is_refused_not_tr
     assert (store.directory / "user_pets.md").read_bytes() == before
 
 
+def test_a_first_page_read_after_writing_the_whole_memory_is_refused_as_the_body(
+        store: MemoryStore) -> None:
+    # Found by review 4: create_memory (or a whole write) of a long memory, then
+    # read_memory's first page (complete false) appended to and sent back as the body was
+    # "written": having once sent the whole body counted as holding it, and 25 KB of the
+    # memory were cut off. What the model was last handed of this revision is the page.
+    notes = "".join(f"Visit {i}: the vet weighed the cats; both fine.\n\n" for i in range(500))
+
+    async def body(client: Client) -> Any:
+        created = (await client.call_tool("create_memory", {
+            "name": "Vet visits", "type": "user", "description": "Every vet visit",
+            "body": notes})).structured_content
+        page = (await client.call_tool("read_memory", {"name": created["file"]})
+                ).structured_content
+        answer = await client.call_tool("write_memory", {
+            "name": created["file"], "body": page["content"] + "\nVisit 500: fine.",
+            "expected_revision": page["revision"]})
+        return created, page, answer
+
+    created, page, answer = with_stdio_client(store, body)
+    assert page["complete"] is False
+    assert answer.is_error, text_of(answer)
+    assert f"was shown to you only in part (lines {page['start_line']}-{page['end_line']})" \
+        in text_of(answer)
+    assert store.get(created["file"]).revision == created["revision"]
+
 def test_a_part_of_a_short_memory_sent_back_as_the_body_is_refused(
         store: MemoryStore) -> None:
     # A page read from a search hit's start_line, or a search paragraph, is part of the

@@ -119,14 +119,23 @@ def _wiring_summary(wired: list[Wired], unreadable: bool = False) -> list[Findin
     for w in wired:
         missing = [e for e, _ in HOOK_EVENTS if e not in w.events]
         found.append(Finding("ok", "hooks", f"{w.where.settings} ({', '.join(w.events)})"))
-        if missing:
+        if missing and not _by_hand_beside(w, wired):
             found.append(Finding("problem", "hooks", f"{w.where.settings} lacks "
                                  f"{', '.join(missing)}", _install(w.where)))
     if len(wired) > 1:
+        by_hand = [_remove(w.where, list(w.hooks)) for w in wired if _by_hand_beside(w, wired)]
         found.append(Finding("problem", "hooks", "both the user's and the project's settings "
                              "hold the hooks: every prompt runs the hook twice",
+                             "; ".join(by_hand) or
                              "sagemem install claude-code --undo --project (or --user)"))
     return found
+
+
+def _by_hand_beside(w: Wired, wired: list[Wired]) -> bool:
+    """Whether ``w``'s sagemem hooks were all written by hand while the other scope holds
+    an install: they are to be deleted — installing there too would run the hook twice,
+    and undo takes out only what install wrote (review 4: doctor named both)."""
+    return not w.recorded and any(o.recorded for o in wired if o is not w)
 
 
 def _local_hooks(project: Path) -> list[FoundHook]:
@@ -353,7 +362,7 @@ def _probe_all(wired: list[Wired], env: Mapping[str, str], project: Path) -> lis
         if finding.level == "problem":
             finding = Finding("problem", "hook", finding.message + "; run by " + "; ".join(
                 f"{h.where()} in {e.where.settings}" for e, h in entries),
-                _repair(entries) or finding.fix)
+                _repair(entries, wired) or finding.fix)
         found.append(finding)
     return found
 
@@ -363,16 +372,18 @@ def _sandboxed(env: Mapping[str, str]) -> dict[str, str]:
     return {k: env[k] for k in ("SAGE_MEM_STATE_DIR", PROJECT_ROOT)}
 
 
-def _repair(entries: list[tuple[Wired, FoundHook]]) -> str:
+def _repair(entries: list[tuple[Wired, FoundHook]], wired: list[Wired]) -> str:
     """The fix of a failing command: install rewrites the objects it recorded; any other
-    entry is deleted by hand, and install then adds its own where none is left."""
+    entry is deleted by hand, and install then adds its own where none is left (unless
+    the other scope holds the install)."""
     fixes, scopes = [], []
     for w, hook in entries:
         if w.installed(hook):
             scopes.append(w.where)
         else:
             fixes.append(_remove(w.where, [hook]))
-            if not any(w.installed(h) for h in w.hooks if h.event == hook.event):
+            if not any(w.installed(h) for h in w.hooks if h.event == hook.event) and \
+                    not _by_hand_beside(w, wired):
                 scopes.append(w.where)
     installs = dict.fromkeys(_install(s) for s in scopes)
     return "; then ".join([*dict.fromkeys(fixes), *installs])

@@ -102,6 +102,22 @@ def holds_our_hooks(where: Targets) -> bool:
     return _runs_sagemem(where.settings)
 
 
+def _twice(other: Targets) -> str:
+    """The other scope runs sagemem too: undo there takes out only what install wrote
+    (its record), so a hook written by hand needs deleting by hand (review 4: the note
+    named an undo that left it)."""
+    try:
+        installed = bool(recorded_hooks(read_document(other.settings), other.records))
+    except HostConfigError:
+        installed = False
+    if installed:
+        return (f"{other.settings} holds sagemem's hooks too: every prompt would run the "
+                f"hook twice; keep one scope (sagemem install claude-code --undo "
+                f"--{other.scope})")
+    return (f"{other.settings} runs sagemem's hook too (written by hand): every prompt "
+            "would run it twice; delete those entries (sagemem doctor names them)")
+
+
 def _runs_sagemem(settings: Path) -> bool:
     try:
         data = read_document(settings).data
@@ -134,9 +150,7 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
                               "$CLAUDE_PROJECT_DIR in every other project; run install "
                               "--project in the project's folder, or install --user")
     if other is not None and other.settings != where.settings and holds_our_hooks(other):
-        notices.append(f"{other.settings} holds sagemem's hooks too: every prompt would run "
-                       f"the hook twice; keep one scope (sagemem install claude-code --undo "
-                       f"--{other.scope})")
+        notices.append(_twice(other))
     project = where if where.scope == "project" else other
     local = project.records.parent / "settings.local.json" if project is not None else None
     if local is not None and _runs_sagemem(local):  # personal, never ours to change

@@ -101,6 +101,14 @@ def _show_similar(g: Globals, result: RememberResult) -> None:
     """The close match, and the two ways forward: nothing was written."""
     memory = result.memory
     echo(f"similar  {memory.file}  {memory.title!r}  (score {result.score:.0f})")
+    if result.also:  # --distinct and the exact title would both answer this again
+        files = ", ".join((memory.file, *result.also))
+        echo(f"nothing written: {files} all have the title {memory.title!r}, so saving by "
+             "it would be a guess. Update the one you mean "
+             f"({g.command('write', 'FILE', '--from', 'NEW', '--expect', 'REVISION')}), or "
+             f"give the others another title ({g.command('set', 'FILE', 'name=…')})",
+             err=True)
+        return
     echo(f"nothing written: the title is close to {memory.file}'s. Update that memory "
          f"({g.command('write', memory.file, '--from', 'FILE', '--expect', memory.revision[:12])}"
          f", or remember again with its exact title), or re-run with --distinct to save a "

@@ -29,8 +29,9 @@ class WriteOutcome:
     says why: the file ``changed`` since ``expected_revision``, a new file's name
     ``exists``, or the text holds a git ``merge_marker``. ``create_memory`` answers
     ``updated`` when a memory already had that title (``previous_revision`` is the text
-    replaced) and ``similar`` when one has a close title: nothing was written, ``file``
-    is that memory, ``title`` its title, ``score`` how close (0-100)."""
+    replaced; ``title`` is set, with a warning, when that was a former title of a memory
+    since renamed) and ``similar`` when one has a close title: nothing was written,
+    ``file`` is that memory, ``title`` its title, ``score`` how close (0-100)."""
 
     status: WriteStatus
     file: str
@@ -179,6 +180,8 @@ def _past_the_end(result: ReadResult) -> str:
 def write_text(outcome: WriteOutcome) -> str:
     if outcome.status == "refused":
         return f"refused: {visible(outcome.message)} Nothing was written.{_revisions(outcome)}"
+    if outcome.status == "similar" and outcome.message:  # several hold the same title
+        return f"similar: nothing was written. {visible(outcome.message)}"
     if outcome.status == "similar":
         return (f"similar: nothing was written. {outcome.file} has a close title, "
                 f"{visible(outcome.title or '')!r} (score {outcome.score or 0:.0f}, revision "

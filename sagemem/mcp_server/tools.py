@@ -39,6 +39,7 @@ from ..search.reading import ReadResult
 from ..search.results import SearchResponse
 from ..store import MemoryStore
 from ..writes.conflicts import list_conflicts
+from ..writes.remember import RememberResult
 from .arguments import field_values, new_text
 from .outputs import (
     ArchiveOutcome,
@@ -256,10 +257,10 @@ class MemoryTools:
             return
         elif result.start_byte is not None:
             self.views.part(result.file, result.revision,
-                            f"bytes {result.start_byte}-{result.end_byte}")
+                            f"bytes {result.start_byte}-{result.end_byte}", page=True)
         else:
             self.views.part(result.file, result.revision,
-                            f"lines {result.start_line}-{result.end_line}")
+                            f"lines {result.start_line}-{result.end_line}", page=True)
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(
@@ -317,10 +318,12 @@ class MemoryTools:
                         "than the close match: save it as a new memory.")] = False,
     ) -> WriteOutcome:
         """Save a memory by its title. If a memory already has this title (and when),
-        it is updated: status updated, its body replaced by this one (write the whole
-        memory, not only what is new), its other fields kept unless given. If one has a
-        close title, nothing is written: status similar names it — update that one if it
-        is the same thing, or call again with distinct=true if not. Otherwise status
+        or had it before a rename (a warning says so), it is updated: status updated,
+        its body replaced by this one (write the whole memory, not only what is new),
+        its other fields kept unless given. If one has a close title, nothing is
+        written: status similar names it — update that one if it is the same thing, or
+        call again with distinct=true if not (when several memories have this very
+        title, the answer names them: update the one you mean). Otherwise status
         created: <type>_<slug>.md, listed in MEMORY.md. Never store secrets (passwords,
         tokens, keys) — store where they are kept."""
         try:
@@ -332,11 +335,15 @@ class MemoryTools:
         memory = result.memory
         if result.action == "similar":
             return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
-                                score=round(result.score, 1))
+                                score=round(result.score, 1), message=_same_title(result))
         status: Literal["created", "updated", "unchanged"] = result.action
-        return self._wrote(status, memory, result.previous_revision,
-                           _redacted(name, description or "", body, *(tags or ()),
-                                     *(aliases or ())) + _room_made(caps), whole=True)
+        outcome = self._wrote(status, memory, result.previous_revision,
+                              _former_title(result, name) + _redacted(
+                                  name, description or "", body, *(tags or ()),
+                                  *(aliases or ())) + _room_made(caps), whole=True)
+        if result.kind != "former_title":
+            return outcome
+        return dataclasses.replace(outcome, title=memory.title)
 
     @hints(read_only=False, destructive=True, idempotent=True)
     def archive_memory(
@@ -414,6 +421,25 @@ class MemoryTools:
 TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
               "create_memory", "archive_memory", "list_memories", "list_conflicts",
               "record_use", "audit")
+
+
+def _same_title(result: RememberResult) -> str:
+    """When several memories hold the identical title, the way forward: distinct=true
+    and the exact title would both answer ``similar`` again (review 4)."""
+    if not result.also:
+        return ""
+    files = ", ".join((result.file, *result.also))
+    return (f"{files} all have the title {result.memory.title!r}, so saving by it would "
+            "be a guess. Update the one you mean (read_memory, then write_memory), or give "
+            "the others another title (set_memory_fields with name).")
+
+
+def _former_title(result: RememberResult, name: str) -> list[str]:
+    """Say so when ``name`` matched a title the memory had before a rename, as the CLI
+    does: the model asked for one title and updated a memory that now has another."""
+    if result.kind != "former_title":
+        return []
+    return [f"matched its former title {name!r}; its name stays {result.memory.title!r}"]
 
 
 def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:

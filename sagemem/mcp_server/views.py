@@ -7,9 +7,10 @@ drops every line it was not shown (issue 20's review: the first page of a long m
 written back truncated it). The server knows what it showed, so that is no guess: a
 whole body at a revision of which it showed parts only, and never the whole, is refused
 (``arguments.new_text``), and the model is told to read the rest or send the part with
-its lines. A revision it showed whole may be written whole, however long; for one it
-never showed (the model had it from elsewhere) the size rule holds
-(``reading.fits_one_page``): a body longer than one page needs its line range.
+its lines. A revision it showed (or the model wrote) whole may be written whole, however
+long, unless a read_memory page of it came later; for one it never showed (the model had
+it from elsewhere) the size rule holds (``reading.fits_one_page``): a body longer than
+one page needs its line range.
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ class Views:
         """The model was shown (or wrote) ``file``'s whole body at ``revision``."""
         self._remember((file, revision), None)
 
-    def part(self, file: str, revision: str, lines: str) -> None:
+    def part(self, file: str, revision: str, lines: str, *, page: bool = False) -> None:
         """The model was shown ``lines`` (``"lines 12-14"``) of ``file`` at ``revision``;
-        a revision already shown whole stays so."""
+        a revision already shown whole stays so after a search paragraph, but not after a
+        read_memory ``page``: that page is what the model now holds and may send back
+        (review 4: a long memory created whole, then its first page appended to and
+        written back as the body, was cut to that page)."""
         key = (file, revision)
-        if key not in self._shown or self._shown[key] is not None:
+        if page or key not in self._shown or self._shown[key] is not None:
             self._remember(key, lines)
 
     def carry(self, file: str, before: str | None, after: str, *, whole: bool) -> None:

@@ -51,24 +51,29 @@ Action = Literal["created", "updated", "unchanged", "similar"]
 @dataclass(frozen=True)
 class Decision(Generic[M]):
     """What ``decide`` found: ``memory`` is the match (None for ``new``), ``score`` its
-    similarity (100 for a title or former title that is identical)."""
+    similarity (100 for a title or former title that is identical); ``also``, the other
+    files that hold the identical title when several do (then ``similar``)."""
 
     kind: Kind
     memory: M | None = None
     score: float = 0.0
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class RememberResult:
     """What ``remember`` did. ``memory`` is the memory as written (``created``,
     ``updated``), as it already was (``unchanged``), or the close match nothing was
-    written over (``similar``: update that file, or save again with ``distinct``)."""
+    written over (``similar``: update that file, or save again with ``distinct``). With
+    ``also`` (other files holding the identical title) ``distinct`` cannot help: update
+    the one meant by its file, or rename the others."""
 
     action: Action
     memory: Memory
     kind: Kind
     score: float = 0.0
     previous_revision: str | None = None
+    also: tuple[str, ...] = ()
 
     @property
     def file(self) -> str:
@@ -123,12 +128,12 @@ def decide(memories: Iterable[M], title: str, *, description: str | None = None,
     if len(named) == 1:
         return Decision("exact", named[0], 100.0)
     if len(named) > 1:
-        return Decision("similar", named[0], 100.0)
+        return Decision("similar", named[0], 100.0, tuple(m.file for m in named[1:]))
     former = [m for m in same if any(fold(f) == wanted for f in m.former_names)]
     if len(former) == 1:
         return Decision("former_title", former[0], 100.0)
     if len(former) > 1:
-        return Decision("similar", former[0], 100.0)
+        return Decision("similar", former[0], 100.0, tuple(m.file for m in former[1:]))
     if distinct or not same:
         return Decision("new")
     score, closest = max(candidates(same, title, description, threshold),  # close_titles.py
@@ -196,7 +201,8 @@ def remember(store: Store, *, type: str, title: str, body: str,
         return RememberResult("created", _create(store, asked, listing), "new")
     assert decision.memory is not None
     if decision.kind == "similar":
-        return RememberResult("similar", decision.memory, "similar", decision.score)
+        return RememberResult("similar", decision.memory, "similar", decision.score,
+                              also=decision.also)
     return _update(store, asked, decision)
 
 

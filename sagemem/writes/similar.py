@@ -12,7 +12,8 @@ cut into **words** and the score is their Dice coefficient, ``2 × shared / (|a|
 - Latin words, case- and width-folded; a few function words (``the``, ``of``, ``'s``)
   left out; a trailing plural ``s`` dropped; two words of 4+ letters are one when one
   begins the other (``deploy``/``deployment``) or rapidfuzz's ``ratio`` is 80+ (typos:
-  ``databse``); a number such as ``2026-12-01`` or ``2.3`` is one word;
+  ``databse``); a number such as ``2026-12-01`` or ``2.3`` is one word, and two titles
+  that both hold numbers, not the same ones, score 0 (``v2.3`` / ``v2.4``: a series);
 - Chinese and Japanese text has no spaces to cut at, so each character and each pair of
   adjacent characters is a word (``的`` left out): one changed character of a two-
   character word loses both its pairs, so "用户的猫" / "用户的狗" stays apart while a
@@ -32,7 +33,7 @@ from functools import lru_cache
 
 SIMILAR_AT = 62.0
 """The similarity (0-100) from which a title is a close match, not a new memory.
-Measured on ``tests/remember/similar_titles.jsonl`` (97 labelled pairs in English and
+Measured on ``tests/remember/similar_titles.jsonl`` (102 labelled pairs in English and
 Chinese, README: *Remember*; a test recomputes it): precision 1.00, recall 0.98 — the
 miss is an abbreviation ("Staging environment" / "Staging env", 50). Two words of which
 the one that names the memory differs score 50 ("Tea preference" / "Coffee preference":
@@ -112,9 +113,16 @@ def similarity_of(a: Compared, b: Compared) -> float:
     if a.squashed == b.squashed:
         return 100.0
     mine, theirs = a.bag, b.bag
-    if not mine.all or not theirs.all:
+    if not mine.all or not theirs.all or _numbers_differ(mine, theirs):
         return 0.0
     return 100.0 * 2 * _shared(mine, theirs) / (len(mine.all) + len(theirs.all))
+
+
+def _numbers_differ(mine: _Bag, theirs: _Bag) -> bool:
+    """Both texts hold numbers, and not the same ones: "Release notes v2.4" / "v2.5",
+    "v2.3 发布计划" / "v2.4 发布计划", two dates — a series of memories, not one worded
+    twice (review 4: the next release's notes scored 75-89 and were refused)."""
+    return bool(mine.numbers) and bool(theirs.numbers) and mine.numbers != theirs.numbers
 
 
 def at_most(a: Compared, b: Compared, partner: Callable[[str], bool]) -> float:
@@ -183,6 +191,7 @@ class _Bag:
 
     all: frozenset[str]
     varying: tuple[str, ...]
+    numbers: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=65536)
@@ -191,7 +200,8 @@ def _bag(text: str) -> _Bag:
 
 
 def _bag_of(found: tuple[str, ...]) -> _Bag:
-    return _Bag(frozenset(found), tuple(w for w in found if is_varying(w)))
+    return _Bag(frozenset(found), tuple(w for w in found if is_varying(w)),
+                frozenset(w for w in found if w[0].isdigit()))
 
 
 def _shared(mine: _Bag, theirs: _Bag) -> int:

@@ -21,17 +21,14 @@ from pydantic import Field
 
 from ..errors import (
     InvalidArgument,
-    MemoryExists,
     MemoryNotFound,
     SagememError,
-    StaleRevision,
-    UnresolvedMerge,
     WriteRefused,
 )
 from ..files.fields import set_warnings
 from ..files.memory import Memory, checked_revision, names_revision
 from ..history.archive import archive_memory
-from ..history.caps import CapReport, with_room
+from ..history.caps import with_room
 from ..history.caps import write_memory as write_within_caps
 from ..history.ledger import record_if_possible
 from ..inject.seen import record_seen
@@ -39,17 +36,22 @@ from ..search.reading import ReadResult
 from ..search.results import SearchResponse
 from ..store import MemoryStore
 from ..writes.conflicts import list_conflicts
-from ..writes.remember import RememberResult
+from .answers import (
+    conflict_entry,
+    former_title,
+    memory_entry,
+    redaction_warnings,
+    refused,
+    room_made,
+    same_title,
+)
 from .arguments import field_values, new_text
 from .outputs import (
     ArchiveOutcome,
     AuditFinding,
     AuditOutcome,
-    ConflictEntry,
     ConflictList,
-    MemoryEntry,
     MemoryList,
-    Refusal,
     UseOutcome,
     WriteOutcome,
 )
@@ -225,7 +227,7 @@ class MemoryTools:
         except WriteRefused as exc:
             return refused(name, exc, expected)
         return self._wrote("written" if expected else "created", memory, expected,
-                           warnings + _redacted(text) + _room_made(caps),
+                           warnings + redaction_warnings(text) + room_made(caps),
                            whole=lines is None, before=before)
 
     def _new_text(self, name: str, expected: str | None, body: str | None,
@@ -335,12 +337,12 @@ class MemoryTools:
         memory = result.memory
         if result.action == "similar":
             return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
-                                score=round(result.score, 1), message=_same_title(result))
+                                score=round(result.score, 1), message=same_title(result))
         status: Literal["created", "updated", "unchanged"] = result.action
         outcome = self._wrote(status, memory, result.previous_revision,
-                              _former_title(result, name) + _redacted(
+                              former_title(result, name) + redaction_warnings(
                                   name, description or "", body, *(tags or ()),
-                                  *(aliases or ())) + _room_made(caps), whole=True)
+                                  *(aliases or ())) + room_made(caps), whole=True)
         if result.kind != "former_title":
             return outcome
         return dataclasses.replace(outcome, title=memory.title)
@@ -371,7 +373,7 @@ class MemoryTools:
         """List the memories (not archived): file, type, description. To find what
         answers a question, search_memory is better."""
         listing = self.store.list(include_archived=False, type=type, tag=tag)
-        return MemoryList(tuple(_entry(m) for m in listing.memories),
+        return MemoryList(tuple(memory_entry(m) for m in listing.memories),
                           tuple(f"{e.file}: {e.error}" for e in listing.errors))
 
     @hints(read_only=True, idempotent=True)
@@ -379,7 +381,7 @@ class MemoryTools:
         """The open conflicts: writes that were refused (with both sides kept) and
         contradictions between memories. Resolve one by reading both memories and
         writing the merged text."""
-        return ConflictList(tuple(_conflict(c) for c in
+        return ConflictList(tuple(conflict_entry(c) for c in
                                   list_conflicts(self.store.state_dir, status="open")))
 
     @hints(read_only=False)
@@ -423,41 +425,6 @@ TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields
               "record_use", "audit")
 
 
-def _same_title(result: RememberResult) -> str:
-    """When several memories hold the identical title, the way forward: distinct=true
-    and the exact title would both answer ``similar`` again (review 4)."""
-    if not result.also:
-        return ""
-    files = ", ".join((result.file, *result.also))
-    return (f"{files} all have the title {result.memory.title!r}, so saving by it would "
-            "be a guess. Update the one you mean (read_memory, then write_memory), or give "
-            "the others another title (set_memory_fields with name).")
-
-
-def _former_title(result: RememberResult, name: str) -> list[str]:
-    """Say so when ``name`` matched a title the memory had before a rename, as the CLI
-    does: the model asked for one title and updated a memory that now has another."""
-    if result.kind != "former_title":
-        return []
-    return [f"matched its former title {name!r}; its name stays {result.memory.title!r}"]
-
-
-def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:
-    """A refusal as a result the model can act on (never a protocol error)."""
-    current = exc.actual if isinstance(exc, StaleRevision) else None
-    return WriteOutcome("refused", getattr(exc, "name", name), conflict_id=exc.conflict_id,
-                        expected_revision=getattr(exc, "expected", expected),
-                        current_revision=current, message=str(exc), refusal=_refusal(exc))
-
-
-def _refusal(exc: WriteRefused) -> Refusal:
-    if isinstance(exc, MemoryExists):
-        return "exists"
-    return "merge_marker" if isinstance(exc, UnresolvedMerge) else "changed"
-
-
-
-
 def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:
     """write_memory's page range: both lines or neither."""
     if start_line is None and end_line is None:
@@ -466,37 +433,6 @@ def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int]
         raise InvalidArgument("start_line" if start_line is None else "end_line",
                               "give start_line and end_line together: the page's range")
     return start_line, end_line
-
-
-def _entry(memory: Memory) -> MemoryEntry:
-    return MemoryEntry(memory.file, memory.name, memory.description, memory.type,
-                       memory.tags, memory.revision, memory.archived, memory.baseline)
-
-
-def _conflict(record: Any) -> ConflictEntry:
-    disk, mine = record.side("disk"), record.side("mine")
-    return ConflictEntry(record.id, record.kind, record.status, record.created, record.file,
-                         record.writer, record.reason, record.memories,
-                         _str(disk.get("revision")), _str(mine.get("based_on")))
-
-
-def _room_made(caps: CapReport) -> list[str]:
-    """The memories the layer's hard cap archived to make room (never deleted)."""
-    return [*caps.warnings, *(f"archived {file} to make room: the layer is at its hard cap "
-                              "(hard_cap_memories); sagemem restore brings it back"
-                              for file in caps.archived_files)]
-
-
-def _redacted(*texts: str) -> list[str]:
-    """The notice for secrets a write replaced (the model should know the file differs)."""
-    from ..writes.redact import redaction_notice
-
-    notice = redaction_notice(*texts)
-    return [notice] if notice else []
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _now() -> datetime:

@@ -96,12 +96,12 @@ class MemoryTools:
     def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
         self.store = store
         self.session_id = session_id or None
-        self.views = Views()
-        """What this server showed the model of each revision (``views.py``)."""
         """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
         write gate: the ``session`` setting (SAGE_MEM_SESSION). Without one nothing is:
         the server cannot tell which Claude Code session calls it, and a shared record
         would vouch for every session's writes (issue 20)."""
+        self.views = Views()
+        """What this server showed the model of each revision (``views.py``)."""
 
     def _seen(self, revisions: Mapping[str, str]) -> list[str]:
         if self.session_id is None:

@@ -68,6 +68,13 @@ def with_stdio_client(store: MemoryStore, body: Callable[[Client], Awaitable[Any
     return asyncio.run(main())
 
 
+async def read_page(client: Client, name: str = "user_pets.md", **arguments: Any
+                    ) -> dict[str, Any]:
+    """read_memory's page of ``name``, as the model sees it (its structured content)."""
+    return (await client.call_tool("read_memory", {"name": name, **arguments})
+            ).structured_content
+
+
 def text_of(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
@@ -197,7 +204,7 @@ def test_a_body_read_and_written_back_as_body_changes_no_byte(store: MemoryStore
     async def body(client: Client) -> Any:
         written = []
         for name in ("user_pets.md", "user_editor_setup.md"):
-            page = (await client.call_tool("read_memory", {"name": name})).structured_content
+            page = await read_page(client, name)
             written.append(await client.call_tool("write_memory", {
                 "name": name, "body": page["content"],
                 "expected_revision": page["revision"]}))
@@ -222,7 +229,7 @@ def test_read_memorys_text_sent_back_as_content_keeps_the_frontmatter_too(
     async def body(client: Client) -> Any:
         written = []
         for name in before:
-            page = (await client.call_tool("read_memory", {"name": name})).structured_content
+            page = await read_page(client, name)
             written.append(await client.call_tool("write_memory", {
                 "name": name, "content": page["content"],
                 "expected_revision": page["revision"]}))
@@ -242,8 +249,7 @@ def test_a_whole_file_content_that_opens_with_a_rule_is_refused_not_guessed(
     before = _with_body(store, "user_pets.md", RULE_FIRST)
 
     async def body(client: Client) -> Any:
-        page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
-                ).structured_content
+        page = await read_page(client)
         return await client.call_tool("write_memory", {
             "name": "user_pets.md", "content": page["content"].replace("first", "1st"),
             "expected_revision": page["revision"]})
@@ -293,8 +299,7 @@ def test_the_first_page_of_a_long_memory_sent_back_as_the_body_is_refused_not_tr
     before = _long_pets(store)
 
     async def body(client: Client) -> Any:
-        page = (await client.call_tool("read_memory", {"name": "user_pets.md"})
-                ).structured_content
+        page = await read_page(client)
         answers = []
         for text in ("body", "content"):
             answers.append(await client.call_tool("write_memory", {
@@ -333,8 +338,7 @@ def test_a_first_page_read_after_writing_the_whole_memory_is_refused_as_the_body
         created = (await client.call_tool("create_memory", {
             "name": "Vet visits", "type": "user", "description": "Every vet visit",
             "body": notes})).structured_content
-        page = (await client.call_tool("read_memory", {"name": created["file"]})
-                ).structured_content
+        page = await read_page(client, created["file"])
         answer = await client.call_tool("write_memory", {
             "name": created["file"], "body": page["content"] + "\nVisit 500: fine.",
             "expected_revision": page["revision"]})
@@ -360,13 +364,11 @@ def test_a_part_of_a_short_memory_sent_back_as_the_body_is_refused(
         after_search = await client.call_tool("write_memory", {
             "name": "user_pets.md", "body": found["paragraph"],
             "expected_revision": found["revision"]})
-        page = (await client.call_tool("read_memory", {
-            "name": "user_pets.md", "start_line": found["start_line"]})).structured_content
+        page = await read_page(client, start_line=found["start_line"])
         after_page = await client.call_tool("write_memory", {
             "name": "user_pets.md", "body": page["content"] + " Twice a day.",
             "expected_revision": page["revision"]})
-        whole = (await client.call_tool("read_memory", {"name": "user_pets.md"})
-                 ).structured_content
+        whole = await read_page(client)
         after_whole = await client.call_tool("write_memory", {
             "name": "user_pets.md", "body": whole["content"] + " Twice a day.",
             "expected_revision": whole["revision"]})
@@ -403,15 +405,12 @@ def test_a_page_written_back_with_its_line_range_changes_only_those_lines(
     before = _long_pets(store)
 
     async def body(client: Client) -> Any:
-        first = (await client.call_tool("read_memory", {"name": "user_pets.md"})
-                 ).structured_content
+        first = await read_page(client)
         edited = first["content"].replace("Visit 3:", "Visit three:")
         one = await client.call_tool("write_memory", {
             "name": "user_pets.md", "body": edited, "expected_revision": first["revision"],
             "start_line": first["start_line"], "end_line": first["end_line"]})
-        second = (await client.call_tool("read_memory", {
-            "name": "user_pets.md", "start_line": first["next_start_line"]})
-                  ).structured_content
+        second = await read_page(client, start_line=first["next_start_line"])
         two = await client.call_tool("write_memory", {
             "name": "user_pets.md", "body": second["content"],
             "expected_revision": one.structured_content["revision"],
@@ -446,8 +445,7 @@ def test_a_long_body_read_whole_in_one_page_may_be_written_back_whole(
     before = _long_pets(store)
 
     async def body(client: Client) -> Any:
-        page = (await client.call_tool("read_memory", {
-            "name": "user_pets.md", "max_bytes": 100_000})).structured_content
+        page = await read_page(client, max_bytes=100_000)
         written = await client.call_tool("write_memory", {
             "name": "user_pets.md", "body": page["content"].replace("Visit 7:", "Visit 7 -"),
             "expected_revision": page["revision"]})

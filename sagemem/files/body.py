@@ -13,6 +13,8 @@ Whether a text is a body or a whole file is the caller's to say, never guessed h
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from ..errors import FrontmatterDropped, InvalidArgument
@@ -99,21 +101,23 @@ def check_keeps_frontmatter(current: Memory, text: str, expected: str) -> None:
 
 def _field_names(memory: Memory) -> tuple[str, ...]:
     """The top-level keys of ``memory``'s frontmatter, for the message (none if broken)."""
+    return tuple(str(key) for key in _fields(split(memory.text).frontmatter or "") or ())
+
+
+def _fields(block: str) -> dict[Any, Any] | None:
+    """A frontmatter block's fields ({} when empty); None when it is no mapping or does
+    not load."""
     try:
-        loaded = load_yaml(split(memory.text).frontmatter or "")
+        loaded = load_yaml(block)
     except (yaml.YAMLError, ValueError, RecursionError):
-        return ()
-    return tuple(str(key) for key in loaded) if isinstance(loaded, dict) else ()
+        return None
+    if loaded is None:
+        return {}
+    return loaded if isinstance(loaded, dict) else None
 
 
 def opens_frontmatter(text: str) -> bool:
     """Whether ``text`` opens with a closed ``---`` block that reads as a mapping of fields
     (or is empty): a whole file's frontmatter, not a body's horizontal rule."""
-    parts = split(text)
-    if parts.frontmatter is None:
-        return False
-    try:
-        loaded = load_yaml(parts.frontmatter)
-    except (yaml.YAMLError, ValueError, RecursionError):
-        return False
-    return loaded is None or isinstance(loaded, dict)
+    block = split(text).frontmatter
+    return block is not None and _fields(block) is not None

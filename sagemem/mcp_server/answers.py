@@ -48,8 +48,6 @@ def _refusal(exc: WriteRefused) -> Refusal:
     return "merge_marker" if isinstance(exc, UnresolvedMerge) else "changed"
 
 
-
-
 def memory_entry(memory: Memory) -> MemoryEntry:
     return MemoryEntry(memory.file, memory.name, memory.description, memory.type,
                        memory.tags, memory.revision, memory.archived, memory.baseline)

@@ -130,12 +130,12 @@ def _page_written(current: Memory | None, body: str | None, lines: tuple[int, in
     if current is None:
         raise InvalidArgument("start_line", "a line range needs the memory's "
                                             "expected_revision; a new memory has no lines")
-    if stale:  # refused by the guard: its record keeps the page where it fits, or nothing
-        try:
-            return with_lines(current, *lines, body)
-        except InvalidArgument:
+    try:
+        return with_lines(current, *lines, body)
+    except InvalidArgument:
+        if stale:  # refused by the guard: its record keeps the page where it fits, or nothing
             return current.text
-    return with_lines(current, *lines, body)
+        raise
 
 
 def _check_whole_body(current: Memory | None, argument: str, shown_part: str | None

@@ -96,12 +96,12 @@ class MemoryTools:
     def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
         self.store = store
         self.session_id = session_id or None
-        self.views = Views()
-        """What this server showed the model of each revision (``views.py``)."""
         """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
         write gate: the ``session`` setting (SAGE_MEM_SESSION). Without one nothing is:
         the server cannot tell which Claude Code session calls it, and a shared record
         would vouch for every session's writes (issue 20)."""
+        self.views = Views()
+        """What this server showed the model of each revision (``views.py``)."""
 
     def _seen(self, revisions: Mapping[str, str]) -> list[str]:
         if self.session_id is None:
@@ -151,10 +151,7 @@ class MemoryTools:
         response = self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
                                      deadline=time.monotonic() + SEARCH_BUDGET_S)
         warnings = self._seen({r.file: r.revision for r in response.results if r.revision})
-        for r in response.results:
-            if r.revision:
-                self.views.part(r.file, r.revision, f"lines {r.start_line}-{r.end_line}, "
-                                                    "a search result")
+        self.views.searched(response.results)
         return dataclasses.replace(response, notices=(*response.notices, *warnings))
 
     @hints(read_only=True, idempotent=True)
@@ -185,7 +182,7 @@ class MemoryTools:
         if result.status == "ok":
             record_if_possible(self.store.state_dir, "read", [result.file], _now())
             self._seen({result.file: result.revision})
-            self._viewed(result)
+            self.views.read(result)
         return result
 
     @hints(read_only=False, destructive=True)
@@ -249,20 +246,6 @@ class MemoryTools:
         text, warnings = new_text(current, body, content, lines, stale=stale,
                                   shown_part=part, shown_whole=whole)
         return text, warnings, None if current is None else current.revision
-
-    def _viewed(self, result: ReadResult) -> None:
-        """Note what a read showed: the whole body, or which of its lines (a page past
-        the end showed nothing)."""
-        if result.complete:
-            self.views.whole(result.file, result.revision)
-        elif not result.content:
-            return
-        elif result.start_byte is not None:
-            self.views.part(result.file, result.revision,
-                            f"bytes {result.start_byte}-{result.end_byte}", page=True)
-        else:
-            self.views.part(result.file, result.revision,
-                            f"lines {result.start_line}-{result.end_line}", page=True)
 
     @hints(read_only=False, destructive=True)
     def set_memory_fields(

@@ -15,6 +15,11 @@ one page needs its line range.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ..search.reading import ReadResult
+from ..search.results import SearchResult
+
 MAX_REVISIONS = 4096
 """Revisions remembered, oldest forgotten first: a long-lived server searched all day
 keeps a bounded record (a forgotten revision falls back to the size rule)."""
@@ -39,6 +44,27 @@ class Views:
         key = (file, revision)
         if page or key not in self._shown or self._shown[key] is not None:
             self._remember(key, lines)
+
+    def searched(self, results: Iterable[SearchResult]) -> None:
+        """The model was shown each result's paragraph, a part of its memory."""
+        for r in results:
+            if r.revision:
+                self.part(r.file, r.revision, f"lines {r.start_line}-{r.end_line}, "
+                                              "a search result")
+
+    def read(self, result: ReadResult) -> None:
+        """The model was shown a read_memory page: the whole body, or which of its lines
+        (a page past the end showed nothing)."""
+        if result.complete:
+            self.whole(result.file, result.revision)
+        elif not result.content:
+            return
+        elif result.start_byte is not None:
+            self.part(result.file, result.revision,
+                      f"bytes {result.start_byte}-{result.end_byte}", page=True)
+        else:
+            self.part(result.file, result.revision,
+                      f"lines {result.start_line}-{result.end_line}", page=True)
 
     def carry(self, file: str, before: str | None, after: str, *, whole: bool) -> None:
         """A write took ``file`` from ``before`` to ``after``: the model now knows the

@@ -13,7 +13,7 @@ line range unless the body fits one page (``fits_one_page``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..errors import InvalidReadRange
@@ -99,8 +99,8 @@ def _by_bytes(memory: Memory, start_byte: int, limit: int) -> ReadResult:
     last = first + chunk.count(b"\n") - (1 if chunk.endswith(b"\n") else 0)
     result = _page(memory, chunk.decode("utf-8"), first, max(first, last),
                    len(file_lines(memory.text)), next_byte=end if end < len(data) else None)
-    return ReadResult(**{**result.__dict__, "start_byte": start, "end_byte": end,
-                         "complete": start == body_start and end >= len(data)})
+    return replace(result, start_byte=start, end_byte=end,
+                   complete=start == body_start and end >= len(data))
 
 
 def fits_one_page(memory: Memory) -> bool:

@@ -174,7 +174,6 @@ def _quotes(text: str) -> str:
     return text.translate(_STRAIGHT)
 
 
-
 def _plain(text: str) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 

@@ -36,7 +36,7 @@ from .changes import (
     read_record,
     sha256,
 )
-from .owned import find, group_of, hooks_in, legacy_hooks, runs_sagemem
+from .owned import FoundHook, find, group_of, hooks_in, legacy_hooks, runs_sagemem
 from .settings_file import (
     BOM,
     Document,
@@ -132,7 +132,13 @@ def _runs_sagemem(settings: Path) -> bool:
         data = read_document(settings).data
     except HostConfigError:
         return False
-    return any(runs_sagemem(h.command) for e, _ in HOOK_EVENTS for h in hooks_in(data, e))
+    return bool(sagemem_hooks(data))
+
+
+def sagemem_hooks(data: Any) -> list[FoundHook]:
+    """The hooks of sagemem's events that run sagemem, however written (named to a
+    person, never taken over: ``owned.runs_sagemem``)."""
+    return [h for e, _ in HOOK_EVENTS for h in hooks_in(data, e) if runs_sagemem(h.command)]
 
 
 @dataclass(frozen=True)
@@ -205,9 +211,8 @@ def _strangers(path: Path, data: Any, owned: tuple[OwnedHook, ...],
     return [f"{path}: {h.where()} runs `{h.command}`, which install did not write: left as "
             "it is; if it is an old sagemem hook, remove it by hand (sagemem's own runs "
             "beside it)"
-            for event, _ in HOOK_EVENTS for h in hooks_in(data, event)
-            if runs_sagemem(h.command) and (event, json.dumps(h.hook, sort_keys=True))
-            not in ours]
+            for h in sagemem_hooks(data)
+            if (h.event, json.dumps(h.hook, sort_keys=True)) not in ours]
 
 
 def _wire_settings(doc: Document, wiring: Wiring, recorded: tuple[OwnedHook, ...]

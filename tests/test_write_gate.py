@@ -462,8 +462,9 @@ def test_a_symlinked_log_directory_is_never_written_through(
 
 # -- the real command ---------------------------------------------------------------------
 
-def run_hook(data: bytes, memory_dir: Path, state_dir: Path) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, **env_for(memory_dir, state_dir)}
+def run_hook(data: bytes, memory_dir: Path, state_dir: Path,
+             **extra_env: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, **env_for(memory_dir, state_dir), **extra_env}
     return subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
                           input=data, capture_output=True, env=env, timeout=60, check=False)
 
@@ -501,9 +502,9 @@ def run_sagemem(memory_dir: Path, state_dir: Path, *args: str) -> subprocess.Com
                           text=True, env=env, timeout=120, check=False)
 
 
-def hook_output(event: str, tool: str, path: Path, cwd: Path, memory_dir: Path,
-                state_dir: Path) -> str:
-    done = run_hook(payload(event, tool, path, cwd), memory_dir, state_dir)
+def hook_output(event: str, tool: str, path: str | Path, cwd: Path, memory_dir: Path,
+                state_dir: Path, **extra_env: str) -> str:
+    done = run_hook(payload(event, tool, path, cwd), memory_dir, state_dir, **extra_env)
     assert done.returncode == 0, done.stderr
     return done.stdout.decode()
 
@@ -662,14 +663,10 @@ def test_a_stale_write_to_a_global_memory_is_denied_too(
     global_dir.mkdir()
     write_memory(global_dir, "user_role.md", ROLE)
     role = global_dir / "user_role.md"
-    env = {**os.environ, **env_for(memory_dir, state_dir), "SAGE_MEM_GLOBAL_DIR": str(global_dir)}
 
     def hook(event: str, tool: str, path: Path) -> str:
-        done = subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
-                              input=payload(event, tool, path, project), capture_output=True,
-                              env=env, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.decode()
+        return hook_output(event, tool, path, project, memory_dir, state_dir,
+                           SAGE_MEM_GLOBAL_DIR=str(global_dir))
 
     assert hook("PostToolUse", "Read", role) == ""
     assert hook("PostToolUse", "Read", memory_dir / "user_role.md") == ""
@@ -712,14 +709,9 @@ def test_a_path_from_the_home_is_the_file_claude_code_writes(
     memory = home / "memory"
     memory.mkdir(parents=True)
     write_memory(memory, "user_role.md", ROLE)
-    env = {**os.environ, **env_for(memory, state_dir), "HOME": str(home)}
 
     def hook(event: str, tool: str, path: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "sagemem", "hook", "claude-code"],
-                              input=payload(event, tool, path, project), capture_output=True,
-                              env=env, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.decode()
+        return hook_output(event, tool, path, project, memory, state_dir, HOME=str(home))
 
     assert hook("PostToolUse", "Read", str(memory / "user_role.md")) == ""
     change(memory / "user_role.md")

@@ -166,7 +166,8 @@ def apply_undo(changes: Iterable[FileChange], forget: Iterable[Path], records: P
     _check_records_dir(records)
     for change in changes:
         _unchanged(change)
-    dirs = [d for p in forget for d in (getattr(read_record(p, records), "dirs", ()) or ())]
+    dirs = [d for r in (read_record(p, records) for p in forget) if r is not None
+            for d in r.dirs]
     for change in changes:
         if change.after is None:
             _remove_checked(change)

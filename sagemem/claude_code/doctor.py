@@ -27,7 +27,14 @@ from ..config import load_settings, resolve_dirs
 from ..errors import HostConfigError, SagememError
 from .findings import Finding, healthy
 from .folder_health import memory_findings
-from .install import HOOK_EVENTS, SERVER_NAME, Targets, recorded_hooks, targets
+from .install import (
+    HOOK_EVENTS,
+    SERVER_NAME,
+    Targets,
+    recorded_hooks,
+    sagemem_hooks,
+    targets,
+)
 from .owned import FoundHook, hooks_in, runs_sagemem
 from .probe import DOCTOR_SESSION, run_hook
 from .sandbox import global_copy, state_copy
@@ -92,8 +99,7 @@ def _hooks(where: Targets, findings: list[Finding]) -> Wired | None:
     except HostConfigError as exc:
         findings.append(_unreadable("hooks", exc))
         return None
-    hooks = tuple(h for e, _ in HOOK_EVENTS for h in hooks_in(doc.data, e)
-                  if runs_sagemem(h.command))
+    hooks = tuple(sagemem_hooks(doc.data))
     if not hooks:
         return None
     env = value_at(doc.data, ("env",))
@@ -145,7 +151,7 @@ def _local_hooks(project: Path) -> list[FoundHook]:
         data = read_document(project / ".claude" / LOCAL_SETTINGS).data
     except HostConfigError:
         return []
-    return [h for e, _ in HOOK_EVENTS for h in hooks_in(data, e) if runs_sagemem(h.command)]
+    return sagemem_hooks(data)
 
 
 def _local_findings(project: Path, local: list[FoundHook], wired: list[Wired]

@@ -174,7 +174,6 @@ def _quotes(text: str) -> str:
     return text.translate(_STRAIGHT)
 
 
-
 def _plain(text: str) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
@@ -195,7 +194,7 @@ def _before_write(tool: str, target: Target, session_id: str,
     at = seen.at.isoformat(timespec="seconds") if seen.at else "?"
     return GateAnswer(deny(stale_reason(target.file, seen.revision, current)),
                       (*log, f"denied {tool} {target.file}: changed since read (seen "
-                             f"{seen.revision[:12]} at {at} in session {seen.session}, "
+                             f"{seen.revision[:12]} at {at} in session {session_id}, "
                              f"now {current[:12]})"))
 
 

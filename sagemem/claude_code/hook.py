@@ -128,18 +128,21 @@ def _text(data: dict[str, Any], *keys: str) -> str | None:
     return next((data[k] for k in keys if isinstance(data.get(k), str)), None)
 
 
+def _tool_args(data: dict[str, Any]) -> dict[str, Any]:
+    """The payload's ``tool_input`` object (none, or not an object: empty)."""
+    tool_input = data.get("tool_input", data.get("toolInput"))
+    return tool_input if isinstance(tool_input, dict) else {}
+
+
 def _tool_input(data: dict[str, Any], *keys: str) -> str | None:
     """A string of ``tool_input``: ``file_path``, the file Read, Write, Edit and MultiEdit
     act on, or ``content``, the text a Write puts there."""
-    tool_input = data.get("tool_input", data.get("toolInput"))
-    return _text(tool_input, *keys) if isinstance(tool_input, dict) else None
+    return _text(_tool_args(data), *keys)
 
 
 def _new_texts(data: dict[str, Any]) -> tuple[str, ...]:
     """The texts an Edit (``new_string``) or a MultiEdit (each of ``edits``) writes."""
-    tool_input = data.get("tool_input", data.get("toolInput"))
-    if not isinstance(tool_input, dict):
-        return ()
+    tool_input = _tool_args(data)
     edits = tool_input.get("edits")
     steps = edits if isinstance(edits, list) else [tool_input]
     return tuple(s["new_string"] for s in steps

@@ -27,8 +27,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import HostConfigError
-from .changes import RECORDS_DIR, FileChange, OwnedHook, read_backup, read_record, sha256
-from .owned import find, group_of, hooks_in, legacy_hooks, runs_sagemem
+from .changes import (
+    RECORDS_DIR,
+    FileChange,
+    OwnedHook,
+    Record,
+    read_backup,
+    read_record,
+    sha256,
+)
+from .owned import FoundHook, find, group_of, hooks_in, legacy_hooks, runs_sagemem
 from .settings_file import (
     BOM,
     Document,
@@ -89,17 +97,13 @@ def followed(path: Path) -> Path:
 def recorded_hooks(doc: Document, records: Path) -> tuple[OwnedHook, ...]:
     """The hook objects install wrote to this file, as its record says (an older record
     without them: the exact groups such an install wrote)."""
-    record = read_record(doc.path, records)
+    return _owned_by(read_record(doc.path, records), doc.data)
+
+
+def _owned_by(record: Record | None, data: Any) -> tuple[OwnedHook, ...]:
     if record is None:
         return ()
-    if record.hooks is None:
-        return legacy_hooks(doc.data, HOOK_EVENTS)
-    return record.hooks
-
-
-def holds_our_hooks(where: Targets) -> bool:
-    """Whether a scope's settings hold a hook that runs sagemem (an unreadable file: no)."""
-    return _runs_sagemem(where.settings)
+    return legacy_hooks(data, HOOK_EVENTS) if record.hooks is None else record.hooks
 
 
 def _twice(other: Targets) -> str:
@@ -114,16 +118,27 @@ def _twice(other: Targets) -> str:
         return (f"{other.settings} holds sagemem's hooks too: every prompt would run the "
                 f"hook twice; keep one scope (sagemem install claude-code --undo "
                 f"--{other.scope})")
-    return (f"{other.settings} runs sagemem's hook too (written by hand): every prompt "
+    return _by_hand(other.settings)
+
+
+def _by_hand(settings: Path) -> str:
+    return (f"{settings} runs sagemem's hook too (written by hand): every prompt "
             "would run it twice; delete those entries (sagemem doctor names them)")
 
 
 def _runs_sagemem(settings: Path) -> bool:
+    """Whether a settings file holds a hook that runs sagemem (an unreadable file: no)."""
     try:
         data = read_document(settings).data
     except HostConfigError:
         return False
-    return any(runs_sagemem(h.command) for e, _ in HOOK_EVENTS for h in hooks_in(data, e))
+    return bool(sagemem_hooks(data))
+
+
+def sagemem_hooks(data: Any) -> list[FoundHook]:
+    """The hooks of sagemem's events that run sagemem, however written (named to a
+    person, never taken over: ``owned.runs_sagemem``)."""
+    return [h for e, _ in HOOK_EVENTS for h in hooks_in(data, e) if runs_sagemem(h.command)]
 
 
 @dataclass(frozen=True)
@@ -149,13 +164,12 @@ def plan_install(where: Targets, wiring: Wiring, *, mcp: bool, skill: bool,
                               "there would look for the memory folder under "
                               "$CLAUDE_PROJECT_DIR in every other project; run install "
                               "--project in the project's folder, or install --user")
-    if other is not None and other.settings != where.settings and holds_our_hooks(other):
+    if other is not None and other.settings != where.settings and _runs_sagemem(other.settings):
         notices.append(_twice(other))
     project = where if where.scope == "project" else other
     local = project.records.parent / "settings.local.json" if project is not None else None
     if local is not None and _runs_sagemem(local):  # personal, never ours to change
-        notices.append(f"{local} runs sagemem's hook too (written by hand): every prompt "
-                       "would run it twice; delete those entries (sagemem doctor names them)")
+        notices.append(_by_hand(local))
     doc = read_document(where.settings)
     text, owned = _wire_settings(doc, wiring, recorded_hooks(doc, where.records))
     notices += _strangers(doc.path, _data(text), owned, wiring.hook())
@@ -197,9 +211,8 @@ def _strangers(path: Path, data: Any, owned: tuple[OwnedHook, ...],
     return [f"{path}: {h.where()} runs `{h.command}`, which install did not write: left as "
             "it is; if it is an old sagemem hook, remove it by hand (sagemem's own runs "
             "beside it)"
-            for event, _ in HOOK_EVENTS for h in hooks_in(data, event)
-            if runs_sagemem(h.command) and (event, json.dumps(h.hook, sort_keys=True))
-            not in ours]
+            for h in sagemem_hooks(data)
+            if (h.event, json.dumps(h.hook, sort_keys=True)) not in ours]
 
 
 def _wire_settings(doc: Document, wiring: Wiring, recorded: tuple[OwnedHook, ...]
@@ -306,9 +319,7 @@ def _undo_one(path: Path, records: Path, what: str, strip: Strip | None,
         notices.append(f"{path} changed since sagemem installed it: left as it is")
         return
     text, data = parse_text(path, current)
-    owned: tuple[OwnedHook, ...] = ()
-    if record is not None:
-        owned = legacy_hooks(data, HOOK_EVENTS) if record.hooks is None else record.hooks
+    owned = _owned_by(record, data)
     old = _data(backup.decode("utf-8", "replace")) if backup else {}
     after = strip(text, old, owned).encode("utf-8")
     if after != current:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .findings import Finding
-from .install import HOOK_TIMEOUT_S
+from .wiring import HOOK_TIMEOUT_S
 
 DOCTOR_SESSION = "sagemem-doctor"
 SAMPLE_PROMPT = "sagemem doctor: does the prompt hook answer?"

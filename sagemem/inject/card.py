@@ -47,7 +47,7 @@ def asks_about_history(question: str) -> bool:
 
 def status_card(question: str, candidates: Sequence[Considered], state: SessionState,
                 card_reserve: int, *, more: int, has_task: bool, unmatched: bool,
-                contradictions: int = 0) -> str | None:
+                contradictions: int) -> str | None:
     """A few lines when something real was left out; ``None`` when nothing was, or the
     same card was shown this session, or the reserve is spent. ``contradictions`` counts
     the open contradiction records that kept candidates out (each holds two memories)."""
@@ -78,10 +78,10 @@ def _gap_lines(question: str, candidates: Sequence[Considered], more: int, has_t
         lines.append(f"{len(expired)} expired memor{'y' if len(expired) == 1 else 'ies'} "
                      "not injected" + (f"; superseded by {', '.join(newer)}." if newer else "."))
     lines += _not_yet_valid_lines(candidates)
-    if held:
-        records = contradictions or 1
-        lines.append(f"{records} contradiction{'s' if records != 1 else ''} pending; "
-                     f"{held} related memor{'y' if held == 1 else 'ies'} not injected. "
+    if held:  # each held memory was held by a record ``contradictions`` counts
+        plural = "s" if contradictions != 1 else ""
+        lines.append(f"{contradictions} contradiction{plural} pending; {held} related "
+                     f"memor{'y' if held == 1 else 'ies'} not injected. "
                      "Resolve: sagemem conflicts list.")
     if unmatched and not lines and (has_task or asks_about_history(question)):
         lines.append("No saved memory matches this question; if it came up before, it was not "

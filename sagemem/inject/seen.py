@@ -50,7 +50,6 @@ class Seen:
 
     revision: str | None = None
     at: datetime | None = None
-    session: str | None = None
     problems: tuple[str, ...] = ()
 
 
@@ -92,14 +91,14 @@ def seen_revision(state_dir: Path, session_id: str, file: str) -> str | None:
 
 
 def latest_seen(state_dir: Path, session_id: str, file: str) -> Seen:
-    """``seen_revision`` with the record's time and session, and why the record file
+    """``seen_revision`` with the record's time, and why the record file
     could not be read, if it could not (the gate logs it)."""
     records, problem = _load(seen_file(state_dir, session_id))
     problems = (problem,) if problem else ()
     record = records.get(seen_key(file))
     if record is None:
         return Seen(problems=problems)
-    return Seen(str(record["revision"]), _time_of(record), session_id, problems)
+    return Seen(str(record["revision"]), _time_of(record), problems)
 
 
 def _load(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:

@@ -15,7 +15,6 @@ for ``recover`` to finish.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -32,7 +31,7 @@ from ..errors import (
     WriteFailed,
 )
 from ..files import indexfile
-from ..files.atomic import TMP_SUFFIX, make_folder
+from ..files.atomic import make_folder, temp_name
 from ..files.memory import Memory
 from ..files.paths import check_name, lstat_regular, name_key, with_suffix
 from ..store import IndexUpdate, MemoryStore
@@ -274,7 +273,7 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
 
 def purge_aside_name(file: str) -> str:
     """Where a purge puts the file between its rename and its log line."""
-    return f".{file}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+    return temp_name(file)
 
 
 def unlink_logged_purge(store: MemoryStore, aside: Path, file: str) -> None:

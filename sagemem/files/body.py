@@ -16,7 +16,8 @@ from __future__ import annotations
 import yaml
 
 from ..errors import FrontmatterDropped, InvalidArgument
-from .memory import Memory, load_yaml, names_revision, split
+from .memory import Memory, load_yaml, split
+from .revision import names_revision
 
 
 def newline_of(text: str) -> str:

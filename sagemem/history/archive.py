@@ -246,7 +246,7 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
     """Rename the file aside, log the purge, then unlink: a failed log puts the file back,
     so no memory disappears without its line in archive.jsonl."""
     source = store.archive_dir / record.file
-    aside = source.with_name(purge_aside_name(record.file))
+    aside = source.with_name(temp_name(record.file))  # aside until its log line
     intent = journal.begin(store.state_dir, "purge", {**asdict(record), "aside": aside.name})
     try:
         os.rename(source, aside)
@@ -269,11 +269,6 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
     changelog.record(store.state_dir, record.file, "purge", writer=record.by,
                      reason=record.reason, before=gone, after=None)
     journal.finish(store.state_dir, intent)
-
-
-def purge_aside_name(file: str) -> str:
-    """Where a purge puts the file between its rename and its log line."""
-    return temp_name(file)
 
 
 def unlink_logged_purge(store: MemoryStore, aside: Path, file: str) -> None:

@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     from .files.edit import render_new, set_fields
     from .files.fields import TYPES, Problem
     from .files.init import InitReport, init_directory
-    from .files.memory import Memory, parse, revision_of
+    from .files.memory import Memory, parse
+    from .files.revision import revision_of
     from .history.archive import ArchiveResult, archive_memory, purge_memory, restore_memory
     from .history.archive_log import ArchiveEvent, read_log
     from .history.candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
@@ -125,7 +126,7 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "read_log": "history.archive_log",
     "render_new": "files.edit",
     "restore_memory": "history.archive",
-    "revision_of": "files.memory",
+    "revision_of": "files.revision",
     "roll_back": "history.rollback:rollback",
     "rollback_history": "history.rollback",
     "run_audit": "audit.report:audit",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,16 @@ def needs_set(name: str) -> pytest.MarkDecorator:
         not (SHARED_EVAL / name / "queries.jsonl").is_file(),
         reason=f"../shared/eval/{name} is not beside this checkout (the evaluation sets are "
                "not vendored)")
+
+
+def hybrid_report(name: str, tmp_path: Path) -> dict[str, Any]:
+    """Evaluation set ``name`` in hybrid mode with the default embedder, as ``sagemem
+    eval`` runs it."""
+    from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder
+
+    embedder = get_embedder(DEFAULT_EMBEDDER, tmp_path / "embedder")
+    return evaluate(SHARED_EVAL / name, tmp_path / "state", modes=("hybrid",),
+                    embedder=embedder)
 
 
 def outcome(relevant: list[str], ranking: list[str], answer: str | None = None,
@@ -88,11 +99,7 @@ def test_starter_set_does_not_regress() -> None:
 def test_starter_set_hybrid_does_not_regress(tmp_path: Path) -> None:
     """Hybrid with the default embedder, as ``sagemem eval`` runs it: floors a little
     under the figures measured when retrieval last changed (see README)."""
-    from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder
-
-    embedder = get_embedder(DEFAULT_EMBEDDER, tmp_path / "embedder")
-    report = evaluate(SHARED_EVAL / "starter", tmp_path / "state", modes=("hybrid",),
-                      embedder=embedder)
+    report = hybrid_report("starter", tmp_path)
     assert report["recall@5"] >= 0.94
     assert report["passage_hit"] >= 0.70
     assert report["inject_recall"] >= 0.85
@@ -121,11 +128,7 @@ def test_workbench_set_does_not_regress() -> None:
 def test_workbench_set_hybrid_does_not_regress(tmp_path: Path) -> None:
     """Measured: recall@5 0.8676, mrr@10 0.732, passage 0.663, inject recall 0.7189,
     unrelated 0.20 (16 of 80), spurious injected 0.4656."""
-    from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder
-
-    embedder = get_embedder(DEFAULT_EMBEDDER, tmp_path / "embedder")
-    report = evaluate(SHARED_EVAL / "workbench", tmp_path / "state", modes=("hybrid",),
-                      embedder=embedder)
+    report = hybrid_report("workbench", tmp_path)
     assert report["recall@5"] >= 0.85
     assert report["mrr@10"] >= 0.715
     assert report["passage_hit"] >= 0.645

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from ..errors import SagememError, StaleRevision
 from ..files import indexfile
-from ..files.memory import line_of, revision_of, split
+from ..files.memory import line_of, split
 from ..files.paths import INDEX_FILE
+from ..files.revision import revision_of
 from ..store import MemoryStore
 from ..writes import changelog
 from ..writes.guard import guarded_write

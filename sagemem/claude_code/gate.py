@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemoryNotFound, SagememError
-from ..files.memory import revision_of
 from ..files.paths import MAX_INDEX_BYTES, new_file_refusal, read_regular
+from ..files.revision import revision_of
 from ..inject.seen import latest_seen, record_seen
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})

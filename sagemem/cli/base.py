@@ -141,7 +141,7 @@ def revision_param(value: str, param_hint: str) -> str:
     """A revision option (``read --revision``, ``write --expect``) by the library's one
     rule (``checked_revision``): a mistake in it is a usage error, exit 2."""
     from ..errors import InvalidRevision
-    from ..files.memory import checked_revision
+    from ..files.revision import checked_revision
 
     try:
         return checked_revision(value)

@@ -1,12 +1,14 @@
 """A memory file and the folder that holds it — the ground floor every other room uses.
 
-- ``memory``: ``parse`` a file leniently into a ``Memory``; ``revision_of``, ``split``.
+- ``memory``: ``parse`` a file leniently into a ``Memory``; ``split``.
+- ``revision``: ``revision_of`` (a file's sha256), ``checked_revision`` (the prefix rule).
 - ``fields``: the frontmatter fields, ``TYPES``, ``Problem``.
 - ``edit`` / ``edit_spans``: round-trip edits (``set_fields``, ``render_new``) that change
   only what they mean to.
 - ``paths``: the one safe read path (``safe_read``, ``read_regular``), name checks,
   ``INDEX_FILE``, ``STATE_DIR_NAME``, size limits.
-- ``atomic``: ``atomic_write``, ``write_new``, ``append_line``, ``make_folder``.
+- ``atomic``: ``atomic_write``, ``write_new``, ``append_line``, ``make_folder``,
+  ``temp_name``, ``remove_temp_files``.
 - ``ids``: ``resolve_id`` — an id, or the one id a prefix starts.
 - ``keep``: ``keep_text`` — a text a write could not save, kept in a private file.
 - ``indexfile``: the lines of ``MEMORY.md``. ``init``: ``init_directory``.

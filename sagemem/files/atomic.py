@@ -9,6 +9,7 @@ temporary file behind.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterable
@@ -20,6 +21,30 @@ from ..errors import MemoryExists, ReadOnlyFile, UnsafeFile, WriteFailed
 TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
 reports leftovers of an interrupted write by this pattern)."""
+
+
+def temp_name(name: str) -> str:
+    """A fresh temporary name for ``name``, by the ``TMP_SUFFIX`` pattern."""
+    return f".{name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+
+
+def remove_temp_files(folder: Path, name: str) -> list[str]:
+    """Remove ``folder``'s temporary files (``temp_name``) of names fully matching the
+    regex ``name``; their names. The caller holds the lock under which they are written,
+    so no live writer is using one. Only regular files of exactly that pattern go:
+    nothing else in the folder is touched, a link never followed."""
+    pattern = re.compile(rf"\.{name}\.[0-9a-f]{{8}}" + re.escape(TMP_SUFFIX))
+    if os.path.islink(folder):
+        return []
+    try:
+        with os.scandir(folder) as entries:
+            leftovers = [e.name for e in entries if pattern.fullmatch(e.name)
+                         and stat.S_ISREG(e.stat(follow_symlinks=False).st_mode)]
+    except OSError:
+        return []
+    for leftover in leftovers:
+        remove_quietly(folder / leftover)
+    return sorted(leftovers)
 
 
 def atomic_write(path: Path, data: bytes, *, create: bool,
@@ -35,7 +60,7 @@ def atomic_write(path: Path, data: bytes, *, create: bool,
     mode = _mode_of(path)
     if not create and mode is not None and not mode & stat.S_IWUSR:
         raise ReadOnlyFile(path, mode)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    tmp = path.with_name(temp_name(path.name))
     try:
         write_new(tmp, (data,), mode=0o644 if mode is None else mode)
     except OSError as exc:

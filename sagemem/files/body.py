@@ -18,7 +18,8 @@ from typing import Any
 import yaml
 
 from ..errors import FrontmatterDropped, InvalidArgument
-from .memory import Memory, load_yaml, names_revision, split
+from .memory import Memory, load_yaml, split
+from .revision import names_revision
 
 
 def newline_of(text: str) -> str:

@@ -34,7 +34,7 @@ from ..errors import (
 )
 from . import indexfile
 from .atomic import atomic_write
-from .memory import Memory, decode, parse, revision_of
+from .memory import Memory, decode, parse
 from .paths import (
     INDEX_FILE,
     MAX_FILE_BYTES,
@@ -46,6 +46,7 @@ from .paths import (
     same_name_in,
     with_suffix,
 )
+from .revision import revision_of
 from .state import check_owner, claim, default_state_dir
 
 if TYPE_CHECKING:

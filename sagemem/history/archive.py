@@ -15,7 +15,6 @@ for ``recover`` to finish.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -32,7 +31,7 @@ from ..errors import (
     WriteFailed,
 )
 from ..files import indexfile
-from ..files.atomic import TMP_SUFFIX, make_folder
+from ..files.atomic import make_folder, temp_name
 from ..files.memory import Memory
 from ..files.paths import check_name, lstat_regular, name_key, with_suffix
 from ..store import IndexUpdate, MemoryStore
@@ -247,7 +246,7 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
     """Rename the file aside, log the purge, then unlink: a failed log puts the file back,
     so no memory disappears without its line in archive.jsonl."""
     source = store.archive_dir / record.file
-    aside = source.with_name(purge_aside_name(record.file))
+    aside = source.with_name(temp_name(record.file))  # aside until its log line
     intent = journal.begin(store.state_dir, "purge", {**asdict(record), "aside": aside.name})
     try:
         os.rename(source, aside)
@@ -270,11 +269,6 @@ def _delete_logged(store: MemoryStore, record: ArchiveEvent) -> None:
     changelog.record(store.state_dir, record.file, "purge", writer=record.by,
                      reason=record.reason, before=gone, after=None)
     journal.finish(store.state_dir, intent)
-
-
-def purge_aside_name(file: str) -> str:
-    """Where a purge puts the file between its rename and its log line."""
-    return f".{file}.{secrets.token_hex(4)}{TMP_SUFFIX}"
 
 
 def unlink_logged_purge(store: MemoryStore, aside: Path, file: str) -> None:

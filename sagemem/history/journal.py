@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
-import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..errors import SagememError, UnfinishedOperation, WriteFailed
-from ..files.atomic import TMP_SUFFIX, atomic_write, make_folder, remove_quietly, sync_directory
+from ..files.atomic import atomic_write, make_folder, remove_temp_files, sync_directory
 from ..files.paths import read_regular
 
 JOURNAL_DIR = "journal"
@@ -42,8 +40,6 @@ OPERATIONS = ("archive", "restore", "purge", "rollback")
 MAX_INTENT_BYTES = 64 * 1024
 """An intent names a few files and ids; anything bigger is not one of ours."""
 _VERSION = 1
-_LEFTOVER = re.compile(r"\.[^/]+\.json\.[0-9a-f]{8}" + re.escape(TMP_SUFFIX))
-"""The temporary file ``atomic_write`` writes a record through, before linking it."""
 
 
 @dataclass(frozen=True)
@@ -111,18 +107,7 @@ def remove_leftovers(state_dir: Path) -> list[str]:
     The caller holds the store lock, so no live writer is using one. Only regular files
     of exactly that pattern go: nothing else in the folder is touched, a link never
     followed."""
-    folder = journal_dir(state_dir)
-    if os.path.islink(folder):
-        return []
-    try:
-        with os.scandir(folder) as entries:
-            leftovers = [e.name for e in entries if _LEFTOVER.fullmatch(e.name)
-                         and stat.S_ISREG(e.stat(follow_symlinks=False).st_mode)]
-    except OSError:
-        return []
-    for name in leftovers:
-        remove_quietly(folder / name)
-    return sorted(leftovers)
+    return remove_temp_files(journal_dir(state_dir), r"[^/]+\.json")
 
 
 def finish(state_dir: Path, intent: Intent) -> None:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..errors import SagememError, VersionNotHeld
-from ..files.memory import Memory, checked_revision, decode
+from ..files.memory import Memory, decode
 from ..files.paths import name_key
+from ..files.revision import checked_revision
 from ..store import MemoryStore
 from ..writes import changelog, versions
 from ..writes.guard import guarded_write

@@ -27,7 +27,6 @@ itself be rolled back. Every rollback appends one line to ``<state>/rollbacks.js
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,7 +37,7 @@ from ..errors import (
     StaleRevision,
     WriteRefused,
 )
-from ..files.atomic import TMP_SUFFIX, atomic_write, remove_quietly
+from ..files.atomic import atomic_write, remove_quietly, temp_name
 from ..files.paths import file_sha256, name_key, read_regular
 from ..store import MemoryStore
 from ..writes.conflicts import record_write_conflict
@@ -337,7 +336,7 @@ def _drop_archived_duplicate(store: MemoryStore, move: Move) -> Skip | None:
     only after checking, once it is renamed aside (no editor can change it there), that
     both it and the archived copy still are those bytes. A mismatch puts it back."""
     source = store.directory / move.file
-    aside = source.with_name(f".{move.file}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    aside = source.with_name(temp_name(move.file))
     try:
         os.rename(source, aside)
     except OSError as exc:

@@ -30,8 +30,9 @@ from ..errors import (
     WriteFailed,
 )
 from ..files.atomic import atomic_write
-from ..files.memory import decode, revision_of
+from ..files.memory import decode
 from ..files.paths import read_regular
+from ..files.revision import revision_of
 
 TASKS_DIR = "tasks"
 WORKING_FILE = "WORKING.md"

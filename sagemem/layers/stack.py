@@ -33,26 +33,27 @@ def global_folder(settings: Settings) -> tuple[Path | None, str, bool]:
     """The global layer's folder when it is on, else None; why it is off (said by
     ``--global``); and whether the folder configured is unusable (then a folder named
     explicitly earns a notice: a typo must not silently lose every habit)."""
-    path = settings.global_dir
-    if path is None:
-        return None, "SAGE_MEM_GLOBAL_DIR is off", False
-    if not os.path.isdir(path):  # the one stat a missing global layer costs
-        exists = os.path.lexists(path)
-        return None, f"{path} {'is not a folder' if exists else 'does not exist'}", True
-    if same_folder(path, settings.memory_dir):
-        return None, f"{path} is the project folder itself", False
-    return path, "", False
+    return _global_layer(settings)[:3]
 
 
-def how_to_fix(settings: Settings, why: str) -> str:
-    """What to do about a global layer that is off for ``why``: ``mkdir -p`` only for
+def _global_layer(settings: Settings) -> tuple[Path | None, str, bool, str]:
+    """``global_folder``, and what to do about a layer that is off: ``mkdir -p`` only for
     a folder that is missing (never for a file, nor for the project folder itself)."""
     path = settings.global_dir
     if path is None:
-        return "set SAGE_MEM_GLOBAL_DIR to a folder"
-    if why.endswith("does not exist"):
-        return f"mkdir -p {path}, or set SAGE_MEM_GLOBAL_DIR=off"
-    return "set SAGE_MEM_GLOBAL_DIR to a folder of its own, or to off"
+        return None, "SAGE_MEM_GLOBAL_DIR is off", False, _SET_A_FOLDER
+    if not os.path.isdir(path):  # the one stat a missing global layer costs
+        if os.path.lexists(path):
+            return None, f"{path} is not a folder", True, _SET_ITS_OWN
+        return (None, f"{path} does not exist", True,
+                f"mkdir -p {path}, or set SAGE_MEM_GLOBAL_DIR=off")
+    if same_folder(path, settings.memory_dir):
+        return None, f"{path} is the project folder itself", False, _SET_ITS_OWN
+    return path, "", False, ""
+
+
+_SET_A_FOLDER = "set SAGE_MEM_GLOBAL_DIR to a folder"
+_SET_ITS_OWN = "set SAGE_MEM_GLOBAL_DIR to a folder of its own, or to off"
 
 
 class Layers:
@@ -66,7 +67,7 @@ class Layers:
         self.folder = global_.directory if global_ is not None else folder
         """The global layer's folder, or the one configured while it is off (None: off)."""
         self.why_off = why_off or "there is no global layer"
-        self.fix = fix or "set SAGE_MEM_GLOBAL_DIR to a folder"
+        self.fix = fix or _SET_A_FOLDER
         self.notices = notices
         """Said once per command: a global folder named explicitly that is not there."""
         self._keys: frozenset[str] | None = None
@@ -76,10 +77,9 @@ class Layers:
         """Both layers for these settings; the global one shares the project's embedder
         and settings, and keeps its own state directory."""
         project = MemoryStore.from_settings(settings)
-        path, why, missing = global_folder(settings)
+        path, why, missing, fix = _global_layer(settings)
         if path is None:
             named = missing and settings.source("global_dir") != "default"
-            fix = how_to_fix(settings, why)
             notices = (f"the global layer is off: {why} ({fix})",) if named else ()
             return cls(project, folder=settings.global_dir, why_off=why, fix=fix,
                        notices=notices)

@@ -26,7 +26,8 @@ from ..errors import (
     WriteRefused,
 )
 from ..files.fields import set_warnings
-from ..files.memory import Memory, checked_revision, names_revision
+from ..files.memory import Memory
+from ..files.revision import checked_revision, names_revision
 from ..history.archive import archive_memory
 from ..history.caps import with_room
 from ..history.caps import write_memory as write_within_caps

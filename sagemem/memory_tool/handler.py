@@ -135,13 +135,12 @@ class MemoryToolHandler:
         self._refuse_near_duplicate(path, content)
         set_generated(self.store, file, generated)  # before the file: never seen whole
         try:
-            memory = self._save(path, content, None, "created through the memory tool")
+            self._save(path, content, None, "created through the memory tool")
         except BaseException:
             with suppress(SagememError):  # the name stays free; its record goes with it
                 set_generated(self.store, file, False)
             raise
-        return "\n".join([messages.CREATED.format(path=path.shown), *notes,
-                          *self._index_line(memory)])
+        return "\n".join([messages.CREATED.format(path=path.shown), *notes])
 
     def _str_replace(self, given: Input) -> str:
         path = given.path("path")
@@ -333,14 +332,6 @@ class MemoryToolHandler:
         if notice:
             self._notices.append(f"Note: {notice}.")
         return redact_memory(content).text
-
-    def _index_line(self, memory: Memory) -> list[str]:
-        """Give a new memory its MEMORY.md line, as ``store.new`` does."""
-        try:
-            self.store.index_memory(memory)
-        except SagememError as exc:
-            return [f"Its MEMORY.md line could not be added ({exc}); the file is saved."]
-        return []
 
     def _carry_record(self, file: str, new_file: str) -> list[str]:
         """A renamed memory keeps what the model sees of it (``generated.py``)."""

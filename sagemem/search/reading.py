@@ -18,7 +18,8 @@ from typing import Literal
 
 from ..errors import InvalidReadRange
 from ..files.folder import MemoryFolder
-from ..files.memory import Memory, checked_revision, file_lines, names_revision
+from ..files.memory import Memory, file_lines
+from ..files.revision import checked_revision, names_revision
 
 DEFAULT_PAGE_BYTES = 16 * 1024
 Status = Literal["ok", "revision_changed"]

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..errors import InvalidCursor, SagememError
-from ..files.memory import file_lines, revision_of
+from ..files.memory import file_lines
 from ..files.paths import safe_read
+from ..files.revision import revision_of
 from .index import IndexedFile, SearchIndex
 
 

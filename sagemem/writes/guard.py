@@ -33,8 +33,9 @@ from ..errors import (
 )
 from ..files import indexfile
 from ..files.atomic import atomic_write, remove_quietly
-from ..files.memory import Memory, checked_revision, parse
+from ..files.memory import Memory, parse
 from ..files.paths import check_name, check_new_name, with_suffix
+from ..files.revision import checked_revision
 from . import changelog
 from .conflicts import WRITE_KINDS, WRITERS
 

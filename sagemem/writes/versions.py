@@ -19,11 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files.atomic import TMP_SUFFIX, remove_quietly
+from ..files.atomic import remove_quietly, temp_name
 
 VERSIONS_DIR = "versions"
 MAX_VERSIONS = 200
@@ -68,7 +67,7 @@ def keep(state_dir: Path, data: bytes) -> str | None:
 
 def _write(path: Path, data: bytes) -> None:
     """A temporary file renamed into place: a reader never sees half a copy."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    tmp = path.with_name(temp_name(path.name))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                  0o600)
     try:

@@ -87,3 +87,14 @@ def test_meaning_search_ranks_the_replacement_first(semantic_store: MemoryStore,
     assert files.index("project_deploy.md") < files.index("project_deploy_v1.md")
     scores = [r.score for r in results]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_chain_is_capped_all_the_way_down() -> None:
+    from sagemem.search.superseded import capped_scores
+
+    scores = {"v1": 0.9, "v2": 0.8, "v3": 0.5}
+    items = [("v1", "v2"), ("v2", "v3"), ("v3", None)]
+    order = after_replacements(items, lambda i: i[0], lambda i: i[1])
+    capped = capped_scores(order, lambda i: i[0], lambda i: i[1], lambda i: scores[i[0]])
+    assert [n for n, _ in order] == ["v3", "v2", "v1"]
+    assert capped == {"v3": 0.5, "v2": 0.5, "v1": 0.5}

@@ -44,7 +44,7 @@ from .results import (
     result_at,
 )
 from .retrieve import MAX_CANDIDATES, search
-from .superseded import after_replacements
+from .superseded import after_replacements, capped_scores
 from .vector_sync import QUERY_BUDGET_SECONDS, VectorReport, clip, indexed_revisions, sync_vectors
 from .vectors import Hit, VectorStore, vectors_path
 
@@ -324,9 +324,9 @@ def replaced_last(ranked: list[SearchResult]) -> list[SearchResult]:
     """Each memory that names its replacement right after it, scored no higher
     (``superseded``)."""
     order = after_replacements(ranked, lambda r: r.file, lambda r: r.superseded_by)
-    score = {r.file: r.score for r in order}
-    return [replace(r, score=min(r.score, score[r.superseded_by]))
-            if r.superseded_by in score and r.superseded_by != r.file else r for r in order]
+    score = capped_scores(order, lambda r: r.file, lambda r: r.superseded_by,
+                          lambda r: r.score)
+    return [replace(r, score=score[r.file]) if score[r.file] != r.score else r for r in order]
 
 
 def in_scope(indexed: IndexedFile, scope: str | None) -> bool:

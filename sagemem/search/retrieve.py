@@ -24,13 +24,13 @@ from datetime import date
 
 from ..errors import IndexUnavailable
 from ..files.fields import TYPES
-from .index import IndexedFile, SearchIndex, SyncReport, TermStats
+from .index import SearchIndex, SyncReport, TermStats
 from .results import Coverage as Coverage
 from .results import Moved, cursor_offset, page_cursor, results_of
 from .results import SearchResponse as SearchResponse
 from .results import SearchResult as SearchResult
 from .scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
-from .superseded import after_replacements
+from .superseded import after_replacements, capped_scores
 from .text import is_cjk, tokens
 
 MAX_CANDIDATES = 10
@@ -188,10 +188,13 @@ def _rank(index: SearchIndex, stats: Stats, query: str, scope: str | None,
     names = {f: indexed.name for f, indexed in indexed_files.items()}
     ranked = _cut({f: combined[f] for f in passing}, names)[:MAX_CANDIDATES]
     if replaced_last:
-        ranked = after_replacements(ranked, lambda f: names.get(f, ""),
-                                    lambda f: indexed_files[f].info.get("superseded_by")
-                                    if f in indexed_files else None)
-        _no_higher_than_replacement(ranked, combined, names, indexed_files)
+        def replaced_by(f: int) -> str | None:
+            return indexed_files[f].info.get("superseded_by") if f in indexed_files else None
+
+        ranked = after_replacements(ranked, lambda f: names.get(f, ""), replaced_by)
+        capped = capped_scores(ranked, lambda f: names.get(f, ""), replaced_by,
+                               lambda f: combined[f])
+        combined.update({f: capped[names.get(f, "")] for f in ranked})
     returned = [(f, combined[f], _passage(q, summary.get(f, (0.0, set()))[1], paras, f))
                 for f in ranked]
     dropped = paras.scored - sum(1 for _, _, p in returned if p is not None)
@@ -334,17 +337,6 @@ def _with_neighbours(index: SearchIndex, para: dict[int, float], owner: dict[int
         if owner.get(nxt) == owner[para_id]:
             smoothed[nxt] = smoothed.get(nxt, 0.0) + NEIGHBOUR_WEIGHT * para[para_id]
     return smoothed
-
-
-def _no_higher_than_replacement(ranked: list[int], scores: dict[int, float],
-                                names: dict[int, str], files: dict[int, IndexedFile]) -> None:
-    """A replaced memory moved below its replacement scores no higher than it, so the
-    printed scores still fall down the page (``superseded``)."""
-    ids = {names.get(f): f for f in ranked}
-    for f in ranked:
-        target = ids.get(files[f].info.get("superseded_by")) if f in files else None
-        if target is not None and target != f:
-            scores[f] = min(scores[f], scores[target])
 
 
 def _cut(scores: dict[int, float], names: dict[int, str]) -> list[int]:

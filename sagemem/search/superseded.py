@@ -33,6 +33,20 @@ def after_replacements(ranked: Sequence[T], name: Callable[[T], str],
     return [item for _, item in sorted(enumerate(ranked), key=lambda pair: key(*pair))]
 
 
+def capped_scores(ranked: Sequence[T], name: Callable[[T], str],
+                  replaced_by: Callable[[T], str | None],
+                  score: Callable[[T], float]) -> dict[str, float]:
+    """Each item's score, no higher than that of the replacement ranked above it, once
+    ``after_replacements`` put it there; a chain is capped all the way down (v1 never
+    above v3), so the printed scores still fall down the page."""
+    capped: dict[str, float] = {}
+    for item in ranked:
+        target = replaced_by(item)
+        own = score(item)
+        capped[name(item)] = min(own, capped[target]) if target in capped else own
+    return capped
+
+
 def _newest(start: str, by_name: dict[str, T], name: Callable[[T], str],
             replaced_by: Callable[[T], str | None]) -> tuple[str, int]:
     """The last memory of ``start``'s replacement chain among ``by_name``, and how many

@@ -14,7 +14,6 @@ any earlier command would have.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import statistics
@@ -24,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import GEN_CORPUS, corpus_generator_or_exit
+from common import GEN_CORPUS, sizes_and_repeat
 
 _RNG = random.Random(7)
 
@@ -65,11 +64,7 @@ def measure(root: Path, size: int, repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
-    corpus_generator_or_exit()
+    args = sizes_and_repeat(__doc__)
     print(f"whole processes, median of {args.repeat} alternated rounds, {os.cpu_count()} cores")
     print(f"{'process':<30} {'median':>9} {'ratio':>7}  to")
     with tempfile.TemporaryDirectory(prefix="sagemem-bench-") as tmp:

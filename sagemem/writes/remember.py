@@ -98,8 +98,6 @@ class Store(Protocol):
               expected_revision: str | Required | None = ..., *,
               reason: str | None = None, writer: str = "library") -> Memory: ...
 
-    def index_memory(self, memory: Memory) -> None: ...
-
     def check_index_room(self, line: str) -> None: ...
 
     def index_hook(self, file: str) -> str | None: ...
@@ -211,8 +209,8 @@ def _one_line(text: str | None) -> str | None:
 
 
 def _create(store: Store, asked: _Asked, listing: Listing) -> Memory:
-    """A new memory with its MEMORY.md line, under a file name no memory has; the write
-    refuses (``MemoryExists``) a name another writer takes meanwhile."""
+    """A new memory under a file name no memory has (the guard's create gives it its
+    MEMORY.md line); the write refuses (``MemoryExists``) a name another writer takes meanwhile."""
     from ..files.edit import render_new  # ruamel.yaml is only needed to write
 
     fields = {
@@ -230,10 +228,8 @@ def _create(store: Store, asked: _Asked, listing: Listing) -> Memory:
                           lambda f: f.casefold() in taken or store.existing_name(f) is not None)
     store.check_index_room(indexfile.format_entry(asked.title, file,
                                                   str(fields["description"])))
-    memory = store.write(file, render_new(fields, asked.body), None, reason=asked.reason,
-                         writer=asked.writer)
-    store.index_memory(memory)
-    return memory
+    return store.write(file, render_new(fields, asked.body), None, reason=asked.reason,
+                       writer=asked.writer)  # a create: the guard adds the MEMORY.md line
 
 
 def free_file_name(file: str, when: str | None, taken: Callable[[str], bool]) -> str:

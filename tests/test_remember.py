@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from datetime import date
 from pathlib import Path
@@ -19,7 +18,7 @@ from sagemem.files.memory import Memory, parse
 from sagemem.store import MemoryStore
 from sagemem.writes.conflicts import list_conflicts
 from sagemem.writes.remember import SIMILAR_AT, decide, fold, free_file_name, similarity
-from tests.cli_run import Run, store_runner
+from tests.cli_run import Run, sagemem, store_runner
 
 TABLE = Path(__file__).parent / "remember" / "similar_titles.jsonl"
 DAY = date(2026, 12, 1)
@@ -361,14 +360,6 @@ def sample(tmp_path: Path) -> MemoryStore:
     folder = tmp_path / "memory"
     shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
     return MemoryStore(folder, tmp_path / "state")
-
-
-def sagemem(store: MemoryStore, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m sagemem --dir … --state-dir …`` as a shell runs it."""
-    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(store.directory),
-                           "--state-dir", str(store.state_dir), *args],
-                          capture_output=True, text=True, encoding="utf-8", timeout=60,
-                          check=False)
 
 
 def mcp_create_memory(store: MemoryStore, arguments: dict[str, Any]) -> Any:

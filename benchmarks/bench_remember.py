@@ -23,14 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import GEN_CORPUS, sizes_and_repeat
+from common import GEN_CORPUS, sagemem_command, sizes_and_repeat
 
 _RNG = random.Random(7)
-
-
-def sagemem_command() -> list[str]:
-    script = Path(sys.executable).with_name("sagemem")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sagemem"]
 
 
 def _words() -> str:

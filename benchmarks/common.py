@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: where the corpus generator lives, and timing."""
+"""What the benchmark scripts share: where the corpus generator lives, how sagemem is
+run, their options, and timing."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def corpus_generator_or_exit() -> Path:
               file=sys.stderr)
         sys.exit(1)
     return GEN_CORPUS
+
+
+def sagemem_command() -> list[str]:
+    """The console script beside this interpreter (what the hook runs), else ``-m``."""
+    script = Path(sys.executable).with_name("sagemem")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "sagemem"]
 
 
 def sizes_and_repeat(doc: str | None) -> argparse.Namespace:

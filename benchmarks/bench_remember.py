@@ -25,6 +25,8 @@ from pathlib import Path
 
 from common import GEN_CORPUS, sagemem_command, sizes_and_repeat
 
+from sagemem.writes.title_cache import RACY_SECONDS
+
 _RNG = random.Random(7)
 
 
@@ -49,7 +51,7 @@ def measure(root: Path, size: int, repeat: int) -> tuple[float, float]:
     subprocess.run([sys.executable, str(GEN_CORPUS), str(memory), str(size)], check=True,
                    capture_output=True)
     at = [*sagemem_command(), "--dir", str(memory), "--state-dir", str(state)]
-    time.sleep(2.5)  # files this recent are not cached (RACY_SECONDS); a folder is older
+    time.sleep(RACY_SECONDS + 0.5)  # files this recent are not cached; a folder is older
     new(at, False), new(at, True)
     checked, floor = [], []
     for _ in range(repeat):

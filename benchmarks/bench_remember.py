@@ -14,7 +14,6 @@ any earlier command would have.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import statistics
@@ -24,14 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import GEN_CORPUS, corpus_generator_or_exit
+from common import GEN_CORPUS, sagemem_command, sizes_and_repeat
+
+from sagemem.writes.title_cache import RACY_SECONDS
 
 _RNG = random.Random(7)
-
-
-def sagemem_command() -> list[str]:
-    script = Path(sys.executable).with_name("sagemem")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sagemem"]
 
 
 def _words() -> str:
@@ -55,7 +51,7 @@ def measure(root: Path, size: int, repeat: int) -> tuple[float, float]:
     subprocess.run([sys.executable, str(GEN_CORPUS), str(memory), str(size)], check=True,
                    capture_output=True)
     at = [*sagemem_command(), "--dir", str(memory), "--state-dir", str(state)]
-    time.sleep(2.5)  # files this recent are not cached (RACY_SECONDS); a folder is older
+    time.sleep(RACY_SECONDS + 0.5)  # files this recent are not cached; a folder is older
     new(at, False), new(at, True)
     checked, floor = [], []
     for _ in range(repeat):
@@ -65,11 +61,7 @@ def measure(root: Path, size: int, repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
-    corpus_generator_or_exit()
+    args = sizes_and_repeat(__doc__)
     print(f"whole processes, median of {args.repeat} alternated rounds, {os.cpu_count()} cores")
     print(f"{'process':<30} {'median':>9} {'ratio':>7}  to")
     with tempfile.TemporaryDirectory(prefix="sagemem-bench-") as tmp:

@@ -24,7 +24,6 @@ resident set of the fresh processes (cold build included).
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -34,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import GEN_CORPUS, corpus_generator_or_exit, median_of
+from common import GEN_CORPUS, median_of, sizes_and_repeat
 
 from sagemem import MemoryStore
 from sagemem.files.memory import parse
@@ -155,11 +154,7 @@ def _wait_for_watcher(store: MemoryStore) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
-    corpus_generator_or_exit()
+    args = sizes_and_repeat(__doc__)
     with tempfile.TemporaryDirectory(prefix="sagemem-bench-") as tmp:
         for size in args.sizes:
             rows = measure(size, args.repeat, Path(tmp))

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import GEN_CORPUS, corpus_generator_or_exit
+from common import GEN_CORPUS, corpus_generator_or_exit, sagemem_command
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
 
@@ -101,12 +101,6 @@ def wall(row: Row) -> float:
     start = time.perf_counter()
     subprocess.run(argv, input=stdin, capture_output=True, check=True, env=env)
     return time.perf_counter() - start
-
-
-def sagemem_command() -> list[str]:
-    """The console script beside this interpreter (what the hook runs), else ``-m``."""
-    script = Path(sys.executable).with_name("sagemem")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sagemem"]
 
 
 def has_option(command: list[str], option: str) -> bool:

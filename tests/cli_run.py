@@ -1,8 +1,10 @@
-"""Running the CLI in-process against one store, for the CLI test modules."""
+"""Running the CLI against one store, for the CLI test modules: in-process
+(``store_runner``) or as a shell runs it (``sagemem``)."""
 
 from __future__ import annotations
 
 import io
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,3 +49,12 @@ def one_line_error(result: Result, code: int = 1) -> str:
     assert result.out == "" and result.err.startswith("error: ")
     assert result.err.count("\n") == 1 and "Traceback" not in result.err
     return result.err
+
+
+def sagemem(store: MemoryStore, *args: str, stdin: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """``python -m sagemem --dir … --state-dir …`` as a shell runs it."""
+    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(store.directory),
+                           "--state-dir", str(store.state_dir), *args], input=stdin,
+                          capture_output=True, text=True, encoding="utf-8", timeout=60,
+                          check=False)

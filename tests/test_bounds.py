@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from sagemem.files import indexfile
 from sagemem.files.fields import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
 from sagemem.files.paths import MAX_INDEX_BYTES
 from sagemem.store import MemoryStore
+from tests.cli_run import sagemem
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_memory"
 LONG = ("The user keeps every detail of the deploy in this one sentence, " * 5).strip()
@@ -28,14 +28,6 @@ def sample(tmp_path: Path) -> MemoryStore:
     folder = tmp_path / "memory"
     shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
     return MemoryStore(folder, tmp_path / "state")
-
-
-def sagemem(store: MemoryStore, *args: str, stdin: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(store.directory),
-                           "--state-dir", str(store.state_dir), *args], input=stdin,
-                          capture_output=True, text=True, encoding="utf-8", timeout=60,
-                          check=False)
 
 
 def folder_bytes(store: MemoryStore) -> dict[str, bytes]:

@@ -127,6 +127,13 @@ PATHS: dict[str, Write] = {
 }
 
 
+def _sample(root: Path) -> tuple[Path, Path]:
+    """A copy of ``sample_memory/`` at ``root/memory``, and the state folder beside it."""
+    folder = root / "memory"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    return folder, root / "state"
+
+
 def _everything_under(*folders: Path) -> bytes:
     return b"\n".join(p.read_bytes() for folder in folders for p in folder.rglob("*")
                       if p.is_file() and not p.is_symlink())
@@ -141,8 +148,7 @@ def _marks(root: Path, pattern: str) -> int:
 @given(secret=SECRETS)
 def test_no_write_path_leaves_a_planted_secret_on_disk(path: str, secret: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        folder, state = Path(tmp) / "memory", Path(tmp) / "state"
-        shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+        folder, state = _sample(Path(tmp))
         with MemoryStore(folder, state) as store:
             wrote = PATHS[path](store, secret)
             store.search(f"token {secret}")  # the index holds whatever the files hold
@@ -155,8 +161,7 @@ def test_a_failed_edit_keeps_its_text_redacted(tmp_path: Path, monkeypatch: pyte
                                                capsys: pytest.CaptureFixture[str]) -> None:
     from cli_run import store_runner
 
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
     editor = tmp_path / "editor.sh"
     editor.write_text(f"#!/bin/sh\nprintf 'pushed with {secret}\\n' >> \"$1\"\n")
@@ -179,9 +184,8 @@ def test_the_cli_says_what_it_redacted_and_never_prints_the_secret(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from cli_run import store_runner
 
-    folder = tmp_path / "memory"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
-    run = store_runner(capsys, MemoryStore(folder, tmp_path / "state"))
+    folder, state = _sample(tmp_path)
+    run = store_runner(capsys, MemoryStore(folder, state))
     secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
     result = run("new", "--type", "reference", "--name", "docs deploy", "--description",
                  "How the docs site is pushed", "--body", f"GH_TOKEN={secret} make publish",
@@ -197,8 +201,7 @@ def test_a_question_with_a_pasted_token_is_kept_redacted_in_the_session(tmp_path
     from sagemem.config import load_settings
     from sagemem.inject.block import inject
 
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
     with MemoryStore(folder, state) as store:
         inject(store, f"why does git push with {secret} fail for my cat repo", "s1",
@@ -208,8 +211,7 @@ def test_a_question_with_a_pasted_token_is_kept_redacted_in_the_session(tmp_path
 
 
 def test_set_of_a_field_named_for_a_secret_keeps_no_value_on_disk(tmp_path: Path) -> None:
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     with MemoryStore(folder, state) as store:
         saved = store.write("user_pets.md", fields={"password": "hunter2x"})
     assert "password: <REDACTED:password>" in saved.text
@@ -222,8 +224,7 @@ def test_a_file_name_holding_a_secret_is_refused_and_never_shown(tmp_path: Path,
                                                                   file: str) -> None:
     from sagemem.errors import InvalidName
 
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     secret = file[len("reference_"):-3]
     with MemoryStore(folder, state) as store:
         with pytest.raises(InvalidName) as new:
@@ -240,8 +241,7 @@ def test_a_rename_to_a_file_name_holding_a_secret_is_refused(tmp_path: Path) -> 
     from sagemem.errors import InvalidName
     from sagemem.history.rename import rename_memory
 
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     secret = "ghp_8fK2mQ9xL4vB7nR3tW6zY1cH5jD0sA9eG2kP"
     with MemoryStore(folder, state) as store, pytest.raises(InvalidName):
         rename_memory(store, "user_pets.md", f"user_{secret}.md")
@@ -263,8 +263,7 @@ def _sagemem(folder: Path, state: Path, *args: str,
 def test_a_cli_new_with_the_secrets_of_issue_20_leaves_none_on_disk(tmp_path: Path) -> None:
     from test_redact import ISSUE_20
 
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     body = "\n".join(text for _, text, _ in ISSUE_20) + "\n"
     result = _sagemem(folder, state, "new", "--type", "reference", "--name", "ops notes",
                       "--description", "How we reach the services", "--body", body)
@@ -278,8 +277,7 @@ def test_a_cli_new_with_the_secrets_of_issue_20_leaves_none_on_disk(tmp_path: Pa
 
 def test_a_remember_title_holding_a_chinese_password_stays_out_of_names_and_index(
         tmp_path: Path) -> None:
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     secret = "Xy7#kq9!pL"
     result = _sagemem(folder, state, "remember", "--type", "reference", "--title",
                       f"数据库密码：{secret}", "--body", "生产库，只读账号", "--json")
@@ -296,8 +294,7 @@ def test_a_remember_title_holding_a_chinese_password_stays_out_of_names_and_inde
                                   "-ff7kxuBFzEKfqS6O4-.md"])
 def test_a_file_name_holding_a_new_kind_of_secret_is_refused_in_one_line(
         tmp_path: Path, file: str) -> None:
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     result = _sagemem(folder, state, "new", "--type", "reference", "--name", "ci",
                       "--description", "The CI", "--file", file)
     assert result.returncode == 1 and result.stdout == ""
@@ -310,8 +307,7 @@ def test_a_cli_new_keeps_code_and_config_that_name_secrets_byte_for_byte(tmp_pat
     """Review 3's false alarms: a variable, a placeholder, a schema's word, a YAML tag or
     a length in an agent's snippet reached disk as ``<REDACTED:…>``, a piece of the memory
     lost for good."""
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     prose = (Path(__file__).parent / "redaction" / "ordinary_prose_code.md").read_text(
         encoding="utf-8")
     body = prose.split("---\n", 2)[2]
@@ -326,8 +322,7 @@ def test_a_cli_new_keeps_code_and_config_that_name_secrets_byte_for_byte(tmp_pat
 
 def test_a_cli_remember_redacts_a_password_in_a_sentence_and_a_session_cookie(
         tmp_path: Path) -> None:
-    folder, state = tmp_path / "memory", tmp_path / "state"
-    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("eval"))
+    folder, state = _sample(tmp_path)
     secrets = ["Vq7mZ2pL9x", "swordfish", "8f3b2c1d4e5a6b7c8d9e0a1b2c3d4e5f"]
     body = (f"The password for the staging db is {secrets[0]}.\n"
             f'My passphrase is "{secrets[1]}".\n'

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from datetime import date
 from pathlib import Path
@@ -19,7 +18,7 @@ from sagemem.files.memory import Memory, parse
 from sagemem.store import MemoryStore
 from sagemem.writes.conflicts import list_conflicts
 from sagemem.writes.remember import SIMILAR_AT, decide, fold, free_file_name, similarity
-from tests.cli_run import Run, store_runner
+from tests.cli_run import Run, sagemem, store_runner
 
 TABLE = Path(__file__).parent / "remember" / "similar_titles.jsonl"
 DAY = date(2026, 12, 1)
@@ -363,12 +362,23 @@ def sample(tmp_path: Path) -> MemoryStore:
     return MemoryStore(folder, tmp_path / "state")
 
 
-def sagemem(store: MemoryStore, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m sagemem --dir … --state-dir …`` as a shell runs it."""
-    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(store.directory),
-                           "--state-dir", str(store.state_dir), *args],
-                          capture_output=True, text=True, encoding="utf-8", timeout=60,
-                          check=False)
+def mcp_create_memory(store: MemoryStore, arguments: dict[str, Any]) -> Any:
+    """``create_memory`` called through ``python -m sagemem mcp`` over stdio, as a client
+    runs it; the caller skips the test without the mcp extra."""
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"], env={
+        **os.environ, "SAGE_MEM_DIR": str(store.directory),
+        "SAGE_MEM_STATE_DIR": str(store.state_dir)})
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("create_memory", arguments)
+
+    return asyncio.run(main())
 
 
 def test_saving_by_an_alias_creates_a_memory_and_leaves_the_aliased_one(
@@ -384,23 +394,10 @@ def test_saving_by_an_alias_creates_a_memory_and_leaves_the_aliased_one(
 
 def test_mcp_create_memory_by_an_alias_leaves_the_aliased_memory(sample: MemoryStore) -> None:
     pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
-    import asyncio
-
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
-
     pets = (sample.directory / "user_pets.md").read_bytes()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"], env={
-        **os.environ, "SAGE_MEM_DIR": str(sample.directory),
-        "SAGE_MEM_STATE_DIR": str(sample.state_dir)})
-
-    async def main() -> Any:
-        async with Client(params) as client:
-            return await client.call_tool("create_memory", {
-                "type": "user", "name": "Pet", "description": "The user's pet",
-                "body": "A goldfish called Bubbles."})
-
-    created = asyncio.run(main()).structured_content
+    created = mcp_create_memory(sample, {
+        "type": "user", "name": "Pet", "description": "The user's pet",
+        "body": "A goldfish called Bubbles."}).structured_content
     assert (created["status"], created["file"]) == ("created", "user_pet.md")
     assert (sample.directory / "user_pets.md").read_bytes() == pets
 
@@ -425,23 +422,10 @@ def test_mcp_create_memory_by_a_former_title_says_it_updated_the_renamed_memory(
     # while MCP answered a bare "updated user_pets.md": the model that asked to save
     # "家里的猫" was not told it had replaced the body of a memory now called 芝麻.
     pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
-    import asyncio
-
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
-
     assert sagemem(sample, "set", "user_pets", "name=芝麻").returncode == 0
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"], env={
-        **os.environ, "SAGE_MEM_DIR": str(sample.directory),
-        "SAGE_MEM_STATE_DIR": str(sample.state_dir)})
-
-    async def main() -> Any:
-        async with Client(params) as client:
-            return await client.call_tool("create_memory", {
-                "type": "user", "name": "家里的猫", "description": "用户的猫",
-                "body": "芝麻四岁了。"})
-
-    updated = asyncio.run(main()).structured_content
+    updated = mcp_create_memory(sample, {
+        "type": "user", "name": "家里的猫", "description": "用户的猫",
+        "body": "芝麻四岁了。"}).structured_content
     assert (updated["status"], updated["file"], updated["title"]) == (
         "updated", "user_pets.md", "芝麻")
     assert "matched its former title '家里的猫'; its name stays '芝麻'" in updated["warnings"]
@@ -463,22 +447,9 @@ def test_a_title_two_memories_hold_names_both_and_a_way_forward_that_works(
         assert "--distinct" not in again.stderr and "exact title" not in again.stderr
     assert (sample.directory / "user_pets.md").read_bytes() == pets
     pytest.importorskip("mcp", reason="the MCP server needs the mcp extra")
-    import asyncio
-
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sagemem", "mcp"], env={
-        **os.environ, "SAGE_MEM_DIR": str(sample.directory),
-        "SAGE_MEM_STATE_DIR": str(sample.state_dir)})
-
-    async def main() -> Any:
-        async with Client(params) as client:
-            return await client.call_tool("create_memory", {
-                "type": "user", "name": "家里的猫", "description": "用户的猫",
+    answer = mcp_create_memory(sample, {
+        "type": "user", "name": "家里的猫", "description": "用户的猫",
                 "body": "芝麻四岁了。", "distinct": True})
-
-    answer = asyncio.run(main())
     text = "\n".join(block.text for block in answer.content)
     assert answer.structured_content["status"] == "similar"
     assert "user_pets.md" in text and "user_timezone_schedule.md" in text

@@ -4,8 +4,6 @@ blindly (``sagemem/writes/title_cache.py``), through the CLI as a shell runs it.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from datetime import date
 from pathlib import Path
@@ -15,6 +13,7 @@ import pytest
 from sagemem.store import MemoryStore
 from sagemem.writes.remember import decide
 from sagemem.writes.title_cache import CACHE_FILE, RACY_SECONDS, live_cards
+from tests.cli_run import sagemem
 
 DAY = date(2026, 12, 1)
 OLD = 1_700_000_000  # a past mtime: files older than RACY_SECONDS are cached
@@ -38,13 +37,6 @@ def store(tmp_path: Path) -> MemoryStore:
     note(made, "project_tea.md", "Tea preference")
     note(made, "project_deploy.md", "Deploy checklist")
     return made
-
-
-def sagemem(store: MemoryStore, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(store.directory),
-                           "--state-dir", str(store.state_dir), *args],
-                          capture_output=True, text=True, encoding="utf-8", timeout=60,
-                          check=False)
 
 
 def titles(store: MemoryStore) -> dict[str, str]:

@@ -113,17 +113,17 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
             except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
                 if attempt == REAPPLY_ATTEMPTS - 1:
                     raise
+        # What was written, not a re-read: once the lock is released, another writer (or
+        # an editor) may already have moved the file on. Parsed once: a create's
+        # MEMORY.md line is made from it too.
+        written = parse(data, file, mtime=_mtime(store.directory / file))
         if replaced is None:
-            created = parse(data, file)
             add_index_line(store, file, indexfile.format_entry(
-                created.title, file, created.description))
-        mtime = _mtime(store.directory / file)
+                written.title, file, written.description))
         changelog.record_write(store.state_dir, file, op or _op(expected, content),
                                writer=writer, reason=reason, replaced=replaced, written=data)
     store.notice_change()
-    # What was written, not a re-read: once the lock is released, another writer (or
-    # an editor) may already have moved the file on.
-    return parse(data, file, mtime=mtime)
+    return written
 
 
 def _index_readable(store: MemoryFolder, before_create: Callable[[str], None] | None

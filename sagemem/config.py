@@ -75,7 +75,7 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     # The Claude Code hook's time budget: Claude Code kills a hook at its timeout (10 s
     # here), and a killed hook injects nothing; past the budget it injects what is indexed.
     IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
-    # Per-layer caps (``writes/caps.py``; README "Caps"); 0 turns each off. The count caps
+    # Per-layer caps (``writes/caps.py``; docs/writing.md, "Caps"); 0 turns each off. The count caps
     # decide what is archived, so they guard: past the hard cap a create archives the
     # least recently read memory. The body caps only warn or refuse one write: they clamp.
     IntSetting("soft_cap_memories", "SAGE_MEM_SOFT_CAP_MEMORIES", 1000, 0, 1_000_000, True,

@@ -30,7 +30,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
      ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
      ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
-     ├── EvalSetError             an evaluation set not in README's Evaluation format
+     ├── EvalSetError             an evaluation set not in the format of docs/retrieval.md, Evaluation
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read
@@ -469,7 +469,7 @@ class EvalSetError(SagememError):
     def __init__(self, path: Path, problem: str) -> None:
         self.path, self.problem = path, problem
         super().__init__(f"{path}: {problem}; an eval set is memory/ plus queries.jsonl "
-                         "(see the Evaluation section of sagemem's README)")
+                         "(see docs/retrieval.md, Evaluation)")
 
 
 class NoCheckpoint(SagememError):

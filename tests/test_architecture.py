@@ -1,6 +1,6 @@
 """The map of the rooms holds: imports point down, and every map names every module.
 
-README's Architecture section, each subpackage's docstring and ``errors.py``'s drawn tree
+docs/architecture.md's map, each subpackage's docstring and ``errors.py``'s drawn tree
 are the places a reader looks first; each drifted in issue 20 (new modules unlisted, an
 exception drawn under no parent), so each is checked against the code here.
 """
@@ -19,9 +19,9 @@ import sagemem
 from sagemem import errors
 
 PACKAGE = Path(sagemem.__file__).parent
-README = PACKAGE.parent / "README.md"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
-# README's map, lowest first: a module may import its own room and the rooms of a lower
+# The architecture page's map, lowest first: a module may import its own room and the rooms of a lower
 # step only; rooms on one step never import each other.
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
          ("history", "layers"), ("audit", "inject", "memory_tool"), ("claude_code",),
@@ -114,9 +114,9 @@ def test_each_room_docstring_names_its_modules(room: str) -> None:
 
 
 def _architecture_rooms() -> dict[str, set[str]]:
-    """The modules README's Architecture block lists under each room."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Architecture\n")
+    """The modules the architecture page's map lists under each room."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    start = text.index("# Architecture\n")
     block = text[text.index("```", start):text.index("```", text.index("```", start) + 3)]
     listed: dict[str, set[str]] = {}
     room = None
@@ -129,7 +129,7 @@ def _architecture_rooms() -> dict[str, set[str]]:
     return listed
 
 
-def test_readme_architecture_lists_every_module_in_its_room() -> None:
+def test_the_architecture_page_lists_every_module_in_its_room() -> None:
     listed = _architecture_rooms()
     assert {room: sorted(_modules(room) ^ listed.get(room, set())) for room in ROOMS} == {
         room: [] for room in ROOMS}

@@ -87,7 +87,7 @@ def test_metrics_agree_with_the_reference_baseline_script() -> None:
 
 @needs_shared
 def test_starter_set_does_not_regress() -> None:
-    """Floors just under the figures measured when retrieval last changed (see README)."""
+    """Floors just under the figures measured when retrieval last changed (see docs/retrieval.md)."""
     report = evaluate(SHARED_EVAL / "starter")
     assert report["recall@5"] >= 0.80
     assert report["passage_hit"] >= 0.59
@@ -98,7 +98,7 @@ def test_starter_set_does_not_regress() -> None:
 @needs_shared
 def test_starter_set_hybrid_does_not_regress(tmp_path: Path) -> None:
     """Hybrid with the default embedder, as ``sagemem eval`` runs it: floors a little
-    under the figures measured when retrieval last changed (see README)."""
+    under the figures measured when retrieval last changed (see docs/retrieval.md)."""
     report = hybrid_report("starter", tmp_path)
     assert report["recall@5"] >= 0.94
     assert report["passage_hit"] >= 0.70
@@ -108,7 +108,7 @@ def test_starter_set_hybrid_does_not_regress(tmp_path: Path) -> None:
 
 
 # Workbench (held out) and LoCoMo (tuned on): floors about 0.01-0.02 under the figures
-# measured on 2026-12-01 (README, "Hybrid ranking and the relevance gate"), so a change
+# measured on 2026-12-01 (docs/retrieval.md, "Hybrid ranking and the relevance gate"), so a change
 # that costs a handful of questions fails while an embedder's last-bit noise does not.
 # Lexical ranking is deterministic; LoCoMo's hybrid run (about 3 minutes of embedding on
 # a loaded 2-core machine) is left to `sagemem eval`.
@@ -190,4 +190,4 @@ def test_a_query_naming_a_file_the_folder_lacks_is_refused(tmp_path: Path) -> No
 def test_a_bad_set_points_at_the_readme_not_a_missing_file(tmp_path: Path) -> None:
     message = str(EvalSetError(tmp_path / "queries.jsonl", "line 1 is not JSON"))
     assert "FORMAT.md" not in message
-    assert "README" in message and "Evaluation" in message
+    assert "docs/retrieval.md" in message and "Evaluation" in message

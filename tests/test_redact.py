@@ -27,7 +27,7 @@ PROSE_FILES = sorted((HERE / "redaction").glob("ordinary_prose*.md"))
 
 def _table_tool() -> ModuleType:
     """``tools/redaction_table.py``, which reads the corpus of formats and makes
-    README's table (a script, not a module of the package)."""
+    the table in docs/redaction.md (a script, not a module of the package)."""
     path = HERE.parent / "tools" / "redaction_table.py"
     spec = importlib.util.spec_from_file_location("redaction_table", path)
     assert spec is not None and spec.loader is not None
@@ -378,8 +378,8 @@ def test_each_format_of_the_corpus_is_redacted_as_marked(example: Any) -> None:
     assert redact(example.text).text == expected
 
 
-def test_the_readme_table_is_the_one_the_corpus_gives() -> None:
-    assert TABLE.readme_table() == TABLE.table(), "run python tools/redaction_table.py --write"
+def test_the_redaction_page_table_is_the_one_the_corpus_gives() -> None:
+    assert TABLE.page_table() == TABLE.table(), "run python tools/redaction_table.py --write"
 
 
 HOSTILE_LINES = {  # 1 MB each, on one line: the shapes that cost the most

@@ -127,7 +127,7 @@ def test_the_threshold_holds_its_documented_precision_and_recall_on_the_table() 
     true_pos = sum(f and r["similar"] for f, r in zip(flagged, rows, strict=True))
     precision = true_pos / sum(flagged)
     recall = true_pos / sum(r["similar"] for r in rows)
-    # README, "Remember", and SIMILAR_AT's docstring: 102 pairs, precision 1.00, recall
+    # docs/writing.md, "Remember", and SIMILAR_AT's docstring: 102 pairs, precision 1.00, recall
     # 0.98 (review 4 added five with numbers: four series that scored 75-89, flagged)
     assert (len(rows), round(precision, 2), round(recall, 2)) == (102, 1.00, 0.98)
     pair = next(r for r in rows if r["a"] == "frontend API address" and "b_description"

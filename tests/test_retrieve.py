@@ -239,7 +239,7 @@ def tied_store(root: Path) -> Path:
 
 def test_ties_break_by_file_name_in_and_across_processes(tmp_path: Path) -> None:
     directory = tied_store(tmp_path)
-    documented = sorted(TIED_NAMES)[:10]  # README: "ties break by file name"
+    documented = sorted(TIED_NAMES)[:10]  # docs/retrieval.md: "ties break by file name"
     with MemoryStore(directory, tmp_path / "state") as opened:
         response = opened.search("zebra herd migration")
     assert len({r.score for r in response.results}) == 1  # a real tie

@@ -1,13 +1,13 @@
 """Measure the redactor against the secret formats gitleaks and detect-secrets cover, and
-against ordinary prose, and write README's table of what it caught, missed and flagged.
+against ordinary prose, and write the docs' table of what it caught, missed and flagged.
 
     python tools/redaction_table.py           # print the table
-    python tools/redaction_table.py --write   # put it in README.md, between its markers
+    python tools/redaction_table.py --write   # put it in docs/redaction.md, between its markers
 
 The formats are ``tests/redaction/secret_formats.md`` (one example each, the secret
 marked ``⟦…⟧``); the prose is ``tests/redaction/ordinary_prose*.md`` and the sample
-folder, where any finding is a false alarm. ``tests/test_redact.py`` fails while README's
-table is not the one this prints.
+folder, where any finding is a false alarm. ``tests/test_redact.py`` fails while
+docs/redaction.md's table is not the one this prints.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ROOT / "tests" / "redaction" / "secret_formats.md"
 PROSE = (*sorted((ROOT / "tests" / "redaction").glob("ordinary_prose*.md")),
          *sorted((ROOT / "sample_memory").glob("*.md")))
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "redaction.md"
 BEGIN, END = "<!-- redaction-table: begin -->", "<!-- redaction-table: end -->"
 
 _SECRET = re.compile(r"⟦(.*?)⟧", re.S)
@@ -84,7 +84,7 @@ def false_alarms(paths: tuple[Path, ...] = PROSE) -> list[tuple[Path, int, str]]
 
 
 def table() -> str:
-    """README's table: one row per format, then the totals and the false alarms."""
+    """The page's table: one row per format, then the totals and the false alarms."""
     rows = ["| format | gitleaks | detect-secrets | sagemem |", "|---|---|---|---|"]
     outcomes = []
     for example in formats():
@@ -124,25 +124,25 @@ def _prose() -> str:
             f"{len(alarms)}{listed}.")
 
 
-def write_readme(readme: Path = README) -> bool:
-    """Put the table in ``readme`` between its markers; whether anything changed."""
-    text = readme.read_text(encoding="utf-8")
+def write_page(page: Path = PAGE) -> bool:
+    """Put the table in ``page`` between its markers; whether anything changed."""
+    text = page.read_text(encoding="utf-8")
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     new = text[:start] + "\n" + table() + text[end:]
     if new != text:
-        readme.write_text(new, encoding="utf-8")
+        page.write_text(new, encoding="utf-8")
     return new != text
 
 
-def readme_table(readme: Path = README) -> str:
-    """The table README holds now."""
-    text = readme.read_text(encoding="utf-8")
+def page_table(page: Path = PAGE) -> str:
+    """The table the page holds now."""
+    text = page.read_text(encoding="utf-8")
     return text[text.index(BEGIN) + len(BEGIN) + 1:text.index(END)]
 
 
 def main(argv: list[str]) -> int:
     if argv == ["--write"]:
-        print("README.md updated" if write_readme() else "README.md already up to date")
+        print("docs/redaction.md updated" if write_page() else "docs/redaction.md already up to date")
     elif not argv:
         print(table(), end="")
     else:

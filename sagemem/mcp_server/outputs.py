@@ -59,7 +59,7 @@ class MemoryEntry:
     revision: str
     archived: bool = False
     baseline: bool = False
-    layer: str = "project"  # the server serves the project layer (README: MCP server)
+    layer: str = "project"  # the server serves the project layer (docs/agents/mcp.md)
 
 
 @dataclass(frozen=True)

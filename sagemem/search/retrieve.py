@@ -207,7 +207,7 @@ US = "\x1f"
 def _first_candidates(index: SearchIndex, rows: list[tuple[int, float, float, str]]
                       ) -> set[int]:
     """Stage 1 keeps at most ten, a tie at the tenth place broken by file name as the
-    final ranking is (README: ties break by file name). By index id, a tie kept whichever
+    final ranking is (docs/retrieval.md: ties break by file name). By index id, a tie kept whichever
     files the sync met first — the newest by mtime — so a fresh clone could answer
     differently."""
     rows.sort(key=lambda row: (-row[1], row[0]))

@@ -3,7 +3,7 @@
 Each rule names one kind of token (``ghp_…``, ``hf_…``, ``SG.….…``); its group
 ``secret`` is what ``redact.py`` replaces. The formats are those of gitleaks' and
 detect-secrets' default rule sets that a memory folder plausibly holds (the corpus
-``tests/redaction/secret_formats.md`` has one example of each, and README's table is
+``tests/redaction/secret_formats.md`` has one example of each, and docs/redaction.md's table is
 generated from it by ``tools/redaction_table.py``).
 
 Two rules keep this fast and bounded on hostile input: no nested repetition (a hostile

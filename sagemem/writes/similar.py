@@ -34,7 +34,7 @@ from functools import lru_cache
 SIMILAR_AT = 62.0
 """The similarity (0-100) from which a title is a close match, not a new memory.
 Measured on ``tests/remember/similar_titles.jsonl`` (102 labelled pairs in English and
-Chinese, README: *Remember*; a test recomputes it): precision 1.00, recall 0.98 — the
+Chinese, docs/writing.md: *Remember*; a test recomputes it): precision 1.00, recall 0.98 — the
 miss is an abbreviation ("Staging environment" / "Staging env", 50). Two words of which
 the one that names the memory differs score 50 ("Tea preference" / "Coffee preference":
 not similar); three with one differing score 67 ("frontend API address" / "backend API

@@ -30,7 +30,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
      ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
      ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
-     ├── EvalSetError             an evaluation set not in the format of docs/retrieval.md, Evaluation
+     ├── EvalSetError             an evaluation set not in docs/retrieval.md's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read

@@ -21,7 +21,7 @@ from sagemem import errors
 PACKAGE = Path(sagemem.__file__).parent
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
-# The architecture page's map, lowest first: a module may import its own room and the rooms of a lower
+# docs/architecture.md's map, lowest first: a module may import its own room and the rooms of a lower
 # step only; rooms on one step never import each other.
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
          ("history", "layers"), ("audit", "inject", "memory_tool"), ("claude_code",),

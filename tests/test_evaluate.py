@@ -87,7 +87,7 @@ def test_metrics_agree_with_the_reference_baseline_script() -> None:
 
 @needs_shared
 def test_starter_set_does_not_regress() -> None:
-    """Floors just under the figures measured when retrieval last changed (see docs/retrieval.md)."""
+    """Floors just under the figures measured when retrieval last changed (docs/retrieval.md)."""
     report = evaluate(SHARED_EVAL / "starter")
     assert report["recall@5"] >= 0.80
     assert report["passage_hit"] >= 0.59

@@ -142,7 +142,7 @@ def page_table(page: Path = PAGE) -> str:
 
 def main(argv: list[str]) -> int:
     if argv == ["--write"]:
-        print("docs/redaction.md updated" if write_page() else "docs/redaction.md already up to date")
+        print(f"{PAGE.name} updated" if write_page() else f"{PAGE.name} already up to date")
     elif not argv:
         print(table(), end="")
     else:

@@ -21,8 +21,8 @@ from sagemem import errors
 PACKAGE = Path(sagemem.__file__).parent
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
-# docs/architecture.md's map, lowest first: a module may import its own room and the rooms of a lower
-# step only; rooms on one step never import each other.
+# docs/architecture.md's map, lowest first: a module may import its own room and the rooms
+# of a lower step only; rooms on one step never import each other.
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
          ("history", "layers"), ("audit", "inject", "memory_tool"), ("claude_code",),
          ("mcp_server",), ("cli",), ("__main__",))

@@ -163,8 +163,22 @@ def _block(lines: list[str], start: int, end: int, opening: re.Match[str], page:
     content = [_dedent(line, indent) for line in lines[start + 1 : end]]
     info = opening["info"].strip()
     lang = info.split()[0].lower().lstrip("{.").rstrip("}") if info else ""
-    before = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
-    return Block(page, start + 1, lang, "\n".join(content), before)
+    return Block(page, start + 1, lang, "\n".join(content), _line_above(lines, start))
+
+
+def _line_above(lines: list[str], start: int) -> str:
+    """The nearest non-blank line above ``start``; a comment wrapped over lines, joined."""
+    above = [line.strip() for line in lines[:start]]
+    while above and not above[-1]:
+        above.pop()
+    if not above:
+        return ""
+    end = len(above) - 1
+    if above[end].endswith("-->") and "<!--" not in above[end]:
+        # A long not-run reason wrapped to the line length: walk back to where it opens.
+        begin = next((i for i in range(end, -1, -1) if "<!--" in above[i]), end)
+        return " ".join(line for line in above[begin : end + 1] if line)
+    return above[end]
 
 
 def _dedent(line: str, indent: int) -> str:
@@ -299,7 +313,8 @@ def _run_command(block: Block, command: Command, session: Session) -> list[Probl
     if done.returncode != 0:
         return [Problem(where, f"exit {done.returncode} (a shown failure ends in "
                         '`; echo "exit $?"`)', command.text, output)]
-    return [Problem(where, f"output lacks the shown line {line!r}", command.text, output)
+    return [Problem(where, f"exit 0, but the output lacks the shown line {line!r}",
+                    command.text, output)
             for line in command.checked if line not in output]
 
 

@@ -77,7 +77,10 @@ def test_every_runnable_example_on_page_runs_as_shown(
 
 def test_every_shell_block_is_runnable_or_says_why_not() -> None:
     problems = [problem for page in PAGES for problem in shell_block_problems(page_blocks(page))]
-    fail_with(problems)
+    if problems:
+        listing = "\n".join(f"  {problem.where}: {problem.message}" for problem in problems)
+        pytest.fail(f"{len(problems)} shell blocks neither run nor say why:\n{listing}",
+                    pytrace=False)
 
 
 # -- the checker can fail ---------------------------------------------------------------
@@ -253,6 +256,12 @@ def test_a_marked_sh_block_is_not_reported() -> None:
     blocks = parse_blocks(markdown, "docs/t.md")
     assert shell_block_problems(blocks) == []
     assert blocks[0].skip_reason == "not-run: needs an editor"
+
+
+def test_a_not_run_reason_wrapped_over_lines_is_read_whole() -> None:
+    markdown = "<!-- not-run: needs Claude Code\n     and a network -->\n\n```sh\nclaude\n```\n"
+    (block,) = parse_blocks(markdown, "docs/t.md")
+    assert block.skip_reason == "not-run: needs Claude Code and a network"
 
 
 def test_readme_blocks_that_ci_runs_are_skipped_as_run_by_ci() -> None:

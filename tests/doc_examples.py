@@ -13,15 +13,16 @@ its problems into failures.
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,8 @@ class Session:
     sandbox: Path
     env: dict[str, str]
     carried: list[str] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)  # process groups to end with the page
+    timeout: float = TIMEOUT_SECONDS  # per command or script
     globs: dict[str, object] = field(default_factory=dict)
 
 
@@ -282,9 +285,12 @@ def run_page(blocks: list[Block], session: Session) -> list[Problem]:
     """
     runners = {"console": run_console, "pycon": run_pycon, "python": run_python}
     problems: list[Problem] = []
-    for block in blocks:
-        if block.runnable:
-            problems += runners[block.lang](block, session)
+    try:
+        for block in blocks:
+            if block.runnable:
+                problems += runners[block.lang](block, session)
+    finally:
+        _end_processes(session)
     return problems
 
 
@@ -301,27 +307,50 @@ def run_console(block: Block, session: Session) -> list[Problem]:
 def _run_command(block: Block, command: Command, session: Session) -> list[Problem]:
     where = f"{block.page}:{command.line} (block at line {block.line})"
     script = "\n".join([*session.carried, command.text])
-    try:
-        done = subprocess.run(
-            ["bash", "-c", script], cwd=session.sandbox, env=session.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired as timeout:
-        return [Problem(where, f"timed out after {TIMEOUT_SECONDS} s", command.text,
-                        _text(timeout.output))]
-    output = _text(done.stdout)
-    if done.returncode != 0:
-        return [Problem(where, f"exit {done.returncode} (a shown failure ends in "
-                        '`; echo "exit $?"`)', command.text, output)]
+    status, output = _spawn(["bash", "-c", script], session)
+    if status is None:
+        return [Problem(where, f"timed out after {session.timeout:g} s", command.text, output)]
+    if status != 0:
+        return [Problem(where, f'exit {status} (a shown failure ends in `; echo "exit $?"`)',
+                        command.text, output)]
     return [Problem(where, f"exit 0, but the output lacks the shown line {line!r}",
                     command.text, output)
             for line in command.checked if line not in output]
 
 
-def _text(data: bytes | str | None) -> str:
-    if isinstance(data, bytes):
-        return data.decode("utf-8", errors="replace")
-    return data or ""
+def _spawn(args: list[str], session: Session, script: str = "") -> tuple[int | None, str]:
+    """Run ``args`` in the sandbox: its exit status (None on timeout) and stdout+stderr.
+
+    Each run leads a process group of its own, ended with the page, so an example that
+    starts a server in the background (``sagemem mcp --http &``) leaves nothing behind.
+    """
+    process = subprocess.Popen(
+        args, cwd=session.sandbox, env=session.env, start_new_session=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    session.groups.append(process.pid)
+    try:
+        output, _ = process.communicate(script.encode("utf-8"), timeout=session.timeout)
+    except subprocess.TimeoutExpired:
+        _end_group(process.pid)
+        output, _ = process.communicate()
+        return None, _text(output)
+    return process.returncode, _text(output)
+
+
+def _end_processes(session: Session) -> None:
+    for group in session.groups:
+        _end_group(group)
+    session.groups.clear()
+
+
+def _end_group(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # ended already: usual
+        os.killpg(group, signal.SIGKILL)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def run_pycon(block: Block, session: Session) -> list[Problem]:
@@ -340,7 +369,7 @@ def run_pycon(block: Block, session: Session) -> list[Problem]:
     return []
 
 
-@contextmanager
+@contextlib.contextmanager
 def _cwd(directory: Path) -> Iterator[None]:
     previous = Path.cwd()
     os.chdir(directory)
@@ -352,16 +381,9 @@ def _cwd(directory: Path) -> Iterator[None]:
 
 def run_python(block: Block, session: Session) -> list[Problem]:
     """Run a python block as a script (``python -``) in the sandbox; it must exit 0."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-"], input=block.text.encode("utf-8"), cwd=session.sandbox,
-            env=session.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            timeout=TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired as timeout:
-        return [Problem(block.where, f"timed out after {TIMEOUT_SECONDS} s",
-                        output=_text(timeout.output))]
-    if done.returncode != 0:
-        return [Problem(block.where, f"python block exited {done.returncode}",
-                        output=_text(done.stdout), tail=True)]
+    status, output = _spawn([sys.executable, "-"], session, block.text)
+    if status is None:
+        return [Problem(block.where, f"timed out after {session.timeout:g} s", output=output)]
+    if status != 0:
+        return [Problem(block.where, f"python block exited {status}", output=output, tail=True)]
     return []

@@ -8,7 +8,9 @@ the checker can fail.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -201,6 +203,38 @@ def test_the_sandbox_path_finds_the_sagemem_of_the_running_venv(
     run: Run,
 ) -> None:
     assert run(console("$ sagemem --help", "Usage")) == []
+
+
+def test_a_command_that_outlives_the_timeout_fails_the_page(
+    new_session: SessionFactory, tiny_sample: Path
+) -> None:
+    session = replace(new_session(tiny_sample), timeout=0.5)
+    blocks = parse_blocks(console("$ echo started; sleep 30", "started"), "docs/t.md")
+    problems = run_page(blocks, session)
+    assert [(p.message, p.output) for p in problems] == [("timed out after 0.5 s", "started\n")]
+
+
+def test_a_process_an_example_leaves_in_the_background_ends_with_the_page(
+    run: Run, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    command = f"$ sleep 30 >/dev/null 2>&1 & echo $! > {pid_file}; echo started"
+    markdown = console(command, "started")
+    assert run(markdown) == []
+    assert not running(int(pid_file.read_text()))
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is alive, waiting a moment for a killed process to be reaped."""
+    for _ in range(50):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def test_a_marked_block_is_not_run(run: Run) -> None:

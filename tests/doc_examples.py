@@ -60,11 +60,16 @@ class Block:
         return f"{self.page}:{self.line}"
 
     @property
+    def not_run(self) -> str | None:
+        """The reason a ``<!-- not-run: REASON -->`` above gives ("" for none), None unmarked."""
+        marker = _NOT_RUN.match(self.before)
+        return marker["reason"].strip() if marker else None
+
+    @property
     def skip_reason(self) -> str | None:
         """Why this block is not run here, or None when the convention runs (or ignores) it."""
-        marker = _NOT_RUN.match(self.before)
-        if marker:
-            return f"not-run: {marker['reason'].strip()}"
+        if self.not_run is not None:
+            return f"not-run: {self.not_run}"
         if self.page == CI_MARKED_PAGE and self.before in CI_MARKERS:
             return f"{CI_MARKERS[self.before]}: run by .ci/run itself"
         return None
@@ -200,21 +205,26 @@ def parse_console(block: Block) -> tuple[list[Command], list[Problem]]:
     index = 0
     while index < len(lines):
         line_no = block.line + 1 + index
-        if not lines[index].startswith("$ "):
-            if lines[index].strip():
-                where = f"{block.page}:{line_no}"
-                problems.append(Problem(where, "text before the first `$ ` command"))
-            index += 1
+        if lines[index].startswith("$ "):
+            command, index = _command_at(lines, index, line_no)
+            commands.append(command)
             continue
-        text, index = _joined_command(lines, index)
-        shown: list[str] = []
-        while index < len(lines) and not lines[index].startswith("$ "):
-            shown.append(lines[index])
-            index += 1
-        commands.append(Command(line_no, text, tuple(shown)))
+        if lines[index].strip():
+            problems.append(Problem(f"{block.page}:{line_no}", "text before the first `$ ` line"))
+        index += 1
     if not any(command.checked for command in commands):
         problems.append(Problem(block.where, "console block shows no output line to check"))
     return commands, problems
+
+
+def _command_at(lines: list[str], index: int, line_no: int) -> tuple[Command, int]:
+    """The command at ``lines[index]`` with the output shown up to the next ``$ ``; next index."""
+    text, index = _joined_command(lines, index)
+    shown: list[str] = []
+    while index < len(lines) and not lines[index].startswith("$ "):
+        shown.append(lines[index])
+        index += 1
+    return Command(line_no, text, tuple(shown)), index
 
 
 def _joined_command(lines: list[str], index: int) -> tuple[str, int]:
@@ -231,11 +241,10 @@ def shell_block_problems(blocks: list[Block]) -> list[Problem]:
     """Unmarked sh/bash/shell blocks and not-run markers that give no reason."""
     problems = []
     for block in blocks:
-        reason = block.skip_reason
-        if block.lang in SHELL and reason is None:
+        if block.lang in SHELL and block.skip_reason is None:
             problems.append(Problem(block.where, f"```{block.lang} block: make it ```console "
                                     "or mark it <!-- not-run: REASON -->"))
-        if reason == "not-run: ":
+        if block.not_run == "":
             problems.append(Problem(block.where, "not-run marker without a reason"))
     return problems
 

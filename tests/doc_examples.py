@@ -18,6 +18,7 @@ import doctest
 import io
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -43,6 +44,7 @@ CI_MARKED_PAGE = "README.md"
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run\b:?(?P<reason>.*?)-->$")
 _CARRIED = re.compile(r"^(export|cd)(\s|$)")
+_OPERATOR_CHARS = "();<>|&"  # shlex's punctuation_chars: a token of these is an operator
 
 
 @dataclass(frozen=True)
@@ -308,9 +310,24 @@ def run_console(block: Block, session: Session) -> list[Problem]:
     commands, problems = parse_console(block)
     for command in commands:
         problems += _run_command(block, command, session)
-        if _CARRIED.match(command.text):
+        if _carries(command.text):
             session.carried.append(command.text)
     return problems
+
+
+def _carries(text: str) -> bool:
+    """Whether a command is a bare ``export …`` or ``cd DIR``: those carry to later commands.
+
+    ``cd x && sagemem list`` does not: prepending it would rerun ``sagemem list`` before
+    every later command, and its output could stand in for a line they fail to print.
+    """
+    if not _CARRIED.match(text):
+        return False
+    try:
+        tokens = list(shlex.shlex(text, posix=True, punctuation_chars=True))
+    except ValueError:  # unbalanced quotes: bash will say so when it runs
+        return False
+    return not any(set(token) <= set(_OPERATOR_CHARS) for token in tokens)
 
 
 def _run_command(block: Block, command: Command, session: Session) -> list[Problem]:
@@ -368,6 +385,8 @@ def run_pycon(block: Block, session: Session) -> list[Problem]:
         block.text, session.globs, block.where, block.page, block.line,
     )
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    if not test.examples:
+        return [Problem(block.where, "pycon block has no `>>> ` example")]
     report = io.StringIO()
     with _cwd(session.sandbox):
         result = runner.run(test, out=report.write, clear_globs=False)

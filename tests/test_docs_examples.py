@@ -180,6 +180,11 @@ def test_an_export_carries_to_the_pages_later_commands(run: Run) -> None:
     assert messages(problems) == "docs/t.md:1: console block shows no output line to check"
 
 
+def test_a_cd_joined_to_another_command_does_not_carry(run: Run) -> None:
+    markdown = console("$ cd sample_memory && echo in", "in", "$ ls", "home")
+    assert run(markdown) == []
+
+
 def test_a_cd_carries_to_the_pages_later_commands(run: Run) -> None:
     assert run(console("$ cd sample_memory", "$ ls", "note.md")) == []
 
@@ -228,13 +233,21 @@ def running(pid: int) -> bool:
     """Whether ``pid`` is alive, waiting a moment for a killed process to be reaped."""
     for _ in range(50):
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
+            os.kill(pid, 0)
+        except ProcessLookupError:
             return False
-        if state in ("Z", "X"):
+        if process_state(pid) in ("Z", "X", "gone"):  # a killed child not yet reaped: a zombie
             return False
         time.sleep(0.02)
     return True
+
+
+def process_state(pid: int) -> str:
+    """Linux's one-letter state of ``pid`` ("gone" once it is reaped, "" off Linux)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone" if Path("/proc/self").exists() else ""
 
 
 def test_a_marked_block_is_not_run(run: Run) -> None:
@@ -246,6 +259,11 @@ def test_a_pycon_block_with_wrong_expected_output_fails(run: Run) -> None:
     problems = run("```pycon\n>>> 1 + 1\n3\n```\n")
     assert len(problems) == 1
     assert "Expected:\n    3\nGot:\n    2" in problems[0].output
+
+
+def test_a_pycon_block_without_an_example_fails(run: Run) -> None:
+    problems = run("```pycon\nprint('never checked')\n```\n")
+    assert [p.message for p in problems] == ["pycon block has no `>>> ` example"]
 
 
 def test_pycon_blocks_run_in_the_sandbox_and_share_names(run: Run) -> None:

@@ -13,15 +13,17 @@ its problems into failures.
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import io
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +44,7 @@ CI_MARKED_PAGE = "README.md"
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run\b:?(?P<reason>.*?)-->$")
 _CARRIED = re.compile(r"^(export|cd)(\s|$)")
+_OPERATOR_CHARS = "();<>|&"  # shlex's punctuation_chars: a token of these is an operator
 
 
 @dataclass(frozen=True)
@@ -59,11 +62,16 @@ class Block:
         return f"{self.page}:{self.line}"
 
     @property
+    def not_run(self) -> str | None:
+        """The reason a ``<!-- not-run: REASON -->`` above gives ("" for none), None unmarked."""
+        marker = _NOT_RUN.match(self.before)
+        return marker["reason"].strip() if marker else None
+
+    @property
     def skip_reason(self) -> str | None:
         """Why this block is not run here, or None when the convention runs (or ignores) it."""
-        marker = _NOT_RUN.match(self.before)
-        if marker:
-            return f"not-run: {marker['reason'].strip()}"
+        if self.not_run is not None:
+            return f"not-run: {self.not_run}"
         if self.page == CI_MARKED_PAGE and self.before in CI_MARKERS:
             return f"{CI_MARKERS[self.before]}: run by .ci/run itself"
         return None
@@ -120,6 +128,8 @@ class Session:
     sandbox: Path
     env: dict[str, str]
     carried: list[str] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)  # process groups to end with the page
+    timeout: float = TIMEOUT_SECONDS  # per command or script
     globs: dict[str, object] = field(default_factory=dict)
 
 
@@ -197,21 +207,26 @@ def parse_console(block: Block) -> tuple[list[Command], list[Problem]]:
     index = 0
     while index < len(lines):
         line_no = block.line + 1 + index
-        if not lines[index].startswith("$ "):
-            if lines[index].strip():
-                where = f"{block.page}:{line_no}"
-                problems.append(Problem(where, "text before the first `$ ` command"))
-            index += 1
+        if lines[index].startswith("$ "):
+            command, index = _command_at(lines, index, line_no)
+            commands.append(command)
             continue
-        text, index = _joined_command(lines, index)
-        shown: list[str] = []
-        while index < len(lines) and not lines[index].startswith("$ "):
-            shown.append(lines[index])
-            index += 1
-        commands.append(Command(line_no, text, tuple(shown)))
+        if lines[index].strip():
+            problems.append(Problem(f"{block.page}:{line_no}", "text before the first `$ ` line"))
+        index += 1
     if not any(command.checked for command in commands):
         problems.append(Problem(block.where, "console block shows no output line to check"))
     return commands, problems
+
+
+def _command_at(lines: list[str], index: int, line_no: int) -> tuple[Command, int]:
+    """The command at ``lines[index]`` with the output shown up to the next ``$ ``; next index."""
+    text, index = _joined_command(lines, index)
+    shown: list[str] = []
+    while index < len(lines) and not lines[index].startswith("$ "):
+        shown.append(lines[index])
+        index += 1
+    return Command(line_no, text, tuple(shown)), index
 
 
 def _joined_command(lines: list[str], index: int) -> tuple[str, int]:
@@ -228,11 +243,10 @@ def shell_block_problems(blocks: list[Block]) -> list[Problem]:
     """Unmarked sh/bash/shell blocks and not-run markers that give no reason."""
     problems = []
     for block in blocks:
-        reason = block.skip_reason
-        if block.lang in SHELL and reason is None:
+        if block.lang in SHELL and block.skip_reason is None:
             problems.append(Problem(block.where, f"```{block.lang} block: make it ```console "
                                     "or mark it <!-- not-run: REASON -->"))
-        if reason == "not-run: ":
+        if block.not_run == "":
             problems.append(Problem(block.where, "not-run marker without a reason"))
     return problems
 
@@ -282,9 +296,12 @@ def run_page(blocks: list[Block], session: Session) -> list[Problem]:
     """
     runners = {"console": run_console, "pycon": run_pycon, "python": run_python}
     problems: list[Problem] = []
-    for block in blocks:
-        if block.runnable:
-            problems += runners[block.lang](block, session)
+    try:
+        for block in blocks:
+            if block.runnable:
+                problems += runners[block.lang](block, session)
+    finally:
+        _end_processes(session)
     return problems
 
 
@@ -293,35 +310,73 @@ def run_console(block: Block, session: Session) -> list[Problem]:
     commands, problems = parse_console(block)
     for command in commands:
         problems += _run_command(block, command, session)
-        if _CARRIED.match(command.text):
+        if _carries(command.text):
             session.carried.append(command.text)
     return problems
+
+
+def _carries(text: str) -> bool:
+    """Whether a command is a bare ``export …`` or ``cd DIR``: those carry to later commands.
+
+    ``cd x && sagemem list`` does not: prepending it would rerun ``sagemem list`` before
+    every later command, and its output could stand in for a line they fail to print.
+    """
+    if not _CARRIED.match(text):
+        return False
+    try:
+        tokens = list(shlex.shlex(text, posix=True, punctuation_chars=True))
+    except ValueError:  # unbalanced quotes: bash will say so when it runs
+        return False
+    return not any(set(token) <= set(_OPERATOR_CHARS) for token in tokens)
 
 
 def _run_command(block: Block, command: Command, session: Session) -> list[Problem]:
     where = f"{block.page}:{command.line} (block at line {block.line})"
     script = "\n".join([*session.carried, command.text])
-    try:
-        done = subprocess.run(
-            ["bash", "-c", script], cwd=session.sandbox, env=session.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired as timeout:
-        return [Problem(where, f"timed out after {TIMEOUT_SECONDS} s", command.text,
-                        _text(timeout.output))]
-    output = _text(done.stdout)
-    if done.returncode != 0:
-        return [Problem(where, f"exit {done.returncode} (a shown failure ends in "
-                        '`; echo "exit $?"`)', command.text, output)]
+    status, output = _spawn(["bash", "-c", script], session)
+    if status is None:
+        return [Problem(where, f"timed out after {session.timeout:g} s", command.text, output)]
+    if status != 0:
+        return [Problem(where, f'exit {status} (a shown failure ends in `; echo "exit $?"`)',
+                        command.text, output)]
     return [Problem(where, f"exit 0, but the output lacks the shown line {line!r}",
                     command.text, output)
             for line in command.checked if line not in output]
 
 
-def _text(data: bytes | str | None) -> str:
-    if isinstance(data, bytes):
-        return data.decode("utf-8", errors="replace")
-    return data or ""
+def _spawn(args: list[str], session: Session, script: str = "") -> tuple[int | None, str]:
+    """Run ``args`` in the sandbox: its exit status (None on timeout) and stdout+stderr.
+
+    Each run leads a process group of its own, ended with the page, so an example that
+    starts a server in the background (``sagemem mcp --http &``) leaves nothing behind.
+    """
+    process = subprocess.Popen(
+        args, cwd=session.sandbox, env=session.env, start_new_session=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    session.groups.append(process.pid)
+    try:
+        output, _ = process.communicate(script.encode("utf-8"), timeout=session.timeout)
+    except subprocess.TimeoutExpired:
+        _end_group(process.pid)
+        output, _ = process.communicate()
+        return None, _text(output)
+    return process.returncode, _text(output)
+
+
+def _end_processes(session: Session) -> None:
+    for group in session.groups:
+        _end_group(group)
+    session.groups.clear()
+
+
+def _end_group(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # ended already: usual
+        os.killpg(group, signal.SIGKILL)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def run_pycon(block: Block, session: Session) -> list[Problem]:
@@ -330,6 +385,8 @@ def run_pycon(block: Block, session: Session) -> list[Problem]:
         block.text, session.globs, block.where, block.page, block.line,
     )
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    if not test.examples:
+        return [Problem(block.where, "pycon block has no `>>> ` example")]
     report = io.StringIO()
     with _cwd(session.sandbox):
         result = runner.run(test, out=report.write, clear_globs=False)
@@ -340,7 +397,7 @@ def run_pycon(block: Block, session: Session) -> list[Problem]:
     return []
 
 
-@contextmanager
+@contextlib.contextmanager
 def _cwd(directory: Path) -> Iterator[None]:
     previous = Path.cwd()
     os.chdir(directory)
@@ -352,16 +409,9 @@ def _cwd(directory: Path) -> Iterator[None]:
 
 def run_python(block: Block, session: Session) -> list[Problem]:
     """Run a python block as a script (``python -``) in the sandbox; it must exit 0."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-"], input=block.text.encode("utf-8"), cwd=session.sandbox,
-            env=session.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            timeout=TIMEOUT_SECONDS,
-        )
-    except subprocess.TimeoutExpired as timeout:
-        return [Problem(block.where, f"timed out after {TIMEOUT_SECONDS} s",
-                        output=_text(timeout.output))]
-    if done.returncode != 0:
-        return [Problem(block.where, f"python block exited {done.returncode}",
-                        output=_text(done.stdout), tail=True)]
+    status, output = _spawn([sys.executable, "-"], session, block.text)
+    if status is None:
+        return [Problem(block.where, f"timed out after {session.timeout:g} s", output=output)]
+    if status != 0:
+        return [Problem(block.where, f"python block exited {status}", output=output, tail=True)]
     return []

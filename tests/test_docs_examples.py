@@ -8,7 +8,9 @@ the checker can fail.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -178,6 +180,11 @@ def test_an_export_carries_to_the_pages_later_commands(run: Run) -> None:
     assert messages(problems) == "docs/t.md:1: console block shows no output line to check"
 
 
+def test_a_cd_joined_to_another_command_does_not_carry(run: Run) -> None:
+    markdown = console("$ cd sample_memory && echo in", "in", "$ ls", "home")
+    assert run(markdown) == []
+
+
 def test_a_cd_carries_to_the_pages_later_commands(run: Run) -> None:
     assert run(console("$ cd sample_memory", "$ ls", "note.md")) == []
 
@@ -203,6 +210,46 @@ def test_the_sandbox_path_finds_the_sagemem_of_the_running_venv(
     assert run(console("$ sagemem --help", "Usage")) == []
 
 
+def test_a_command_that_outlives_the_timeout_fails_the_page(
+    new_session: SessionFactory, tiny_sample: Path
+) -> None:
+    session = replace(new_session(tiny_sample), timeout=0.5)
+    blocks = parse_blocks(console("$ echo started; sleep 30", "started"), "docs/t.md")
+    problems = run_page(blocks, session)
+    assert [(p.message, p.output) for p in problems] == [("timed out after 0.5 s", "started\n")]
+
+
+def test_a_process_an_example_leaves_in_the_background_ends_with_the_page(
+    run: Run, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    command = f"$ sleep 30 >/dev/null 2>&1 & echo $! > {pid_file}; echo started"
+    markdown = console(command, "started")
+    assert run(markdown) == []
+    assert not running(int(pid_file.read_text()))
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is alive, waiting a moment for a killed process to be reaped."""
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        if process_state(pid) in ("Z", "X", "gone"):  # a killed child not yet reaped: a zombie
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def process_state(pid: int) -> str:
+    """Linux's one-letter state of ``pid`` ("gone" once it is reaped, "" off Linux)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone" if Path("/proc/self").exists() else ""
+
+
 def test_a_marked_block_is_not_run(run: Run) -> None:
     markdown = "<!-- not-run: needs Claude Code -->\n\n" + console("$ false", "never")
     assert run(markdown) == []
@@ -212,6 +259,11 @@ def test_a_pycon_block_with_wrong_expected_output_fails(run: Run) -> None:
     problems = run("```pycon\n>>> 1 + 1\n3\n```\n")
     assert len(problems) == 1
     assert "Expected:\n    3\nGot:\n    2" in problems[0].output
+
+
+def test_a_pycon_block_without_an_example_fails(run: Run) -> None:
+    problems = run("```pycon\nprint('never checked')\n```\n")
+    assert [p.message for p in problems] == ["pycon block has no `>>> ` example"]
 
 
 def test_pycon_blocks_run_in_the_sandbox_and_share_names(run: Run) -> None:

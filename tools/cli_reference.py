@@ -179,32 +179,34 @@ def _anchor(heading: str) -> str:
     return re.sub(r"[^\w\s-]", "", heading).strip().lower().replace(" ", "-")
 
 
-def difference(found: str, expected: str) -> str | None:
-    """The first line where the page ``found`` is not the ``expected`` one, said with the
-    command whose section it is in; None when they are the same."""
+def difference(found: str, expected: str, name: str = PAGE.name) -> str | None:
+    """The first line where the page ``found`` (file ``name``) is not the ``expected``
+    one, said with the command whose section it is in; None when they are the same."""
     have, want = found.splitlines(), expected.splitlines()
-    for number, (line, wanted) in enumerate(zip(have, want), start=1):
+    for number, (line, wanted) in enumerate(zip(have, want, strict=False), start=1):
         if line != wanted:
-            return _differs(want, number, f"the app gives {wanted!r}, the page has {line!r}")
+            return _differs(name, want, number,
+                            f"the app gives {wanted!r}, the page has {line!r}")
     if len(have) == len(want):
         return None
     number = min(len(have), len(want)) + 1
     if len(want) > len(have):
-        return _differs(want, number, f"the page ends where the app gives {want[number - 1]!r}")
-    return _differs(want, number, f"the page goes on with {have[number - 1]!r}")
+        return _differs(name, want, number,
+                        f"the page ends where the app gives {want[number - 1]!r}")
+    return _differs(name, want, number, f"the page goes on with {have[number - 1]!r}")
 
 
-def _differs(want: list[str], number: int, what: str) -> str:
+def _differs(name: str, want: list[str], number: int, what: str) -> str:
     headings = [line for line in want[:number] if line.startswith("## ")]
     where = f" (in {headings[-1][3:]})" if headings else ""
-    return f"{PAGE.name} line {number}{where}: {what}; {WRITE}"
+    return f"{name} line {number}{where}: {what}; {WRITE}"
 
 
 def check(path: Path = PAGE) -> str | None:
     """What is stale in the page at ``path`` (the first difference), or None."""
     if not path.exists():
         return f"{path.name} does not exist; {WRITE}"
-    return difference(path.read_text(encoding="utf-8"), page())
+    return difference(path.read_text(encoding="utf-8"), page(), path.name)
 
 
 def write_page(path: Path = PAGE) -> bool:
@@ -216,14 +218,15 @@ def write_page(path: Path = PAGE) -> bool:
     return True
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], page_path: Path = PAGE) -> int:
     if argv == ["--write"]:
-        print(f"{PAGE.name} updated" if write_page() else f"{PAGE.name} already up to date")
+        print(f"{page_path.name} updated" if write_page(page_path)
+              else f"{page_path.name} already up to date")
     elif argv == ["--check"]:
-        if stale := check():
+        if stale := check(page_path):
             print(stale, file=sys.stderr)
             return 1
-        print(f"{PAGE.name} is up to date")
+        print(f"{page_path.name} is up to date")
     elif not argv:
         print(page(), end="")
     else:

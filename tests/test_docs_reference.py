@@ -1,9 +1,12 @@
-"""The generated CLI reference (docs/reference/cli.md): it is what the app says now, it
-has a section for every command, and a page gone stale is caught and named."""
+"""The generated references. The CLI page (docs/reference/cli.md) is what the app says
+now, has a section for every command, and a page gone stale is caught and named; the
+library page (docs/reference/library.md, rendered by mkdocstrings) documents every
+public name."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -11,9 +14,11 @@ from types import ModuleType
 import click
 import pytest
 
+import sagemem
 from sagemem.cli.main import COMMANDS, root
 
 HERE = Path(__file__).parent
+LIBRARY = HERE.parent / "docs" / "reference" / "library.md"
 
 
 def _reference_tool() -> ModuleType:
@@ -103,3 +108,34 @@ def test_check_from_the_command_line_exits_1_until_the_page_is_written(tmp_path:
     assert REFERENCE.main(["--write"], page) == 0
     assert REFERENCE.main(["--check"], page) == 0
     assert page.read_text(encoding="utf-8") == REFERENCE.page()
+
+
+def _documented(page: Path) -> tuple[set[str], set[str]]:
+    """What the page's ``::: path`` blocks render: (objects, modules rendered whole); a
+    block with ``members: [...]`` renders only those members of its module."""
+    objects, whole = set(), set()
+    current = ""
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("::: "):
+            current = line[4:].strip()
+            objects.add(current)
+            whole.add(current)
+        elif members := re.match(r"\s+members: \[(.*)\]$", line):
+            whole.discard(current)
+            objects.update(f"{current}.{name.strip()}" for name in members.group(1).split(","))
+    return objects, whole
+
+
+def _public_path(name: str) -> str:
+    """Where ``sagemem.<name>`` is defined: ``__init__``'s lazy table, else the errors."""
+    module, _, attribute = sagemem._LAZY.get(name, "errors").partition(":")
+    return f"sagemem.{module}.{attribute or name}"
+
+
+def test_the_library_reference_documents_every_public_name() -> None:
+    objects, whole = _documented(LIBRARY)
+    missing = [name for name in sagemem.__all__
+               if _public_path(name) not in objects
+               and _public_path(name).rpartition(".")[0] not in whole]
+    assert "sagemem.store.MemoryStore" in objects  # the page was read
+    assert not missing, f"docs/reference/library.md has no ::: block for {missing}"

@@ -164,13 +164,15 @@ def _default(param: click.Parameter) -> str:
 
 
 def _subcommands(ctx: click.Context, group: click.Group) -> list[str]:
+    """Each subcommand linked to its section, with its first sentence (click's summary;
+    the limit only keeps click from cutting that sentence short)."""
     lines = ["| Command | What it does |", "|---|---|"]
     for name in group.list_commands(ctx):
         sub = group.get_command(ctx, name)
         assert sub is not None
         path = f"{ctx.command_path} {name}"
         lines.append(f"| [{name}](#{_anchor(path)}) | "
-                     f"{_markdown(sub.get_short_help_str(limit=200), cell=True)} |")
+                     f"{_markdown(sub.get_short_help_str(limit=1000), cell=True)} |")
     return [*lines, ""]
 
 

@@ -52,11 +52,6 @@ def _walk(ctx: click.Context) -> Iterator[click.Context]:
                                            **sub.context_settings))
 
 
-def command_paths() -> list[str]:
-    """``sagemem``, then every command and subcommand, as typed: ``sagemem snapshot create``."""
-    return [ctx.command_path for ctx in contexts()]
-
-
 def page() -> str:
     """The whole page: a note on where it comes from, then one section per command."""
     sections = [_section(ctx) for ctx in contexts()]

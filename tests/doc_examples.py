@@ -43,6 +43,9 @@ CI_MARKED_PAGE = "README.md"
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run\b:?(?P<reason>.*?)-->$")
+# A here-document (``cat > q.jsonl <<'EOF'``): its lines, up to the word, are the command's
+# input as a user pastes them, not shown output.
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _CARRIED = re.compile(r"^(export|cd)(\s|$)")
 _OPERATOR_CHARS = "();<>|&"  # shlex's punctuation_chars: a token of these is an operator
 
@@ -236,6 +239,12 @@ def _joined_command(lines: list[str], index: int) -> tuple[str, int]:
     while parts[-1].endswith(" \\") and index < len(lines):
         parts.append(lines[index])
         index += 1
+    for word in _HEREDOC.findall("\n".join(parts)):
+        while index < len(lines):
+            parts.append(lines[index])
+            index += 1
+            if parts[-1].strip() == word:
+                break
     return "\n".join(parts), index
 
 

@@ -193,6 +193,12 @@ def test_a_continued_command_runs_as_one(run: Run) -> None:
     assert run(console("$ echo one \\", "  two", "one two")) == []
 
 
+def test_a_here_document_is_the_commands_input_not_its_shown_output(run: Run) -> None:
+    markdown = console("$ cat > q.txt <<'EOF'", "from the heredoc", "EOF", "$ cat q.txt",
+                       "from the heredoc")
+    assert run(markdown) == []
+
+
 def test_commands_run_in_the_sandbox_with_the_promised_environment(
     run: Run,
 ) -> None:

@@ -18,11 +18,11 @@ import doctest
 import io
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +46,13 @@ _NOT_RUN = re.compile(r"^<!--\s*not-run\b:?(?P<reason>.*?)-->$")
 # A here-document (``cat > q.jsonl <<'EOF'``): its lines, up to the word, are the command's
 # input as a user pastes them, not shown output.
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
-_CARRIED = re.compile(r"^(export|cd)(\s|$)")
-_OPERATOR_CHARS = "();<>|&"  # shlex's punctuation_chars: a token of these is an operator
+# Run around each command so a page is one shell session: the exported variables and the
+# directory a command leaves are where the next one starts. $1, the page's shell folder, is
+# moved into a variable no example uses, and the arguments cleared.
+_SESSION_OPEN = ('__doc_shell=$1; set --; [ -f "$__doc_shell/env" ] && . "$__doc_shell/env"; '
+                 '[ -f "$__doc_shell/cwd" ] && cd "$(cat "$__doc_shell/cwd")"\n')
+_SESSION_CLOSE = ('\n__doc_status=$?; export -p > "$__doc_shell/env"; '
+                  'pwd > "$__doc_shell/cwd"; exit $__doc_status\n')
 
 
 @dataclass(frozen=True)
@@ -126,11 +131,11 @@ class Problem:
 
 @dataclass
 class Session:
-    """A page's running state: its sandbox, environment, carried lines and doctest names."""
+    """A page's running state: its sandbox, environment, shell state and doctest names."""
 
     sandbox: Path
     env: dict[str, str]
-    carried: list[str] = field(default_factory=list)
+    shell: Path | None = None  # the shell's exports and directory between commands
     groups: list[int] = field(default_factory=list)  # process groups to end with the page
     timeout: float = TIMEOUT_SECONDS  # per command or script
     globs: dict[str, object] = field(default_factory=dict)
@@ -311,38 +316,25 @@ def run_page(blocks: list[Block], session: Session) -> list[Problem]:
                 problems += runners[block.lang](block, session)
     finally:
         _end_processes(session)
+        if session.shell is not None:
+            shutil.rmtree(session.shell, ignore_errors=True)
     return problems
 
 
 def run_console(block: Block, session: Session) -> list[Problem]:
-    """Run each command with the page's earlier ``export``/``cd`` lines before it."""
+    """Run each command in turn, as typed into one shell session for the whole page."""
     commands, problems = parse_console(block)
     for command in commands:
         problems += _run_command(block, command, session)
-        if _carries(command.text):
-            session.carried.append(command.text)
     return problems
-
-
-def _carries(text: str) -> bool:
-    """Whether a command is a bare ``export …`` or ``cd DIR``: those carry to later commands.
-
-    ``cd x && sagemem list`` does not: prepending it would rerun ``sagemem list`` before
-    every later command, and its output could stand in for a line they fail to print.
-    """
-    if not _CARRIED.match(text):
-        return False
-    try:
-        tokens = list(shlex.shlex(text, posix=True, punctuation_chars=True))
-    except ValueError:  # unbalanced quotes: bash will say so when it runs
-        return False
-    return not any(set(token) <= set(_OPERATOR_CHARS) for token in tokens)
 
 
 def _run_command(block: Block, command: Command, session: Session) -> list[Problem]:
     where = f"{block.page}:{command.line} (block at line {block.line})"
-    script = "\n".join([*session.carried, command.text])
-    status, output = _spawn(["bash", "-c", script], session)
+    if session.shell is None:
+        session.shell = Path(tempfile.mkdtemp(prefix="doc-shell-"))
+    script = _SESSION_OPEN + command.text + _SESSION_CLOSE
+    status, output = _spawn(["bash", "-c", script, "bash", str(session.shell)], session)
     if status is None:
         return [Problem(where, f"timed out after {session.timeout:g} s", command.text, output)]
     if status != 0:
@@ -350,7 +342,28 @@ def _run_command(block: Block, command: Command, session: Session) -> list[Probl
                         command.text, output)]
     return [Problem(where, f"exit 0, but the output lacks the shown line {line!r}",
                     command.text, output)
-            for line in command.checked if line not in output]
+            for line in command.checked if not shows(line, output)]
+
+
+def shows(shown: str, output: str) -> bool:
+    """Whether ``output`` holds a shown line. ``…`` (or ``...``) inside or at either end of
+    the line stands for text left out: the pieces around it must come in order on one line
+    of the output, so a line can be shown whole with only what changes elided."""
+    pieces = [piece.strip() for piece in re.split(r"…|\.\.\.", shown)]
+    pieces = [piece for piece in pieces if piece]
+    if len(pieces) == 1 and pieces[0] == shown:
+        return shown in output
+    return any(_in_order(pieces, line) for line in output.splitlines())
+
+
+def _in_order(pieces: list[str], line: str) -> bool:
+    at = 0
+    for piece in pieces:
+        found = line.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 def _spawn(args: list[str], session: Session, script: str = "") -> tuple[int | None, str]:

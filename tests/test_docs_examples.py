@@ -158,6 +158,17 @@ def test_a_console_block_that_shows_no_output_fails_the_page(
     assert [p.message for p in problems] == ["console block shows no output line to check"]
 
 
+def test_an_elision_inside_a_line_stands_for_what_changes(run: Run) -> None:
+    assert run(console("$ echo rolled back to 20261202T0012 '(22 files)'",
+                       "rolled back to … (22 files)")) == []
+
+
+def test_the_pieces_around_an_elision_must_come_in_order_on_one_line(run: Run) -> None:
+    problems = run(console("$ echo b a; echo c", "a … b"))
+    assert [problem.message for problem in problems] == [
+        "exit 0, but the output lacks the shown line 'a … b'"]
+
+
 def test_an_elision_line_is_not_checked(run: Run) -> None:
     assert run(console("$ echo a; echo b", "a", "...", "…")) == []
 
@@ -180,8 +191,14 @@ def test_an_export_carries_to_the_pages_later_commands(run: Run) -> None:
     assert messages(problems) == "docs/t.md:1: console block shows no output line to check"
 
 
-def test_a_cd_joined_to_another_command_does_not_carry(run: Run) -> None:
-    markdown = console("$ cd sample_memory && echo in", "in", "$ ls", "home")
+def test_a_cd_joined_to_another_command_carries_as_in_a_shell(run: Run) -> None:
+    markdown = console("$ cd sample_memory && echo in", "in", "$ ls", "note.md")
+    assert run(markdown) == []
+
+
+def test_a_carried_export_is_evaluated_once_not_before_every_command(run: Run) -> None:
+    markdown = console('$ export RUNS="$(echo x >> runs.txt; wc -l < runs.txt)"',
+                       "$ echo runs=$RUNS", "runs=1", "$ echo file=$(wc -l < runs.txt)", "file=1")
     assert run(markdown) == []
 
 

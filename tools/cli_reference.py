@@ -58,14 +58,19 @@ def page() -> str:
     intro = [
         "# CLI reference",
         "",
-        "Generated from the app by `python tools/cli_reference.py --write`; do not edit it "
-        "by hand (`tests/test_docs_reference.py` fails when it is stale).",
-        "",
-        "The global options below go before the command (`sagemem --dir DIR search …`). "
-        "Every command also takes `-h`, `--help`: its help, as shown here.",
+        "Every command and option, as `sagemem COMMAND --help` prints them, in the order "
+        "`sagemem --help` lists them. The global options below go before the command "
+        "(`sagemem --dir DIR search …`). Every command also takes `-h`, `--help`.",
         "",
     ]
-    return "\n".join(intro + [line for section in sections for line in section]) + "\n"
+    outro = [
+        "---",
+        "",
+        "*This page is generated from the app by `python tools/cli_reference.py --write`; "
+        "`tests/test_docs_reference.py` fails while it is stale.*",
+    ]
+    body = [line for section in sections for line in section]
+    return "\n".join(intro + body + outro) + "\n"
 
 
 def _section(ctx: click.Context) -> list[str]:

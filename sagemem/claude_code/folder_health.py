@@ -18,6 +18,7 @@ from pathlib import Path
 from ..config import load_settings
 from ..errors import SagememError
 from ..files.folder import MemoryFolder
+from ..files.plural import counted
 from .findings import Finding
 
 INDEX_FIX = "sagemem index"
@@ -40,8 +41,9 @@ def _index(folder: MemoryFolder) -> Finding:
     if stale is None:
         return Finding("problem", "index", "the search index was never built", INDEX_FIX)
     if stale:
-        return Finding("note", "index", f"{stale} memory files not indexed yet (the hook "
-                       "indexes within its budget)", INDEX_FIX)
+        unindexed = counted(stale, "memory file")
+        return Finding("note", "index", f"{unindexed} not indexed yet (the hook indexes "
+                       "within its budget)", INDEX_FIX)
     return Finding("ok", "index", "the search index is up to date")
 
 
@@ -90,12 +92,16 @@ def _embeddings(folder: MemoryFolder, env: Mapping[str, str]) -> list[Finding]:
     wanted = len(stat_pass(folder, archived=False))
     embedded = _embedded(vectors_path(index_path(folder)), embedder.name)
     if wanted and not embedded:
-        return [Finding("problem", "embeddings", f"none of {wanted} memories is embedded "
-                        f"({embedder.name}): search ranks by words alone", INDEX_FIX)]
+        return [Finding("problem", "embeddings", f"no memory of {_memories(wanted)} is "
+                        f"embedded ({embedder.name}): search ranks by words alone", INDEX_FIX)]
     if embedded < wanted:
-        return [Finding("note", "embeddings", f"{wanted - embedded} of {wanted} memories not "
+        return [Finding("note", "embeddings", f"{wanted - embedded} of {_memories(wanted)} not "
                         "embedded yet: they are ranked by words until they are", INDEX_FIX)]
-    return [Finding("ok", "embeddings", f"{embedder.name}: {embedded} memories embedded")]
+    return [Finding("ok", "embeddings", f"{embedder.name}: {_memories(embedded)} embedded")]
+
+
+def _memories(count: int) -> str:
+    return counted(count, "memory", "memories")
 
 
 def _embedded(path: Path, name: str) -> int:

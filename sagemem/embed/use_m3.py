@@ -209,7 +209,7 @@ class UseM3Embedder:
                 self._cache = self._load()
             except CacheDamaged as damage:
                 first = not (self.cache_dir / self.source.key).exists()
-                self._rebuild("not built yet (once per model version)" if first
+                self._rebuild("first use of this model version" if first
                               else str(damage))
         if verify and not self._verified:
             self._verify()

@@ -30,6 +30,8 @@ from pathlib import Path
 RUNNABLE = ("console", "pycon", "python")
 SHELL = ("sh", "bash", "shell")
 ELISIONS = ("...", "…")
+NOTICE = "notice: "
+_ELISION = re.compile(r"…|\.\.\.")
 TIMEOUT_SECONDS = 60
 OUTPUT_HEAD_LINES = 20
 # Cleared from the sandbox's environment: the developer's own memory folder, Claude Code
@@ -340,20 +342,54 @@ def _run_command(block: Block, command: Command, session: Session) -> list[Probl
     if status != 0:
         return [Problem(where, f'exit {status} (a shown failure ends in `; echo "exit $?"`)',
                         command.text, output)]
-    return [Problem(where, f"exit 0, but the output lacks the shown line {line!r}",
-                    command.text, output)
-            for line in command.checked if not shows(line, output)]
+    mismatch = transcript_mismatch(command.shown, output)
+    return [Problem(where, f"exit 0, but {mismatch}", command.text, output)] if mismatch else []
 
 
-def shows(shown: str, output: str) -> bool:
-    """Whether ``output`` holds a shown line. ``…`` (or ``...``) inside or at either end of
-    the line stands for text left out: the pieces around it must come in order on one line
-    of the output, so a line can be shown whole with only what changes elided."""
-    pieces = [piece.strip() for piece in re.split(r"…|\.\.\.", shown)]
-    pieces = [piece for piece in pieces if piece]
-    if len(pieces) == 1 and pieces[0] == shown:
-        return shown in output
-    return any(_in_order(pieces, line) for line in output.splitlines())
+def transcript_mismatch(shown: tuple[str, ...], output: str) -> str | None:
+    """Why the shown lines are not the command's output, or None when they are.
+
+    Shown output is a transcript: its lines are the output's lines, in order, none left
+    out, except where a line that is just ``…`` stands for the lines it skips (at the
+    start, between two lines or at the end). Blank lines do not count on either side, nor
+    ``notice:`` lines, which report one-time work (an embedder cache being built) that
+    depends on what ran on the machine before.
+    """
+    lines = [line.strip() for line in output.splitlines()
+             if line.strip() and not line.startswith(NOTICE)]
+    at, skipping = 0, False
+    for want in (line.strip() for line in shown):
+        if not want:
+            continue
+        if want in ELISIONS:
+            skipping = True
+            continue
+        found = next((i for i in range(at, len(lines)) if shows(want, lines[i])), None)
+        if found is None:
+            return f"the output lacks the shown line {want!r}"
+        if found > at and not skipping:
+            return (f"the output has {lines[at]!r} before the shown line {want!r} "
+                    "(show it, or a `…` line for what is left out)")
+        at, skipping = found + 1, False
+    if at < len(lines) and not skipping:
+        return (f"the output goes on with {lines[at]!r} after the last shown line "
+                "(show it, or end with a `…` line)")
+    return None
+
+
+def shows(shown: str, line: str) -> bool:
+    """Whether an output line is the shown line. A ``…`` (or ``...``) inside the shown line,
+    or at either end, stands for text left out; the pieces around it must come in that
+    order, the first at the line's start and the last at its end unless a ``…`` is there,
+    so a line is shown whole with only what changes elided."""
+    pieces = [piece.strip() for piece in _ELISION.split(shown)]
+    if len(pieces) == 1:
+        return shown == line
+    head, *middle, tail = pieces
+    if not line.startswith(head) or not line.endswith(tail):
+        return False
+    inner = line[len(head):len(line) - len(tail)]
+    return len(inner) + len(head) + len(tail) == len(line) and _in_order(middle, inner)
 
 
 def _in_order(pieces: list[str], line: str) -> bool:

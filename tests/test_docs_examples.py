@@ -158,6 +158,32 @@ def test_a_console_block_that_shows_no_output_fails_the_page(
     assert [p.message for p in problems] == ["console block shows no output line to check"]
 
 
+def test_a_line_left_out_without_an_elision_fails_the_page(run: Run) -> None:
+    problems = run(console("$ printf 'one\\ntwo\\nthree\\n'", "one", "three"))
+    assert [problem.message for problem in problems] == [
+        "exit 0, but the output has 'two' before the shown line 'three' "
+        "(show it, or a `…` line for what is left out)"]
+
+
+def test_output_after_the_last_shown_line_needs_an_elision(run: Run) -> None:
+    assert run(console("$ printf 'one\\ntwo\\n'", "one", "…")) == []
+    problems = run(console("$ printf 'one\\ntwo\\n'", "one"))
+    assert [problem.message for problem in problems] == [
+        "exit 0, but the output goes on with 'two' after the last shown line "
+        "(show it, or end with a `…` line)"]
+
+
+def test_a_shown_line_is_a_whole_output_line_not_a_part_of_one(run: Run) -> None:
+    problems = run(console("$ echo rolled back to 2026", "rolled back"))
+    assert [problem.message for problem in problems] == [
+        "exit 0, but the output lacks the shown line 'rolled back'"]
+    assert run(console("$ echo rolled back to 2026", "rolled back …")) == []
+
+
+def test_notice_lines_are_not_part_of_the_transcript(run: Run) -> None:
+    assert run(console("$ echo 'notice: cache built' >&2; echo done", "done")) == []
+
+
 def test_an_elision_inside_a_line_stands_for_what_changes(run: Run) -> None:
     assert run(console("$ echo rolled back to 20261202T0012 '(22 files)'",
                        "rolled back to … (22 files)")) == []
@@ -184,7 +210,7 @@ def test_stderr_counts_as_output(run: Run) -> None:
 
 
 def test_an_export_carries_to_the_pages_later_commands(run: Run) -> None:
-    markdown = console("$ export GREETING=hi", "…", "$ echo $GREETING-there") + console(
+    markdown = console("$ export GREETING=hi", "$ echo $GREETING-there", "…") + console(
         "$ echo again $GREETING", "again hi"
     )
     problems = run(markdown)
@@ -230,7 +256,7 @@ def test_commands_run_in_the_sandbox_with_the_promised_environment(
 def test_the_sandbox_path_finds_the_sagemem_of_the_running_venv(
     run: Run,
 ) -> None:
-    assert run(console("$ sagemem --help", "Usage")) == []
+    assert run(console("$ sagemem --help", "Usage: sagemem [OPTIONS] COMMAND [ARGS]...", "…")) == []
 
 
 def test_a_command_that_outlives_the_timeout_fails_the_page(

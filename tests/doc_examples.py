@@ -1,14 +1,10 @@
-"""Find the examples in README.md and docs/, and run them as the docs convention says.
+"""Run the examples ``doc_blocks.py`` finds, as docs/contributing.md's convention says.
 
-The convention (issue 21): a ```console block is a shell session — ``$ `` lines are
-commands, the lines after one are output it must print; ```pycon blocks are doctests;
-```python blocks run as scripts; a ```sh/bash/shell block is either turned into a
-console block or preceded by ``<!-- not-run: REASON -->`` saying what it needs. Every
-runnable block of a page runs in one sandbox (a copy of ``sample_memory/``, an empty
-HOME), in document order, so a page reads as one session a user could type.
-
-This module parses and runs; it knows nothing of pytest. ``test_docs_examples.py`` turns
-its problems into failures.
+Every runnable block of a page runs in one sandbox (a copy of ``sample_memory/``, an empty
+HOME), in document order, as one shell session a user could type: what a command exports
+and the directory it ends in carry to the next. Shown output is a transcript of what the
+command printed. This module knows nothing of pytest; ``test_docs_examples.py`` turns its
+problems into failures.
 """
 
 from __future__ import annotations
@@ -27,108 +23,27 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RUNNABLE = ("console", "pycon", "python")
-SHELL = ("sh", "bash", "shell")
-ELISIONS = ("...", "…")
-NOTICE = "notice: "
-_ELISION = re.compile(r"…|\.\.\.")
-TIMEOUT_SECONDS = 60
-OUTPUT_HEAD_LINES = 20
-# Cleared from the sandbox's environment: the developer's own memory folder, Claude Code
-# session variables or editor must never reach an example (a doc would pass here only).
-CLEARED_PREFIXES = ("SAGE_MEM_", "CLAUDE_")
-CLEARED_NAMES = ("VISUAL", "EDITOR")
-# README's blocks that .ci/run reads and runs itself (its test command, the quick start):
-# running them here too would build a venv inside the test run.
-CI_MARKERS = {"<!-- test-command -->": "test-command", "<!-- quick-start -->": "quick-start"}
-CI_MARKED_PAGE = "README.md"
+from doc_blocks import ELISIONS, Block, Command, Problem, parse_console
 
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_NOT_RUN = re.compile(r"^<!--\s*not-run\b:?(?P<reason>.*?)-->$")
-# A here-document (``cat > q.jsonl <<'EOF'``): its lines, up to the word, are the command's
-# input as a user pastes them, not shown output.
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+TIMEOUT_SECONDS = 60
+# After a timeout, how long to wait for the killed command's pipe to close.
+DRAIN_SECONDS = 5
+# Only the one-time notice of building the embedder cache is left out of a transcript: it
+# depends on what ran on the machine before. Every other notice is output like any line.
+NOTICE = "notice: embedder cache "
+_ELISION = re.compile(r"…|\.\.\.")
+# The environment an example starts from: these of the caller's, nothing else (a
+# developer's PYTHONPATH, FORCE_COLOR or memory folder would make a page pass only here).
+INHERITED = ("PATH", "TMPDIR", "LANG")
 # Run around each command so a page is one shell session: the exported variables and the
 # directory a command leaves are where the next one starts. $1, the page's shell folder, is
-# moved into a variable no example uses, and the arguments cleared.
-_SESSION_OPEN = ('__doc_shell=$1; set --; [ -f "$__doc_shell/env" ] && . "$__doc_shell/env"; '
+# moved into a variable no example uses, and the arguments cleared; pipefail, so a failing
+# command before a pipe fails the example.
+_SESSION_OPEN = ('__doc_shell=$1; set --; set -o pipefail; '
+                 '[ -f "$__doc_shell/env" ] && . "$__doc_shell/env"; '
                  '[ -f "$__doc_shell/cwd" ] && cd "$(cat "$__doc_shell/cwd")"\n')
 _SESSION_CLOSE = ('\n__doc_status=$?; export -p > "$__doc_shell/env"; '
                   'pwd > "$__doc_shell/cwd"; exit $__doc_status\n')
-
-
-@dataclass(frozen=True)
-class Block:
-    """One fenced block: where it opens, its language, its text and the line above it."""
-
-    page: str
-    line: int  # 1-based line of the opening fence
-    lang: str
-    text: str  # the content, the fence's indent stripped
-    before: str  # the nearest non-blank line above the fence, stripped ("" at the top)
-
-    @property
-    def where(self) -> str:
-        return f"{self.page}:{self.line}"
-
-    @property
-    def not_run(self) -> str | None:
-        """The reason a ``<!-- not-run: REASON -->`` above gives ("" for none), None unmarked."""
-        marker = _NOT_RUN.match(self.before)
-        return marker["reason"].strip() if marker else None
-
-    @property
-    def skip_reason(self) -> str | None:
-        """Why this block is not run here, or None when the convention runs (or ignores) it."""
-        if self.not_run is not None:
-            return f"not-run: {self.not_run}"
-        if self.page == CI_MARKED_PAGE and self.before in CI_MARKERS:
-            return f"{CI_MARKERS[self.before]}: run by .ci/run itself"
-        return None
-
-    @property
-    def runnable(self) -> bool:
-        return self.lang in RUNNABLE and self.skip_reason is None
-
-
-@dataclass(frozen=True)
-class Command:
-    """A ``$ `` line of a console block (continuations joined) and the output it shows."""
-
-    line: int  # 1-based page line of the ``$ `` line
-    text: str
-    shown: tuple[str, ...]
-
-    @property
-    def checked(self) -> tuple[str, ...]:
-        """The shown lines that must occur in the output: stripped, blanks and elisions out."""
-        lines = (line.strip() for line in self.shown)
-        return tuple(line for line in lines if line and line not in ELISIONS)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One way a page breaks the convention, with what a page owner needs to fix it."""
-
-    where: str  # page:line
-    message: str
-    command: str = ""
-    output: str = ""
-    tail: bool = False  # a script's traceback is at the end of its output, a command's cause first
-
-    def __str__(self) -> str:
-        text = f"{self.where}: {self.message}"
-        if self.command:
-            text += f"\n  command: {self.command}"
-        if self.output:
-            text += self._excerpt()
-        return text
-
-    def _excerpt(self) -> str:
-        lines = self.output.splitlines()
-        shown = lines[-OUTPUT_HEAD_LINES:] if self.tail else lines[:OUTPUT_HEAD_LINES]
-        which = "last" if self.tail else "first"
-        return f"\n  output ({which} lines):\n" + "\n".join(f"    | {line}" for line in shown)
 
 
 @dataclass
@@ -143,136 +58,6 @@ class Session:
     globs: dict[str, object] = field(default_factory=dict)
 
 
-# -- parsing ----------------------------------------------------------------------------
-
-
-def parse_blocks(text: str, page: str) -> list[Block]:
-    """Every fenced block of a page; a fence inside another fence is content, not a block."""
-    lines = text.splitlines()
-    blocks: list[Block] = []
-    index = 0
-    while index < len(lines):
-        opening = _FENCE.match(lines[index])
-        if opening is None or not _valid_info(opening):
-            index += 1
-            continue
-        end = _closing_line(lines, index, opening)
-        blocks.append(_block(lines, index, end, opening, page))
-        index = end + 1
-    return blocks
-
-
-def _valid_info(opening: re.Match[str]) -> bool:
-    # CommonMark: a backtick fence's info string may not contain a backtick (``` `x` ```
-    # on one line is inline code, not a fence).
-    return not (opening["fence"].startswith("`") and "`" in opening["info"])
-
-
-def _closing_line(lines: list[str], start: int, opening: re.Match[str]) -> int:
-    """The index of the fence closing the block opened at ``start`` (the end if unclosed)."""
-    char, size = opening["fence"][0], len(opening["fence"])
-    for index in range(start + 1, len(lines)):
-        stripped = lines[index].strip()
-        if stripped and set(stripped) == {char} and len(stripped) >= size:
-            return index
-    return len(lines)
-
-
-def _block(lines: list[str], start: int, end: int, opening: re.Match[str], page: str) -> Block:
-    indent = len(opening["indent"])
-    content = [_dedent(line, indent) for line in lines[start + 1 : end]]
-    info = opening["info"].strip()
-    lang = info.split()[0].lower().lstrip("{.").rstrip("}") if info else ""
-    return Block(page, start + 1, lang, "\n".join(content), _line_above(lines, start))
-
-
-def _line_above(lines: list[str], start: int) -> str:
-    """The nearest non-blank line above ``start``; a comment wrapped over lines, joined."""
-    above = [line.strip() for line in lines[:start]]
-    while above and not above[-1]:
-        above.pop()
-    if not above:
-        return ""
-    end = len(above) - 1
-    if above[end].endswith("-->") and "<!--" not in above[end]:
-        # A long not-run reason wrapped to the line length: walk back to where it opens.
-        begin = next((i for i in range(end, -1, -1) if "<!--" in above[i]), end)
-        return " ".join(line for line in above[begin : end + 1] if line)
-    return above[end]
-
-
-def _dedent(line: str, indent: int) -> str:
-    """Strip up to the fence's indent (a fence inside a list item is indented with it)."""
-    cut = 0
-    while cut < indent and cut < len(line) and line[cut] in " \t":
-        cut += 1
-    return line[cut:]
-
-
-def parse_console(block: Block) -> tuple[list[Command], list[Problem]]:
-    """A console block's commands with their shown output, and what is malformed in it."""
-    commands: list[Command] = []
-    problems: list[Problem] = []
-    lines = block.text.splitlines()
-    index = 0
-    while index < len(lines):
-        line_no = block.line + 1 + index
-        if lines[index].startswith("$ "):
-            command, index = _command_at(lines, index, line_no)
-            commands.append(command)
-            continue
-        if lines[index].strip():
-            problems.append(Problem(f"{block.page}:{line_no}", "text before the first `$ ` line"))
-        index += 1
-    if not any(command.checked for command in commands):
-        problems.append(Problem(block.where, "console block shows no output line to check"))
-    return commands, problems
-
-
-def _command_at(lines: list[str], index: int, line_no: int) -> tuple[Command, int]:
-    """The command at ``lines[index]`` with the output shown up to the next ``$ ``; next index."""
-    text, index = _joined_command(lines, index)
-    shown: list[str] = []
-    while index < len(lines) and not lines[index].startswith("$ "):
-        shown.append(lines[index])
-        index += 1
-    return Command(line_no, text, tuple(shown)), index
-
-
-def _joined_command(lines: list[str], index: int) -> tuple[str, int]:
-    """The command at ``lines[index]`` joined with its `` \\`` continuations; the next index."""
-    parts = [lines[index][2:]]
-    index += 1
-    while parts[-1].endswith(" \\") and index < len(lines):
-        parts.append(lines[index])
-        index += 1
-    for word in _HEREDOC.findall("\n".join(parts)):
-        while index < len(lines):
-            parts.append(lines[index])
-            index += 1
-            if parts[-1].strip() == word:
-                break
-    return "\n".join(parts), index
-
-
-def shell_block_problems(blocks: list[Block]) -> list[Problem]:
-    """Unmarked sh/bash/shell blocks and not-run markers that give no reason."""
-    problems = []
-    for block in blocks:
-        if block.lang in SHELL and block.skip_reason is None:
-            problems.append(Problem(block.where, f"```{block.lang} block: make it ```console "
-                                    "or mark it <!-- not-run: REASON -->"))
-        if block.not_run == "":
-            problems.append(Problem(block.where, "not-run marker without a reason"))
-    return problems
-
-
-def pages(root: Path) -> list[Path]:
-    """README.md and every docs/**/*.md, in a stable order."""
-    found = [root / "README.md"] if (root / "README.md").exists() else []
-    return found + sorted((root / "docs").rglob("*.md"))
-
-
 # -- the sandbox ------------------------------------------------------------------------
 
 
@@ -284,8 +69,8 @@ def make_sandbox(directory: Path, sample: Path) -> Path:
 
 
 def sandbox_env(sandbox: Path, base: Mapping[str, str]) -> dict[str, str]:
-    """The environment the convention promises every example (issue 21, rule 2)."""
-    env = {key: value for key, value in base.items() if not _cleared(key)}
+    """The environment the convention promises every example (docs/contributing.md)."""
+    env = {key: base[key] for key in INHERITED if key in base}
     bin_dir = str(Path(sys.executable).parent)  # the venv running the tests: its sagemem
     env.update(
         HOME=str(sandbox / "home"),
@@ -296,10 +81,6 @@ def sandbox_env(sandbox: Path, base: Mapping[str, str]) -> dict[str, str]:
         LC_ALL="C.UTF-8",
     )
     return env
-
-
-def _cleared(key: str) -> bool:
-    return key.startswith(CLEARED_PREFIXES) or key in CLEARED_NAMES
 
 
 # -- running ----------------------------------------------------------------------------
@@ -417,9 +198,26 @@ def _spawn(args: list[str], session: Session, script: str = "") -> tuple[int | N
         output, _ = process.communicate(script.encode("utf-8"), timeout=session.timeout)
     except subprocess.TimeoutExpired:
         _end_group(process.pid)
-        output, _ = process.communicate()
+        try:
+            output, _ = process.communicate(timeout=DRAIN_SECONDS)
+        except subprocess.TimeoutExpired:  # a detached grandchild holds the pipe open
+            output = b""
         return None, _text(output)
+    finally:
+        session.groups[:] = [group for group in session.groups if _alive(group)]
     return process.returncode, _text(output)
+
+
+def _alive(group: int) -> bool:
+    """Whether a process group still has a member: a finished group's id may be reused
+    by an unrelated process, which ending the page must not kill."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a reused id, now another user's
+        return False
+    return True
 
 
 def _end_processes(session: Session) -> None:
@@ -446,13 +244,37 @@ def run_pycon(block: Block, session: Session) -> list[Problem]:
     if not test.examples:
         return [Problem(block.where, "pycon block has no `>>> ` example")]
     report = io.StringIO()
-    with _cwd(session.sandbox):
-        result = runner.run(test, out=report.write, clear_globs=False)
+    try:
+        with _cwd(session.sandbox), _alarm(session.timeout):
+            result = runner.run(test, out=report.write, clear_globs=False)
+    except PyconTimeout:
+        return [Problem(block.where, f"timed out after {session.timeout:g} s",
+                        output=report.getvalue())]
     session.globs.update(test.globs)  # DocTest copies its globals; keep them for the next block
     if result.failed:
         return [Problem(block.where, f"{result.failed} of {result.attempted} doctest "
                         "examples failed", output=report.getvalue())]
     return []
+
+
+class PyconTimeout(KeyboardInterrupt):
+    """A doctest example ran past its time. A KeyboardInterrupt, because doctest records
+    every other exception as the example's output and carries on."""
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """Raise PyconTimeout in this (the main) thread after ``seconds``: a doctest runs in
+    the test process, so a hanging example would otherwise stop the whole suite."""
+    def expire(signum: int, frame: object) -> None:
+        raise PyconTimeout
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager

@@ -45,7 +45,15 @@ def test_every_environment_variable_in_the_code_is_on_the_page() -> None:
     names = env_names_in_code()
     assert "SAGE_MEM_DIR" in names  # the search itself works
     page = PAGE.read_text(encoding="utf-8")
-    assert sorted(name for name in names if name not in page) == []
+    assert sorted(name for name in names if not on_page(name, page)) == []
+
+
+def on_page(name: str, page: str) -> bool:
+    """A whole word, so SAGE_MEM_STATE_DIR on the page does not count for a new
+    SAGE_MEM_STATE; a name ending in ``_`` is a prefix the code completes
+    (SAGE_MEM_IDLE_DAYS_ + a type), found at the start of a word."""
+    end = "" if name.endswith("_") else "(?![A-Z_])"
+    return re.search(rf"(?<![A-Z_]){re.escape(name)}{end}", page) is not None
 
 
 def test_every_setting_config_reports_has_a_row_naming_its_variable(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Every example in README.md and docs/ runs as shown, or says why it cannot run here.
 
-The convention is issue 21's; ``doc_examples.py`` parses and runs it. The first two tests
+The convention is docs/contributing.md's "Examples are tests"; ``doc_blocks.py`` parses it
+and ``doc_examples.py`` runs it. The first two tests
 hold the real pages to it; the rest prove, on small pages written here, that each rule of
 the checker can fail.
 """
@@ -9,23 +10,20 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from doc_examples import (
+from doc_blocks import (
     Block,
     Problem,
-    Session,
-    make_sandbox,
     pages,
     parse_blocks,
     parse_console,
-    run_page,
-    sandbox_env,
     shell_block_problems,
 )
+from doc_examples import Session, make_sandbox, run_page, sandbox_env
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [path.relative_to(ROOT).as_posix() for path in pages(ROOT)]
@@ -55,8 +53,13 @@ def use_env(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
 @pytest.fixture
 def new_session(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> SessionFactory:
-    """Builds a page's sandbox from a sample folder only when the page has something to run."""
+) -> Iterator[SessionFactory]:
+    """Builds a page's sandbox from a sample folder only when the page has something to run.
+
+    Afterwards ``os.environ`` is put back whole: a pycon block's code may add variables
+    (the embedder sets its thread limits) that monkeypatch, restoring only what it set,
+    would leave behind for later test files."""
+    saved = dict(os.environ)
 
     def build(sample: Path) -> Session:
         sandbox = make_sandbox(tmp_path_factory.mktemp("page"), sample)
@@ -64,7 +67,9 @@ def new_session(
         use_env(monkeypatch, env)
         return Session(sandbox, env)
 
-    return build
+    yield build
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=PAGES)
@@ -180,8 +185,16 @@ def test_a_shown_line_is_a_whole_output_line_not_a_part_of_one(run: Run) -> None
     assert run(console("$ echo rolled back to 2026", "rolled back …")) == []
 
 
-def test_notice_lines_are_not_part_of_the_transcript(run: Run) -> None:
-    assert run(console("$ echo 'notice: cache built' >&2; echo done", "done")) == []
+def test_the_embedder_cache_notice_is_not_part_of_the_transcript(run: Run) -> None:
+    notice = "notice: embedder cache /s/embedder: first use of this model version; built it"
+    assert run(console(f"$ echo '{notice}' >&2; echo done", "done")) == []
+
+
+def test_any_other_notice_is_output_like_any_line(run: Run) -> None:
+    problems = run(console("$ echo 'notice: index rebuilt' >&2; echo done", "done"))
+    assert [problem.message for problem in problems] == [
+        "exit 0, but the output has 'notice: index rebuilt' before the shown line 'done' "
+        "(show it, or a `…` line for what is left out)"]
 
 
 def test_an_elision_inside_a_line_stands_for_what_changes(run: Run) -> None:
@@ -259,13 +272,57 @@ def test_the_sandbox_path_finds_the_sagemem_of_the_running_venv(
     assert run(console("$ sagemem --help", "Usage: sagemem [OPTIONS] COMMAND [ARGS]...", "…")) == []
 
 
+def test_a_failure_before_a_pipe_fails_the_example(run: Run) -> None:
+    problems = run(console("$ echo before", "before", "$ false | cat"))
+    assert [problem.message[:6] for problem in problems] == ["exit 1"]
+
+
+def test_the_callers_environment_reaches_no_example(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert run(console('$ echo "[${FORCE_COLOR-unset}] [${PYTHONPATH-unset}]"',
+                       "[unset] [unset]")) == []
+
+
+def test_a_block_in_a_language_the_tests_do_not_know_is_reported() -> None:
+    markdown = "```py\nprint(1)\n```\n\n```\n$ sagemem list\n```\n\n```text\nok\n```\n"
+    assert messages(shell_block_problems(parse_blocks(markdown, "docs/t.md"))) == (
+        "docs/t.md:1: ```py block: give it a language the tests know (console, pycon, "
+        "python; json, jsonl, yaml, toml, text, markdown, diff, ini)\n"
+        "docs/t.md:5: ```(no language) block: give it a language the tests know (console, "
+        "pycon, python; json, jsonl, yaml, toml, text, markdown, diff, ini)")
+
+
+def test_a_here_document_never_closed_is_reported_not_swallowing_the_block() -> None:
+    block = parse_blocks(console("$ cat > q <<'EOF'", "text", "$ echo next", "next"),
+                         "docs/t.md")[0]
+    _, problems = parse_console(block)
+    assert "docs/t.md:2: here-document never closed by EOF" in messages(problems)
+
+
+def test_a_here_string_and_a_shift_are_not_here_documents(run: Run) -> None:
+    markdown = console("$ cat <<< hi; echo $((1 << 2))", "hi", "4", "$ echo next", "next")
+    assert run(markdown) == []
+
+
+def test_a_pycon_block_that_hangs_times_out(
+    new_session: SessionFactory, tiny_sample: Path
+) -> None:
+    session = replace(new_session(tiny_sample), timeout=1)
+    blocks = parse_blocks("```pycon\n>>> import time; time.sleep(30)\n```\n", "docs/t.md")
+    assert [problem.message for problem in run_page(blocks, session)] == [
+        "timed out after 1 s"]
+
+
 def test_a_command_that_outlives_the_timeout_fails_the_page(
     new_session: SessionFactory, tiny_sample: Path
 ) -> None:
-    session = replace(new_session(tiny_sample), timeout=0.5)
+    session = replace(new_session(tiny_sample), timeout=2)
     blocks = parse_blocks(console("$ echo started; sleep 30", "started"), "docs/t.md")
     problems = run_page(blocks, session)
-    assert [(p.message, p.output) for p in problems] == [("timed out after 0.5 s", "started\n")]
+    assert [(p.message, p.output) for p in problems] == [("timed out after 2 s", "started\n")]
 
 
 def test_a_process_an_example_leaves_in_the_background_ends_with_the_page(
@@ -280,7 +337,7 @@ def test_a_process_an_example_leaves_in_the_background_ends_with_the_page(
 
 def running(pid: int) -> bool:
     """Whether ``pid`` is alive, waiting a moment for a killed process to be reaped."""
-    for _ in range(50):
+    for _ in range(250):
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

@@ -48,6 +48,8 @@ def _walk(ctx: click.Context) -> Iterator[click.Context]:
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             assert sub is not None, f"{ctx.command_path} lists {name} but cannot build it"
+            if sub.hidden:  # the page promises what --help lists
+                continue
             yield from _walk(click.Context(sub, info_name=name, parent=ctx,
                                            **sub.context_settings))
 
@@ -143,6 +145,7 @@ def _type(ctx: click.Context, param: click.Parameter) -> str:
         return "flag"
     kind = (param.type.name.upper() if isinstance(param, click.Argument)
             else param.make_metavar(ctx))
+    # click's private range API, stable across the click < 8.3 that pyproject.toml pins
     if isinstance(param.type, click.types._NumberRangeBase):
         kind += f" ({param.type._describe_range()})"
     if param.multiple:
@@ -153,6 +156,8 @@ def _type(ctx: click.Context, param: click.Parameter) -> str:
 def _default(param: click.Parameter) -> str:
     """The default worth saying: not an absent value, an empty text or an unset flag."""
     shown = getattr(param, "show_default", None)
+    if shown is False:  # a default --help hides (it may differ from machine to machine)
+        return ""
     if isinstance(shown, str):
         return _markdown(shown, cell=True)
     value = param.default
@@ -170,6 +175,8 @@ def _subcommands(ctx: click.Context, group: click.Group) -> list[str]:
     for name in group.list_commands(ctx):
         sub = group.get_command(ctx, name)
         assert sub is not None
+        if sub.hidden:
+            continue
         path = f"{ctx.command_path} {name}"
         lines.append(f"| [{name}](#{_anchor(path)}) | "
                      f"{_markdown(sub.get_short_help_str(limit=1000), cell=True)} |")

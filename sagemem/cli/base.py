@@ -41,7 +41,8 @@ app = typer.Typer(
     help="sagemem: an agent's long-term memory as plain Markdown files.",
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (its keys: the docs' JSON output page).")]
+JsonOption = Annotated[bool, typer.Option(
+    "--json", help="Print JSON (its keys: the docs' JSON output page).")]
 ReasonOption = Annotated[str | None, typer.Option(
     "--reason", help="Why: kept in the change log (sagemem log), and in the conflict record "
                      "when the write is refused.")]

@@ -5,14 +5,12 @@ public name."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import click
 import pytest
+from tool_scripts import load_tool
 
 import sagemem
 from sagemem.cli.main import COMMANDS, root
@@ -21,19 +19,7 @@ HERE = Path(__file__).parent
 LIBRARY = HERE.parent / "docs" / "reference" / "library.md"
 
 
-def _reference_tool() -> ModuleType:
-    """``tools/cli_reference.py``, which walks the app's command tree and writes the page
-    (a script, not a module of the package)."""
-    path = HERE.parent / "tools" / "cli_reference.py"
-    spec = importlib.util.spec_from_file_location("cli_reference", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cli_reference"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _reference_tool()
+REFERENCE = load_tool("cli_reference")
 
 
 def _every_command() -> list[str]:

@@ -7,16 +7,14 @@ documented shape); none was ever a real credential.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tool_scripts import load_tool
 
 from sagemem.writes.redact import MARK, find_secrets, opted_out, redact, redact_memory
 
@@ -25,19 +23,7 @@ PROSE = HERE / "redaction" / "ordinary_prose.md"
 PROSE_FILES = sorted((HERE / "redaction").glob("ordinary_prose*.md"))
 
 
-def _table_tool() -> ModuleType:
-    """``tools/redaction_table.py``, which reads the corpus of formats and makes
-    the table in docs/redaction.md (a script, not a module of the package)."""
-    path = HERE.parent / "tools" / "redaction_table.py"
-    spec = importlib.util.spec_from_file_location("redaction_table", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["redaction_table"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-TABLE = _table_tool()
+TABLE = load_tool("redaction_table")
 FORMATS = TABLE.formats()
 
 # (kind, text holding one secret, the secret itself)

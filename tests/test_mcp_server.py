@@ -75,6 +75,17 @@ async def read_page(client: Client, name: str = "user_pets.md", **arguments: Any
             ).structured_content
 
 
+async def write_pages_back(client: Client, names: Any, field: str) -> list[Any]:
+    """Each memory's read_memory page written back as it came, as ``body`` or ``content``:
+    what a model that edits nothing sends."""
+    written = []
+    for name in names:
+        page = await read_page(client, name)
+        written.append(await client.call_tool("write_memory", {
+            "name": name, field: page["content"], "expected_revision": page["revision"]}))
+    return written
+
+
 def text_of(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
@@ -202,13 +213,7 @@ def test_a_body_read_and_written_back_as_body_changes_no_byte(store: MemoryStore
     (store.directory / "user_editor_setup.md").write_bytes(crlf)
 
     async def body(client: Client) -> Any:
-        written = []
-        for name in ("user_pets.md", "user_editor_setup.md"):
-            page = await read_page(client, name)
-            written.append(await client.call_tool("write_memory", {
-                "name": name, "body": page["content"],
-                "expected_revision": page["revision"]}))
-        return written
+        return await write_pages_back(client, ("user_pets.md", "user_editor_setup.md"), "body")
 
     for result in with_stdio_client(store, body):
         assert result.structured_content["status"] == "written", text_of(result)
@@ -227,13 +232,7 @@ def test_read_memorys_text_sent_back_as_content_keeps_the_frontmatter_too(
               "user_background.md": _with_body(store, "user_background.md", jekyll)}
 
     async def body(client: Client) -> Any:
-        written = []
-        for name in before:
-            page = await read_page(client, name)
-            written.append(await client.call_tool("write_memory", {
-                "name": name, "content": page["content"],
-                "expected_revision": page["revision"]}))
-        return written
+        return await write_pages_back(client, before, "content")
 
     for result in with_client(store, body):
         assert result.structured_content["status"] == "written", text_of(result)

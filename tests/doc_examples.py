@@ -133,7 +133,7 @@ def transcript_mismatch(shown: tuple[str, ...], output: str) -> str | None:
     Shown output is a transcript: its lines are the output's lines, in order, none left
     out, except where a line that is just ``…`` stands for the lines it skips (at the
     start, between two lines or at the end). Blank lines do not count on either side, nor
-    ``notice:`` lines, which report one-time work (an embedder cache being built) that
+    the ``notice: embedder cache`` line (``NOTICE``), which reports one-time work that
     depends on what ran on the machine before.
     """
     lines = [line.strip() for line in output.splitlines()

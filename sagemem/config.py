@@ -84,14 +84,33 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
                " (0: no cap, nothing is archived for room)"),
     IntSetting("soft_cap_body_bytes", "SAGE_MEM_SOFT_CAP_BODY_BYTES", 8192, 0, MAX_FILE_BYTES),
     IntSetting("hard_cap_body_bytes", "SAGE_MEM_HARD_CAP_BODY_BYTES", 65536, 0, MAX_FILE_BYTES),
+    # Consolidation (docs/consolidation.md). Days past invalid_at before tidy proposes to
+    # archive a memory; the share of the prior lines an applying run may leave absent;
+    # the rollback points kept. They decide what is archived or kept: they guard.
+    IntSetting("dream_expired_days", "SAGE_MEM_DREAM_EXPIRED_DAYS", 30, 0, 36500, True,
+               " (0: as soon as invalid_at has passed)"),
+    IntSetting("dream_max_loss_percent", "SAGE_MEM_DREAM_MAX_LOSS_PERCENT", 25, 0, 100, True,
+               " (0: a run may drop no line; 100: no ceiling)"),
+    IntSetting("dream_keep_runs", "SAGE_MEM_DREAM_KEEP_RUNS", 20, 1, 1000, True,
+               " (the newest runs keep their rollback point)"),
+    # dream auto's gates: hours since the last run, memories changed since, minutes
+    # between two directory scans.
+    IntSetting("dream_auto_hours", "SAGE_MEM_DREAM_AUTO_HOURS", 24, 0, 8760),
+    IntSetting("dream_auto_changes", "SAGE_MEM_DREAM_AUTO_CHANGES", 5, 0, 1_000_000),
+    IntSetting("dream_auto_scan_minutes", "SAGE_MEM_DREAM_AUTO_SCAN_MINUTES", 10, 0, 1440),
 )
 GUARDED_DEFAULTS = {spec.key: spec.default for spec in INT_SETTINGS if spec.guards}
 # semantic: vectors beside the lexical index, on unless 0/false/off (off = lexical only)
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG",
             "semantic": "SAGE_MEM_SEMANTIC"}
 # session: the host session ``read``/``search`` record what the model saw into
+# dream_llm_*: the LLM planner's OpenAI-compatible endpoint; its key is read from
+# DREAM_LLM_KEY_ENV only, never from a file. dream_auto_kinds: what dream auto applies.
 TEXT_ENV = {"task_id": "SAGE_MEM_TASK_ID", "embedder": "SAGE_MEM_EMBEDDER",
-            "session": "SAGE_MEM_SESSION"}
+            "session": "SAGE_MEM_SESSION", "dream_llm_url": "SAGE_MEM_DREAM_LLM_URL",
+            "dream_llm_model": "SAGE_MEM_DREAM_LLM_MODEL",
+            "dream_auto_kinds": "SAGE_MEM_DREAM_AUTO_KINDS"}
+DREAM_LLM_KEY_ENV = "SAGE_MEM_DREAM_LLM_KEY"
 DEFAULT_EMBEDDER = "use-m3"  # embed/embedder.py's default (config may not import search)
 FALSE_WORDS = frozenset({"0", "false", "off"})
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
@@ -122,6 +141,12 @@ class Settings:
     global_dir: Path | None = None
     """The global layer's folder as configured (None: off); ``layers/`` uses it only when
     it is a directory and not the memory folder itself. Settings built by hand have none."""
+    dream_auto_hours: int = 24
+    dream_auto_changes: int = 5
+    dream_auto_scan_minutes: int = 10
+    dream_llm_url: str | None = None
+    dream_llm_model: str | None = None
+    dream_auto_kinds: str = "dates,links,index,expired"
     sources: Mapping[str, Source] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     # The settings that guard (snapshot_keep, idle_days_*): the legal values given, and
@@ -172,6 +197,18 @@ class Settings:
         """Memories a layer holds at most: a create past it archives the least recently
         read (0: no cap); IllegalSetting if refused."""
         return self.guarded("hard_cap_memories")
+
+    @property
+    def dream_expired_days(self) -> int:
+        return self.guarded("dream_expired_days")
+
+    @property
+    def dream_max_loss_percent(self) -> int:
+        return self.guarded("dream_max_loss_percent")
+
+    @property
+    def dream_keep_runs(self) -> int:
+        return self.guarded("dream_keep_runs")
 
     def idle_days(self, type_: str) -> int:
         """Idle days before a memory of this type is an archive candidate; 0 means never.

@@ -39,7 +39,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    └── UnresolvedMerge     the text holds git merge markers
      ├── IdNotFound               no id, or several, start with what was given
      │    ├── ConflictNotFound    … of a conflict record
-     │    └── SnapshotNotFound    … of a snapshot
+     │    ├── SnapshotNotFound    … of a snapshot
+     │    └── RunNotFound         … of a consolidation run
      ├── SnapshotDamaged          a snapshot whose files (or manifest) no longer hold up
      ├── MemoryLocked             archiving (or purging) a locked memory
      ├── NameCollision            a move whose target name is already taken (nothing moved)
@@ -58,7 +59,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── BodyTooLarge             a body over its layer's hard_cap_body_bytes (nothing written)
      ├── FieldTooLong             a name or description longer than its bound (nothing written)
      ├── NearDuplicate            a create whose title repeats or is close to a memory's
-     └── LayerFull                a create at hard_cap_memories with nothing archivable
+     ├── LayerFull                a create at hard_cap_memories with nothing archivable
+     ├── InvalidPlan              a consolidation plan that is not one (nothing applied)
+     ├── RunInProgress            another consolidation run holds the folder's run lock
+     └── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
 """
 
 from __future__ import annotations
@@ -330,6 +334,15 @@ class SnapshotNotFound(IdNotFound):
         super().__init__(snapshot_id, directory, matches)
 
 
+class RunNotFound(IdNotFound):
+    what = "consolidation run"
+    listing = "sagemem dream history"
+
+    def __init__(self, run_id: str, directory: Path, matches: int = 0) -> None:
+        self.run_id = run_id
+        super().__init__(run_id, directory, matches)
+
+
 class SnapshotDamaged(SagememError):
     """A snapshot whose files no longer match their manifest, or whose manifest cannot
     be read (``reason`` then says why): never used to restore."""
@@ -586,3 +599,30 @@ class LayerFull(SagememError):
 
 __all__ = sorted(name for name, value in list(globals().items())  # every class above
                  if isinstance(value, type) and issubclass(value, SagememError))
+
+
+class InvalidPlan(SagememError):
+    """A consolidation plan that is not one: refused whole, before anything is read."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"the plan is refused: {problem}; nothing was changed — see "
+                         "docs/consolidation.md for the plan format")
+
+
+class RunInProgress(SagememError):
+    """Two consolidation runs never apply at once: the second is refused, not queued."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        super().__init__("another consolidation run is applying to this folder; nothing "
+                         "was changed — wait for it, then run again")
+
+
+class PlannerFailed(SagememError):
+    """The LLM planner could not plan: no endpoint set, an unknown model, an HTTP error,
+    an answer that is not a plan. Never a silent fallback to another planner."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"the LLM planner failed: {problem}; nothing was changed")

@@ -163,7 +163,8 @@ class MemoryStore(MemoryFolder):
               expected_revision: str | Required | None = REQUIRED, *,
               fields: Mapping[str, object] | None = None,
               expected_fields: Mapping[str, object] | None = None, reason: str | None = None,
-              writer: str = "library", conflict_kind: str | None = "stale_version") -> Memory:
+              writer: str = "library", conflict_kind: str | None = "stale_version",
+              run_id: str | None = None) -> Memory:
         """Replace a memory's text (or set ``fields`` in it), if it is still at
         ``expected_revision`` (in full, or its first 8+ characters);
         ``expected_revision=None`` means "create".
@@ -190,7 +191,7 @@ class MemoryStore(MemoryFolder):
             check_body(self.caps, with_suffix(name), body_bytes(content))
         return guarded_write(self, name, content, expected_revision, fields=fields,
                              expected_fields=expected_fields, reason=reason, writer=writer,
-                             conflict_kind=conflict_kind,
+                             conflict_kind=conflict_kind, run_id=run_id,
                              before_create=lambda file: refuse_if_full(self.caps, self, file))
 
     def new(self, *, type: str, name: str, description: str, tags: Sequence[str] = (),

@@ -58,7 +58,8 @@ class ArchiveResult:
 
 
 def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "library",
-                   now: datetime | None = None, dry_run: bool = False) -> ArchiveResult:
+                   now: datetime | None = None, dry_run: bool = False,
+                   run_id: str | None = None) -> ArchiveResult:
     """Move a memory into ``archive/`` and drop its MEMORY.md line; ``reason`` is required.
 
     Raises MemoryNotFound, MemoryLocked (``locked: …``), NameCollision when archive/
@@ -84,7 +85,8 @@ def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "lib
 
         changed = _changes(store, edit)
         if not dry_run:
-            changed = _move_with_index(store, record, into_archive=True, edit=edit)
+            changed = _move_with_index(store, record, into_archive=True, edit=edit,
+                                       run_id=run_id)
     return ArchiveResult(record, changed, dry_run)
 
 
@@ -191,7 +193,7 @@ def _changes(store: MemoryStore, edit: Callable[[str], str]) -> bool:
 
 
 def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: bool,
-                     edit: Callable[[str], str]) -> bool:
+                     edit: Callable[[str], str], run_id: str | None = None) -> bool:
     """Move the file, edit MEMORY.md (guarded: an editor's save since is never lost),
     append the log line; the caller holds the lock. A failure after the move puts
     everything back, or says exactly what is left. True if MEMORY.md changed."""
@@ -215,7 +217,7 @@ def _move_with_index(store: MemoryStore, record: ArchiveEvent, *, into_archive: 
     finally:
         store.notice_change()  # a watching index must not trust its silence now
     changelog.record_move(store.state_dir, store.folder(archived=into_archive) / record.file,
-                          record.action, writer=record.by, reason=record.reason)
+                          record.action, writer=record.by, reason=record.reason, run=run_id)
     journal.finish(store.state_dir, intent)
     return update is not None
 

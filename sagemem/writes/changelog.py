@@ -73,6 +73,8 @@ class Entry:
     bytes: int
     lines: int
     to: str | None = None
+    run: str | None = None
+    """The consolidation run that made the change (``dream run``), if one did."""
 
 
 def facts_of(data: bytes) -> Facts:
@@ -90,7 +92,8 @@ def stamp(now: datetime | None = None) -> str:
 
 
 def entry(file: str, op: str, *, writer: str, reason: str | None, before: Facts | None,
-          after: Facts | None, now: datetime | None = None, to: str | None = None) -> Entry:
+          after: Facts | None, now: datetime | None = None, to: str | None = None,
+          run: str | None = None) -> Entry:
     """The line for a change from ``before`` to ``after`` (None: absent)."""
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}")
@@ -100,20 +103,21 @@ def entry(file: str, op: str, *, writer: str, reason: str | None, before: Facts 
     return Entry(stamp(now), file, op, writer, said,
                  before.revision if before else None, after.revision if after else None,
                  (after.size if after else 0) - (before.size if before else 0),
-                 (after.lines if after else 0) - (before.lines if before else 0), to)
+                 (after.lines if after else 0) - (before.lines if before else 0), to, run)
 
 
 def record(state_dir: Path, file: str, op: str, *, writer: str, reason: str | None,
            before: Facts | None, after: Facts | None, now: datetime | None = None,
-           to: str | None = None) -> str | None:
+           to: str | None = None, run: str | None = None) -> str | None:
     """Append the line for one change; the caller holds the store lock. Never raises
     for the state directory: a warning is logged and returned instead (None: written)."""
     return _warned(append(state_dir, entry(file, op, writer=writer, reason=reason,
-                                           before=before, after=after, now=now, to=to)))
+                                           before=before, after=after, now=now, to=to,
+                                           run=run)))
 
 
 def record_write(state_dir: Path, file: str, op: str, *, writer: str, reason: str | None,
-                 replaced: bytes | None, written: bytes) -> str | None:
+                 replaced: bytes | None, written: bytes, run: str | None = None) -> str | None:
     """A write that put ``written`` where ``replaced`` was (None: created): keep the
     replaced bytes (``versions``) so ``revert`` can bring them back, then log it."""
     from .versions import keep
@@ -122,7 +126,7 @@ def record_write(state_dir: Path, file: str, op: str, *, writer: str, reason: st
     after = facts_of(written)
     kept = keep(state_dir, replaced) if replaced is not None and before != after else None
     logged = append(state_dir, entry(file, op, writer=writer, reason=reason, before=before,
-                                     after=after))
+                                     after=after, run=run))
     return _warned("; ".join(w for w in (kept, logged) if w) or None)
 
 
@@ -136,14 +140,14 @@ def record_index(folder: MemoryFolder, update: IndexUpdate, op: str, *, writer: 
 
 
 def record_move(state_dir: Path, path: Path, op: str, *, writer: str, reason: str | None,
-                renamed_from: str | None = None) -> str | None:
+                renamed_from: str | None = None, run: str | None = None) -> str | None:
     """A file moved, bytes unchanged (archive, restore, rename), now at ``path``: its
     revision before and after is the same, the change +0. A rename's line names the
     old name as ``file`` and the new one as ``to``."""
     facts = file_facts(path)
     file, to = (path.name, None) if renamed_from is None else (renamed_from, path.name)
     return record(state_dir, file, op, writer=writer, reason=reason, before=facts,
-                  after=facts, to=to)
+                  after=facts, to=to, run=run)
 
 
 def file_facts(path: Path) -> Facts | None:
@@ -302,19 +306,23 @@ def _entry_from(item: dict[str, Any]) -> Entry:
     texts = [item[k] for k in ("time", "file", "op", "writer", "reason")]
     optional = [item.get(k) for k in ("before", "after")]
     counts = [item[k] for k in ("bytes", "lines")]
-    to = item.get("to")
+    to, run = item.get("to"), item.get("run")
     if not (all(isinstance(t, str) for t in texts)
-            and all(r is None or isinstance(r, str) for r in (*optional, to))
+            and all(r is None or isinstance(r, str) for r in (*optional, to, run))
             and all(type(c) is int for c in counts)):
         raise TypeError("not a change log line")
     time, file, op, writer, reason = texts
     return Entry(time, file, op, writer, reason, optional[0], optional[1], counts[0],
-                 counts[1], to)
+                 counts[1], to, run)
 
 
 def entry_json(item: Entry) -> dict[str, Any]:
-    """The stable JSON shape of a line, as ``log --json`` prints it."""
-    return dict(vars(item))
+    """The stable JSON shape of a line, as ``log --json`` prints it; ``run`` only on the
+    lines a consolidation run wrote."""
+    shape = dict(vars(item))
+    if shape["run"] is None:
+        del shape["run"]
+    return shape
 
 
 def _with_md(name: str) -> str:

@@ -67,6 +67,7 @@ class _Attempt:
     reason: str | None
     writer: str
     conflict_kind: str | None
+    run_id: str | None = None
 
 
 def guarded_write(store: MemoryFolder, name: str, content: str | None,
@@ -75,7 +76,8 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
                   expected_fields: Mapping[str, object] | None = None,
                   reason: str | None = None, writer: str = "library",
                   conflict_kind: str | None = "stale_version", op: str | None = None,
-                  before_create: Callable[[str], None] | None = None) -> Memory:
+                  before_create: Callable[[str], None] | None = None,
+                  run_id: str | None = None) -> Memory:
     """``MemoryStore.write``: write ``content`` (or set ``fields``) if ``name`` is still
     at ``expected_revision``; a refusal is recorded, then raised.
 
@@ -88,7 +90,8 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
     refused before the file is made, so every surface creates the same way. A landed
     write gets its line in the change log (``changelog``), as ``op`` (default:
     ``create``, ``set`` for fields alone, else ``write``), and the bytes it replaced are
-    kept (``versions``).
+    kept (``versions``). ``run_id``: the consolidation run writing, named in the log
+    line and in a refusal's conflict record.
     """
     expected = _checked(content, expected_revision, fields, writer, conflict_kind)
     # Secrets never reach disk, the conflict queue or a log: redacted before the size
@@ -108,7 +111,8 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
             try:
                 data, file, replaced = _write_locked(
                     store, name, content, expected, fields, expected_fields, _Why(
-                        reason, writer, conflict_kind, _index_readable(store, before_create)))
+                        reason, writer, conflict_kind, _index_readable(store, before_create),
+                        run_id))
                 break
             except _MovedOn:  # an editor saved meanwhile: apply the fields to its text
                 if attempt == REAPPLY_ATTEMPTS - 1:
@@ -121,7 +125,8 @@ def guarded_write(store: MemoryFolder, name: str, content: str | None,
             add_index_line(store, file, indexfile.format_entry(
                 written.title, file, written.description))
         changelog.record_write(store.state_dir, file, op or _op(expected, content),
-                               writer=writer, reason=reason, replaced=replaced, written=data)
+                               writer=writer, reason=reason, replaced=replaced, written=data,
+                               run=run_id)
     store.notice_change()
     return written
 
@@ -163,6 +168,7 @@ class _Why:
     writer: str
     conflict_kind: str | None
     before_create: Callable[[str], None] | None = None
+    run_id: str | None = None
 
 
 class _MovedOn(Exception):
@@ -202,7 +208,8 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
     if text is not None:
         written = parse(text.encode("utf-8"), file)
         refuse_long_fields(file, written.name, written.description, current)
-    attempt = _Attempt(file, base, text, fields, why.reason, why.writer, why.conflict_kind)
+    attempt = _Attempt(file, base, text, fields, why.reason, why.writer, why.conflict_kind,
+                       why.run_id)
     if expected_fields is not None and current is not None:
         _refuse_changed_fields(store, attempt, current, expected_fields)
     _refuse_if_needed(store, attempt, current)
@@ -341,7 +348,8 @@ def _record(store: MemoryFolder, kind: str, attempt: _Attempt, current: Memory |
                           for k, v in attempt.fields.items()}
     return record_write_conflict(
         store, kind, attempt.file, writer=attempt.writer, reason=attempt.reason,
-        disk=(current.revision, current.text) if current else (None, None), mine=mine)
+        disk=(current.revision, current.text) if current else (None, None), mine=mine,
+        run_id=attempt.run_id)
 
 
 _MERGE_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t].*)?$", re.MULTILINE)

@@ -62,6 +62,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── LayerFull                a create at hard_cap_memories with nothing archivable
      ├── InvalidPlan              a consolidation plan that is not one (nothing applied)
      ├── RunInProgress            another consolidation run holds the folder's run lock
+     ├── RunNotUndoable           undoing a run that changed nothing or was undone already
      └── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
 """
 
@@ -617,6 +618,16 @@ class RunInProgress(SagememError):
         self.state_dir = state_dir
         super().__init__("another consolidation run is applying to this folder; nothing "
                          "was changed — wait for it, then run again")
+
+
+class RunNotUndoable(SagememError):
+    """A run that changed nothing (a report, a refused run) or was undone already."""
+
+    def __init__(self, run_id: str, status: str) -> None:
+        self.run_id, self.status = run_id, status
+        what = {"undone": "was undone already", "report": "was a report: it changed nothing",
+                "refused": "was refused: it changed nothing"}.get(status, f"is {status}")
+        super().__init__(f"run {run_id} {what}; nothing to undo")
 
 
 class PlannerFailed(SagememError):

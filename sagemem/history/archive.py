@@ -27,6 +27,7 @@ from ..errors import (
     NameCollision,
     NotArchived,
     SagememError,
+    StaleRevision,
     UnsafeFile,
     WriteFailed,
 )
@@ -59,8 +60,12 @@ class ArchiveResult:
 
 def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "library",
                    now: datetime | None = None, dry_run: bool = False,
-                   run_id: str | None = None) -> ArchiveResult:
+                   run_id: str | None = None,
+                   expected_revision: str | None = None) -> ArchiveResult:
     """Move a memory into ``archive/`` and drop its MEMORY.md line; ``reason`` is required.
+    With ``expected_revision`` (whole, or a prefix) a memory that moved on since is
+    refused (StaleRevision), checked under the lock: a planned archive of an edited
+    memory must not carry the edit away unseen.
 
     Raises MemoryNotFound, MemoryLocked (``locked: …``), NameCollision when archive/
     already holds that name; nothing changes then.
@@ -74,6 +79,8 @@ def archive_memory(store: MemoryStore, name: str, reason: str, *, by: str = "lib
         if file is None:
             raise MemoryNotFound(wanted, store.directory, archived=_archived(store, wanted))
         lstat_regular(store.directory / file)  # never move a symlink or a device
+        if expected_revision is not None:
+            _refuse_moved_on(store, file, expected_revision)
         _refuse_locked(store, file, "archive")
         _refuse_taken(store, file, into_archive=True)
         record = archive_log.event("archive", file, reason.strip(), by, record_time)
@@ -154,6 +161,12 @@ def _archived(store: MemoryStore, name: str) -> bool:
         return store.existing_name(name, archived=True) is not None
     except UnsafeFile:
         return False
+
+
+def _refuse_moved_on(store: MemoryStore, file: str, expected: str) -> None:
+    actual = store.get(file).revision
+    if not actual.startswith(expected):
+        raise StaleRevision(file, expected, actual)
 
 
 def _refuse_locked(store: MemoryStore, file: str, action: str) -> None:

@@ -56,9 +56,11 @@ from .manifest import verify_snapshot as verify_snapshot
 
 SNAPSHOTS_DIR = "snapshots"
 PARTIAL_SUFFIX = ".partial"
-KINDS = ("manual", "auto", "protection")
+KINDS = ("manual", "auto", "protection", "dream")
 """``auto``: made by another operation (``audit --fix``), rotated like ``manual``;
-``protection``: taken before a rollback, outside the rotation."""
+``protection``: taken before a rollback, outside the rotation; ``dream``: a
+consolidation run's rollback point, bound to its run id, rotated by ``dream`` itself
+(``dream_keep_runs``) so a run's undo never loses it to manual snapshots."""
 ROTATED_KINDS = ("manual", "auto")
 _ID = re.compile(r"\d{8}T\d{6}\.\d{6}Z")
 
@@ -289,26 +291,27 @@ def _snapshot_ids(store: MemoryStore) -> list[str]:
 
 # -- rotation ------------------------------------------------------------------------------
 
-def rotate_snapshots(store: MemoryStore, keep: int, *, spare: str | None = None
-                     ) -> tuple[str, ...]:
+def rotate_snapshots(store: MemoryStore, keep: int, *, spare: str | None = None,
+                     kinds: tuple[str, ...] = ROTATED_KINDS) -> tuple[str, ...]:
     """Remove the oldest manual/auto snapshots beyond the newest ``keep`` (0: none);
     protection snapshots, unreadable ones and ``spare`` are never removed. The caller
     holds the lock."""
-    doomed = rotation_victims(store, keep, spare=spare)
+    doomed = rotation_victims(store, keep, spare=spare, kinds=kinds)
     for snapshot_id in doomed:
         shutil.rmtree(snapshots_folder(store) / snapshot_id, ignore_errors=True)
     return tuple(doomed)
 
 
 def rotation_victims(store: MemoryStore, keep: int, *, spare: str | None = None,
-                     one_more: bool = False) -> tuple[str, ...]:
+                     one_more: bool = False,
+                     kinds: tuple[str, ...] = ROTATED_KINDS) -> tuple[str, ...]:
     """The ids ``rotate_snapshots`` would remove, oldest first (``one_more``: once one
     more snapshot is made, for a dry run); none when ``keep`` is 0 (keep all). A negative
     ``keep`` is a ValueError: it must never mean "remove them"."""
     _check_keep(keep)
     if keep == 0:
         return ()
-    rotated = [s.id for s in list_snapshots(store).snapshots if s.kind in ROTATED_KINDS]
+    rotated = [s.id for s in list_snapshots(store).snapshots if s.kind in kinds]
     room = keep - 1 if one_more else keep
     return tuple(i for i in rotated[:max(0, len(rotated) - room)] if i != spare)
 

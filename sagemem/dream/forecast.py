@@ -1,0 +1,135 @@
+"""What a plan would do to the folder, decided before anything is written.
+
+The same forecast serves a report (nothing changes: this *is* the answer) and an
+applying run (its loss ceiling is judged here, so a run over it is refused before its
+first write). Each operation is checked against the folder as it is: some refusals are
+final (an archive without a reason, a second operation on one file, a locked memory, a
+rewrite of a memory that does not exist); a stale revision or a create over an existing
+file is only *expected* to be refused — the guard decides when the run applies, and
+records both sides as a conflict then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..files.paths import INDEX_FILE, name_key
+from .apply import Outcome, change_of
+from .lines import LostLine, lost_lines, prior_line_count
+from .plan import Operation, Plan
+
+
+@dataclass(frozen=True)
+class Check:
+    """One operation judged against the folder: ``outcome`` is ``planned`` or
+    ``refused``; ``final`` refusals are never attempted."""
+
+    outcome: Outcome
+    final: bool = False
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The predicted run: each operation's check, the texts after, the lines lost."""
+
+    checks: tuple[Check, ...]
+    after: Mapping[str, str]
+    lost: tuple[LostLine, ...]
+    prior_lines: int
+    """Fact lines of the memories the plan rewrites, before: the ceiling's denominator."""
+    dropped: int
+    """Lines of those memories no active memory holds after (archived whole: not here)."""
+    worst: tuple[tuple[int, str, int], ...]
+    """(operation number, file, lines it drops), most first: named when refused."""
+
+    @property
+    def loss_share(self) -> float:
+        return self.dropped / self.prior_lines if self.prior_lines else 0.0
+
+
+def forecast(plan: Plan, before: Mapping[str, str], index_revision: str | None,
+             locked: frozenset[str]) -> Forecast:
+    """Judge ``plan`` against ``before`` (each live memory's text by file name), MEMORY.md's
+    revision and the locked names; ``after`` applies every operation not refused."""
+    on_disk = {name_key(f): f for f in before}
+    revisions = {f: _revision(t) for f, t in before.items()}
+    after = dict(before)
+    checks: list[Check] = []
+    seen: dict[str, int] = {}
+    for number, op in enumerate(plan.operations, 1):
+        file = on_disk.get(name_key(op.file), op.file)
+        refusal = _refusal(op, file, seen, revisions, index_revision, locked)
+        seen.setdefault(name_key(op.file), number)
+        if refusal is not None:
+            why, final = refusal
+            checks.append(Check(Outcome(number, op, "refused", why), final))
+            continue
+        size, lines = change_of(before.get(file) if op.op != "create" else None,
+                                None if op.op == "archive" else op.text)
+        checks.append(Check(Outcome(number, op, "planned", bytes=size, lines=lines)))
+        if op.file == INDEX_FILE:
+            continue
+        if op.op == "archive":
+            after.pop(file, None)
+        else:
+            assert op.text is not None
+            after[file] = op.text
+    return _with_losses(tuple(checks), before, after)
+
+
+def _revision(text: str) -> str:
+    from ..files.revision import revision_of
+
+    return revision_of(text.encode("utf-8"))
+
+
+def _refusal(op: Operation, file: str, seen: Mapping[str, int],
+             revisions: Mapping[str, str], index_revision: str | None,
+             locked: frozenset[str]) -> tuple[str, bool] | None:
+    """Why ``op`` will not land, and whether that is final; None: it is planned."""
+    if (earlier := seen.get(name_key(op.file))) is not None:
+        return f"operation {earlier} of this plan already changes {op.file}", True
+    if op.op == "archive" and not op.self_described:
+        return "an archive needs a reason (it is kept beside the file in archive.jsonl)", True
+    if op.file == INDEX_FILE:
+        return _stale(op, index_revision)
+    if op.op == "create":
+        if file in revisions:
+            return f"{file} already exists (the run records both sides as a conflict)", False
+        return None
+    if file not in revisions:
+        return f"there is no memory {op.file} to {op.op}", True
+    if op.op == "archive" and name_key(file) in locked:
+        return f"{file} is locked (sagemem unlock {file} to let it be archived)", True
+    return _stale(op, revisions[file])
+
+
+def _stale(op: Operation, revision: str | None) -> tuple[str, bool] | None:
+    assert op.revision is not None
+    if revision is not None and revision.startswith(op.revision):
+        return None
+    now = (revision or "missing")[:12]
+    return (f"{op.file} changed since the plan was made (planned at {op.revision[:12]}, now "
+            f"{now}); plan it again", False)
+
+
+def _with_losses(checks: tuple[Check, ...], before: Mapping[str, str],
+                 after: Mapping[str, str]) -> Forecast:
+    planned = [c.outcome for c in checks if c.outcome.status == "planned"]
+    rewritten = [o.operation.file for o in planned
+                 if o.operation.op == "rewrite" and o.operation.file != INDEX_FILE]
+    archived = [o.operation.file for o in planned if o.operation.op == "archive"]
+    lost = lost_lines(before, after, rewritten + archived, archived=archived)
+    return Forecast(checks, after, tuple(lost), prior_line_count(before, rewritten),
+                    sum(1 for line in lost if not line.archived), _worst(planned, lost))
+
+
+def _worst(planned: list[Outcome], lost: list[LostLine]) -> tuple[tuple[int, str, int], ...]:
+    dropped: dict[str, int] = {}
+    for line in lost:
+        if not line.archived:
+            dropped[line.file] = dropped.get(line.file, 0) + 1
+    ranked = [(o.number, o.operation.file, dropped[o.operation.file]) for o in planned
+              if o.operation.op == "rewrite" and dropped.get(o.operation.file)]
+    return tuple(sorted(ranked, key=lambda item: (-item[2], item[0])))

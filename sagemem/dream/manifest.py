@@ -1,0 +1,147 @@
+"""A run's manifest: the JSON a program reads and the Markdown a person reviews.
+
+Per operation the file, what was done, why, and the byte and line change; the operations
+refused and why; the audit before and after; and "Facts no longer present" — every prior
+line no active memory holds after the run, with its file and line number, computed by
+the diff (``lines``), never reported by the planner. A run cut short (killed, or a
+planner whose answer was truncated) says so on the report's first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..audit.report import AuditReport
+from ..config import JSON_VERSION
+from ..files.controls import visible
+from .apply import Outcome
+from .lines import LostLine
+
+UNDO = "sagemem dream undo {run}"
+
+
+def audit_summary(report: AuditReport) -> dict[str, Any]:
+    """The audit's counts: problems, hints, and problems by category."""
+    by_category: dict[str, int] = {}
+    for finding in report.findings:
+        by_category[finding.category] = by_category.get(finding.category, 0) + 1
+    return {"problems": sum(1 for f in report.findings if f.severity == "problem"),
+            "hints": sum(1 for f in report.findings if f.severity != "problem"),
+            "by_category": dict(sorted(by_category.items()))}
+
+
+def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
+          finished: str, outcomes: Sequence[Outcome], lost: Iterable[LostLine],
+          loss_share: float, ceiling: float, prior_lines: int, snapshot: str | None,
+          audit_before: Mapping[str, Any], audit_after: Mapping[str, Any] | None,
+          notes: Sequence[str] = (), cut_short: str | None = None,
+          changed: Mapping[str, str | None] | None = None,
+          worst: Sequence[tuple[int, str, int]] = ()) -> dict[str, Any]:
+    """The manifest of one run (``status``: report, refused, applied, interrupted)."""
+    items = [o.to_json() for o in outcomes]
+    lost_lines = [line.to_json() for line in lost]
+    return {
+        "version": JSON_VERSION, "run_id": run_id, "planner": planner, "mode": mode,
+        "status": status, "cut_short": cut_short, "started": started, "finished": finished,
+        "snapshot": snapshot,
+        "undo": UNDO.format(run=run_id) if snapshot else None,
+        "operations": items,
+        "applied": [i for i in items if i["status"] == "applied"],
+        "planned": [i for i in items if i["status"] == "planned"],
+        "refused": [i for i in items if i["status"] == "refused"],
+        "deleted_facts": lost_lines,
+        "loss_share": round(loss_share, 4), "loss_ceiling": round(ceiling, 4),
+        "prior_lines": prior_lines,
+        "dropped_lines": sum(1 for line in lost_lines if not line["archived"]),
+        "worst": [{"number": n, "file": f, "lines": c} for n, f, c in worst],
+        "audit": {"before": dict(audit_before),
+                  "after": None if audit_after is None else dict(audit_after)},
+        "changed": dict(changed or {}),
+        "notes": list(notes),
+    }
+
+
+def render(manifest: Mapping[str, Any]) -> str:
+    """The Markdown report: what a person reviewing the folder in git reads."""
+    out: list[str] = []
+    if manifest.get("cut_short"):
+        out += [f"> **Cut short:** {visible(manifest['cut_short'])}", ""]
+    run = manifest["run_id"]
+    out += [f"# Consolidation run {run}", "",
+            f"Planner: {visible(manifest['planner'])} · {_mode_line(manifest)}", ""]
+    if manifest.get("snapshot"):
+        out += [f"Rollback point: snapshot {manifest['snapshot']} · undo: "
+                f"`{manifest['undo']}`", ""]
+    out += _operations(manifest)
+    out += _refused(manifest)
+    out += _facts(manifest)
+    out += _audit(manifest)
+    if manifest.get("notes"):
+        out += ["## Notes", ""] + [f"- {visible(n)}" for n in manifest["notes"]] + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _mode_line(m: Mapping[str, Any]) -> str:
+    counts = (f"{len(m['applied'])} applied, {len(m['planned'])} planned, "
+              f"{len(m['refused'])} refused")
+    share = f"loss {m['loss_share']:.1%} of {m['prior_lines']} rewritten lines " \
+            f"(ceiling {m['loss_ceiling']:.0%})"
+    return f"{_STATUS[m['status']]} · {counts} · {share}"
+
+
+_STATUS = {"report": "report only: nothing in the folder changed",
+           "refused": "refused before any write: nothing in the folder changed",
+           "applied": "applied", "interrupted": "interrupted before it finished",
+           "undone": "applied, then undone"}
+
+
+def _operations(m: Mapping[str, Any]) -> list[str]:
+    done = m["applied"] or m["planned"]
+    if not done:
+        return ["No operation " + ("was applied." if m["mode"] == "apply" else "is planned."),
+                ""]
+    title = "Applied" if m["applied"] else "Planned"
+    out = [f"## {title} ({len(done)})", "", "| # | op | file | kind | bytes | lines | reason |",
+           "|---|---|---|---|---|---|---|"]
+    for item in done:
+        reason = item["reason"] or "*not self-described*"
+        out.append(f"| {item['number']} | {item['op']} | {_cell(item['file'])} | "
+                   f"{item['kind']} | {item['bytes']:+d} | {item['lines']:+d} | "
+                   f"{_cell(reason)} |")
+    return [*out, ""]
+
+
+def _refused(m: Mapping[str, Any]) -> list[str]:
+    if not m["refused"]:
+        return []
+    out = [f"## Refused ({len(m['refused'])})", ""]
+    for item in m["refused"]:
+        record = f" (conflict {item['conflict_id']})" if item.get("conflict_id") else ""
+        out.append(f"- {item['number']}. {item['op']} {visible(item['file'])}: "
+                   f"{visible(item.get('why') or '')}{record}")
+    return [*out, ""]
+
+
+def _facts(m: Mapping[str, Any]) -> list[str]:
+    lost = m["deleted_facts"]
+    out = [f"## Facts no longer present ({len(lost)})", ""]
+    if not lost:
+        return [*out, "Every prior line is still held by an active memory.", ""]
+    for item in lost:
+        where = " (archived whole: still in archive/)" if item["archived"] else ""
+        out.append(f"- `{visible(item['file'])}:{item['line']}`{where} — "
+                   f"{visible(item['text'])}")
+    return [*out, ""]
+
+
+def _audit(m: Mapping[str, Any]) -> list[str]:
+    before, after = m["audit"]["before"], m["audit"]["after"]
+    line = f"Before: {before['problems']} problems, {before['hints']} hints"
+    if after is not None:
+        line += f" · after: {after['problems']} problems, {after['hints']} hints"
+    return ["## Audit", "", line, ""]
+
+
+def _cell(text: str) -> str:
+    return visible(text).replace("|", "\\|")

@@ -1,0 +1,240 @@
+"""``dream run``: a plan reported, or applied after a rollback point, with its manifest.
+
+Without ``apply`` nothing in the folder changes: the forecast is the report, kept in
+the state directory. An applying run is refused whole, before any write, when its
+rewrites would leave more than the ceiling's share of their prior lines absent from
+every active memory (``allow_loss`` lifts it). Otherwise, holding the run lock, it takes
+a snapshot bound to its run id (the rollback point ``dream undo`` returns to), records
+that it is applying, applies each operation as a guarded write, appending each to the
+run's progress as it lands, then diffs the folder against the rollback point: the
+manifest's "Facts no longer present" is that diff, never the planner's account. The
+Markdown manifest also lands in the memory folder's ``dream/`` — outside every search,
+injection and audit, which read only the folder's top level — where a person reviewing
+the folder in git sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..audit.report import audit
+from ..config import Settings
+from ..errors import SagememError
+from ..files.atomic import atomic_write, make_folder
+from ..files.memory import decode
+from ..files.paths import INDEX_FILE, safe_read
+from ..history import journal
+from ..history.locks import locked_names
+from ..history.snapshots import create_snapshot, rotate_snapshots
+from ..store import MemoryStore
+from . import manifest as manifests
+from . import runs
+from .apply import Outcome, apply_operation
+from .forecast import Check, Forecast, forecast
+from .lines import lost_lines
+from .plan import Plan
+
+FOLDER_REPORTS = "dream"
+"""The memory folder's subfolder for the Markdown manifests of applied runs."""
+SNAPSHOT_KIND = "dream"
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A finished run: its manifest (the JSON ``dream show`` prints) and its report."""
+
+    manifest: Mapping[str, Any]
+    text: str
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest["run_id"])
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest["status"])
+
+
+def read_texts(store: MemoryStore) -> tuple[dict[str, str], list[str]]:
+    """Every live memory's text by file name, and a note for each that cannot be read
+    (it is neither planned over nor counted: never guessed at)."""
+    texts: dict[str, str] = {}
+    notes: list[str] = []
+    for name in store.files():
+        try:
+            texts[name] = decode(safe_read(store.directory, name,
+                                           max_bytes=store.max_bytes).data, name)
+        except SagememError as exc:
+            notes.append(f"{name} left out: {exc}")
+    return texts, notes
+
+
+def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool = False,
+              allow_loss: bool = False, now: datetime | None = None,
+              notes: Sequence[str] = (), cut_short: str | None = None) -> RunReport:
+    """Report on ``plan`` or, with ``apply``, carry it out (see the module doc).
+    ``cut_short``: why the plan itself is incomplete (a truncated planner), said first."""
+    from .recover import finish_interrupted
+
+    store.require_directory()
+    finish_interrupted(store)
+    started = _utc(now)
+    run_id = runs.new_run_id(started)
+    before, unread = read_texts(store)
+    index_revision = store.read_index()[1]
+    predicted = forecast(plan, before, index_revision, locked_names(store))
+    ceiling = settings.dream_max_loss_percent / 100
+    audit_before = manifests.audit_summary(audit(store))
+    run = runs.create_run(store.state_dir, run_id)
+    runs.write_text(run, runs.PLAN_FILE, plan.dumps())
+    common: dict[str, Any] = dict(run_id=run_id, planner=plan.planner, started=started.isoformat(),
+                                  ceiling=ceiling, audit_before=audit_before,
+                                  notes=[*plan.notes, *notes, *unread], cut_short=cut_short)
+    if not apply:
+        return _finish(store, run, _forecast_manifest(predicted, "report", "report", common),
+                       in_folder=False)
+    if predicted.loss_share > ceiling and not allow_loss:
+        return _finish(store, run, _refused(predicted, common), in_folder=False)
+    with runs.run_lock(store.state_dir):
+        return _apply(store, settings, run, plan, predicted, common)
+
+
+def _forecast_manifest(predicted: Forecast, mode: str, status: str,
+                       common: Mapping[str, Any]) -> dict[str, Any]:
+    return manifests.build(**common, mode=mode, status=status, finished=_utc(None).isoformat(),
+                           outcomes=[c.outcome for c in predicted.checks],
+                           lost=predicted.lost, loss_share=predicted.loss_share,
+                           prior_lines=predicted.prior_lines, snapshot=None,
+                           audit_after=None, worst=predicted.worst)
+
+
+def _refused(predicted: Forecast, common: Mapping[str, Any]) -> dict[str, Any]:
+    item = _forecast_manifest(predicted, "apply", "refused", common)
+    worst = ", ".join(f"operation {n} ({f}: {c} lines)" for n, f, c in predicted.worst[:3])
+    item["notes"].insert(0, (
+        f"Refused: the rewrites would leave {predicted.loss_share:.1%} of their "
+        f"{predicted.prior_lines} prior lines absent from every active memory, over the "
+        f"{item['loss_ceiling']:.0%} ceiling; worst: {worst}. Nothing was written. Review "
+        "the facts below; run again with --allow-loss to apply anyway."))
+    return item
+
+
+def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Plan,
+           predicted: Forecast, common: Mapping[str, Any]) -> RunReport:
+    journal.require_none_pending(store.state_dir)  # a half-done archive must be finished
+    snapshot = create_snapshot(store, kind=SNAPSHOT_KIND, run_id=run.run_id,
+                               label=f"before dream run {run.run_id}",
+                               reason=f"rollback point of consolidation run {run.run_id}")
+    runs.write_json(run, runs.STATUS_FILE, {"status": "applying", "snapshot": snapshot.id,
+                                            "started": common["started"],
+                                            "operations": len(plan.operations),
+                                            "audit_before": common["audit_before"],
+                                            "ceiling": common["ceiling"],
+                                            "notes": common["notes"]})
+    before, _ = read_texts(store)  # as the rollback point holds it
+    index_before = store.read_index()[0]
+    outcomes: list[Outcome] = []
+    for check in sorted(predicted.checks, key=_index_first):
+        outcome = check.outcome
+        if not check.final:
+            outcome = apply_operation(store, outcome.number, outcome.operation,
+                                      run_id=run.run_id, before={**before,
+                                                                 INDEX_FILE: index_before})
+            if outcome.status == "applied":
+                runs.append_progress(run, outcome.to_json())
+        outcomes.append(outcome)
+    outcomes.sort(key=lambda o: o.number)
+    item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
+                  status="applied")
+    _rotate(store, settings.dream_keep_runs, snapshot.id)
+    return _finish(store, run, item, in_folder=True)
+
+
+def _index_first(check: Check) -> tuple[bool, int]:
+    """MEMORY.md's rewrite goes first: every archive and create of the run edits
+    MEMORY.md too, and would leave the rewrite's planned revision behind."""
+    return check.outcome.operation.file != INDEX_FILE, check.outcome.number
+
+
+def settle(store: MemoryStore, run: runs.RunFolder, outcomes: Sequence[Outcome],
+           before: Mapping[str, str], index_before: str, snapshot_id: str,
+           common: Mapping[str, Any], *, status: str) -> dict[str, Any]:
+    """The manifest of applied operations, from the diff of ``before`` and the folder now."""
+    after, _ = read_texts(store)
+    applied = [o for o in outcomes if o.status == "applied"]
+    touched = [o.operation.file for o in applied if o.operation.file != INDEX_FILE]
+    archived = [o.operation.file for o in applied if o.operation.op == "archive"]
+    rewritten = [o.operation.file for o in applied if o.operation.op == "rewrite"
+                 and o.operation.file != INDEX_FILE]
+    lost = lost_lines(before, after, touched, archived=archived)
+    from .lines import prior_line_count
+
+    prior = prior_line_count(before, rewritten)
+    dropped = sum(1 for line in lost if not line.archived)
+    changed = _changed(store, before, after, index_before, touched)
+    return manifests.build(**common, mode="apply", status=status,
+                           finished=_utc(None).isoformat(), outcomes=outcomes, lost=lost,
+                           loss_share=dropped / prior if prior else 0.0, prior_lines=prior,
+                           snapshot=snapshot_id,
+                           audit_after=manifests.audit_summary(audit(store)),
+                           changed=changed)
+
+
+def _changed(store: MemoryStore, before: Mapping[str, str], after: Mapping[str, str],
+             index_before: str, touched: Sequence[str]) -> dict[str, str | None]:
+    """Each file the run changed and its revision after (None: no longer in the folder):
+    what ``dream undo`` checks a file against before it puts the old bytes back."""
+    from ..files.revision import revision_of
+
+    def rev(text: str | None) -> str | None:
+        return None if text is None else revision_of(text.encode("utf-8"))
+
+    changed = {f: rev(after.get(f)) for f in sorted(set(touched))
+               if rev(before.get(f)) != rev(after.get(f))}
+    index_now, index_revision = store.read_index()
+    if index_now != index_before:
+        changed[INDEX_FILE] = index_revision
+    return changed
+
+
+def _rotate(store: MemoryStore, keep: int, spare: str) -> None:
+    with store.locked():
+        rotate_snapshots(store, keep, spare=spare, kinds=(SNAPSHOT_KIND,))
+
+
+def _finish(store: MemoryStore, run: runs.RunFolder, item: dict[str, Any], *,
+            in_folder: bool) -> RunReport:
+    """Write the manifest (JSON and Markdown) to the run's folder and, for a run that
+    changed the folder, the Markdown to the memory folder's ``dream/``."""
+    text = manifests.render(item)
+    if in_folder:
+        problem = write_folder_report(store.directory, run.run_id, text)
+        if problem:
+            item["notes"].append(problem)
+            text = manifests.render(item)
+    runs.write_json(run, runs.MANIFEST_FILE, item)
+    runs.write_text(run, runs.REPORT_FILE, text)
+    runs.write_json(run, runs.STATUS_FILE, {"status": item["status"],
+                                            "snapshot": item.get("snapshot")})
+    return RunReport(item, text)
+
+
+def write_folder_report(directory: Path, run_id: str, text: str) -> str | None:
+    """``dream/<run id>.md`` in the memory folder; a note (not an error) when it cannot
+    be written there — the run's own copy is in the state directory."""
+    folder = directory / FOLDER_REPORTS
+    try:
+        make_folder(folder, parents=False)
+        atomic_write(folder / f"{run_id}.md", text.encode("utf-8"), create=False)
+    except SagememError as exc:
+        return f"the report could not be written to the folder's {FOLDER_REPORTS}/ ({exc}); " \
+               "it is kept in the state directory"
+    return None
+
+
+def _utc(now: datetime | None) -> datetime:
+    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc)

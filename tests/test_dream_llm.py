@@ -114,6 +114,17 @@ def test_report_mode_plan_is_the_json_in_the_final_answer(store: MemoryStore,
     assert (result.truncated, result.requests) == (False, 1)
 
 
+def test_a_fenced_plan_may_rewrite_a_memory_holding_a_code_fence(
+        store: MemoryStore, llm_server: ScriptedLlm) -> None:
+    alice = store.get("user_alice.md")
+    text = alice.text + "```bash\nmake deploy\n```\n"
+    operation = {"op": "rewrite", "file": "user_alice.md", "revision": alice.revision,
+                 "text": text, "reason": "add the command"}
+    llm_server.script = [answer("```json\n" + json.dumps({"operations": [operation]},
+                                                          indent=1) + "\n```")]
+    assert plan(store, llm_server).plan.operations[0].text == text
+
+
 def test_an_answer_with_no_plan_fails(store: MemoryStore, llm_server: ScriptedLlm) -> None:
     llm_server.script = [answer("I think the folder looks fine.")]
     with pytest.raises(PlannerFailed, match="holds no plan"):

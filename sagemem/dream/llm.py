@@ -85,7 +85,10 @@ you are done, answer with one short line (do not repeat the queued operations)."
 RETRY_PROMPT = ("Your answer was cut off at the length limit. Send again only the plan "
                 "JSON, or only the one tool call, nothing else.")
 
-_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
+# The closing fence starts a line: a JSON string holds no raw newline, so a memory's own
+# ``` (escaped inside a "text") cannot end the block early.
+_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```",
+                    re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)

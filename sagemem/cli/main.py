@@ -41,6 +41,7 @@ COMMANDS = {
     **dict.fromkeys(("rollback", "recover"), "snapshot"),
     **dict.fromkeys(("archive", "restore", "purge", "lock", "unlock", "locks"), "archive"),
     **dict.fromkeys(("audit", "watch"), "audit"),
+    "dream": "dream",
     **dict.fromkeys(("index", "eval"), "engine"),
     "config": "memories",
     **dict.fromkeys(("ledger", "use", "session", "task"), "agent"),

@@ -1,0 +1,69 @@
+"""Which planner makes a run's plan: ``tidy`` (deterministic), ``llm`` (an
+OpenAI-compatible endpoint) or a plan file someone — an agent, a person — wrote.
+
+Every surface (CLI, MCP, library) picks a planner through ``make_plan``, so a plan is
+the same whoever asked for it, and a planner that cannot plan fails here, before a run
+begins: never a silent fallback to another one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import InvalidPlan
+from ..files.paths import read_regular
+from ..store import MemoryStore
+from .plan import MAX_PLAN_BYTES, Plan, loads
+
+PLANNERS = ("tidy", "llm")
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A plan, and why it is incomplete when it is (``cut_short``: a truncated model)."""
+
+    plan: Plan
+    cut_short: str | None = None
+
+
+def make_plan(store: MemoryStore, settings: Settings, planner: str, *, apply: bool,
+              today: date, env: Mapping[str, str] | None = None) -> Planned:
+    """The plan of ``planner``: ``tidy``, ``llm``, or the path of a plan file."""
+    if planner == "tidy":
+        from .tidy import plan as tidy_plan
+
+        return Planned(tidy_plan(store, settings, today))
+    if planner == "llm":
+        return _llm_plan(store, settings, apply=apply, today=today, env=env)
+    return Planned(read_plan_file(Path(planner)))
+
+
+def read_plan_file(path: Path) -> Plan:
+    """A plan file, through the safe read path (no link followed, its size bounded)."""
+    from ..errors import SagememError
+
+    try:
+        data = read_regular(path, MAX_PLAN_BYTES).data
+    except SagememError as exc:
+        raise InvalidPlan(f"{path} cannot be read ({exc})") from None
+    return loads(data, planner=path.name)
+
+
+def _llm_plan(store: MemoryStore, settings: Settings, *, apply: bool, today: date,
+              env: Mapping[str, str] | None) -> Planned:
+    from .brief import build_brief
+    from .llm import plan_with_llm
+
+    brief = build_brief(store, settings, today).as_text()
+    answer = plan_with_llm(store, settings, apply=apply, brief=brief, env=env)
+    plan = Plan(answer.plan.operations, answer.plan.planner,
+                (*answer.plan.notes, *answer.notes))
+    cut = None
+    if answer.truncated:
+        cut = ("the model's answer was cut off at its length limit three times; the plan "
+               "holds only the operations it completed")
+    return Planned(plan, cut)

@@ -9,7 +9,7 @@ is a result, not an error, so it needs fields for the conflict and both revision
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..files.controls import visible, visible_name
 
@@ -117,6 +117,29 @@ class AuditOutcome:
     problems: int
     hints: int
     findings: tuple[AuditFinding, ...]
+
+
+@dataclass(frozen=True)
+class DreamBrief:
+    """What to tidy and the plan format (``dream/brief.py``), and the same as text."""
+
+    brief: dict[str, Any]
+    text: str
+
+
+@dataclass(frozen=True)
+class DreamOutcome:
+    """A consolidation run (``dream run``'s manifest, its essentials) and its report."""
+
+    run_id: str
+    status: str
+    applied: list[dict[str, Any]]
+    planned: list[dict[str, Any]]
+    refused: list[dict[str, Any]]
+    deleted_facts: list[dict[str, Any]]
+    loss_share: float
+    undo: str | None
+    report: str
 
 
 # -- the text the model reads ---------------------------------------------------------------
@@ -238,3 +261,11 @@ def audit_text(outcome: AuditOutcome) -> str:
               f"{f.category}  "
               f"{visible(f.message)}" for f in outcome.findings]
     return "\n".join(lines)
+
+
+def dream_brief_text(outcome: DreamBrief) -> str:
+    return outcome.text
+
+
+def dream_text(outcome: DreamOutcome) -> str:
+    return outcome.report

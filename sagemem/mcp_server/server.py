@@ -56,6 +56,7 @@ RENDER: Mapping[str, Callable[[Any], str]] = {
     "create_memory": outputs.write_text, "archive_memory": outputs.archive_text,
     "list_memories": outputs.list_text, "list_conflicts": outputs.conflicts_text,
     "record_use": outputs.use_text, "audit": outputs.audit_text,
+    "dream_plan": outputs.dream_brief_text, "dream_apply": outputs.dream_text,
 }
 
 

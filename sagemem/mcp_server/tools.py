@@ -15,7 +15,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -47,6 +47,8 @@ from .answers import (
     same_title,
 )
 from .arguments import field_values, new_text
+from .consolidation import ConsolidationTools
+from .hints import hints
 from .outputs import (
     ArchiveOutcome,
     AuditFinding,
@@ -65,23 +67,6 @@ is indexed (with a notice): the server catches up in the background meanwhile.""
 CATCH_UP_SLICE_S = 0.25
 """One slice of the background catch-up; tool calls queue behind at most this long."""
 Mode = Literal["lexical", "semantic", "hybrid"]
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Hints:
-    """MCP tool annotations: ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``."""
-
-    def __init__(self, *, read_only: bool, destructive: bool = False,
-                 idempotent: bool = False) -> None:
-        self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
-
-
-def hints(**kwargs: bool) -> Callable[[F], F]:
-    """Mark a method as a tool, with its annotations."""
-    def mark(fn: F) -> F:
-        fn.__dict__["mcp_hints"] = Hints(**kwargs)
-        return fn
-    return mark
 
 
 Name = Annotated[str, Field(description="The memory's file name, e.g. user_pets.md "
@@ -90,7 +75,7 @@ Reason = Annotated[str | None, Field(description="Why you make this change, in a
                                                  "kept with a refused write's conflict.")]
 
 
-class MemoryTools:
+class MemoryTools(ConsolidationTools):
     """The tools over one store. One instance per server; its methods run one at a time
     on one thread (``server.py``), as the store's SQLite connections require."""
 
@@ -406,7 +391,7 @@ class MemoryTools:
 
 TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
               "create_memory", "archive_memory", "list_memories", "list_conflicts",
-              "record_use", "audit")
+              "record_use", "audit", "dream_plan", "dream_apply")
 
 
 def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:

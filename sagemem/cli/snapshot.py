@@ -189,20 +189,31 @@ def rollback_(
 @app.command()
 def recover(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Finish the operations a killed sagemem left half done (a rollback, an archive, a
-    restore or a purge): each is completed and gets its log line. Safe to run any time."""
+    restore or a purge): each is completed and gets its log line; a consolidation run
+    killed mid-way gets its manifest (`sagemem dream undo RUN` then takes it back).
+    Safe to run any time."""
+    from ..dream.recover import finish_interrupted
     from ..history.recover import recover as recover_pending
     from ..history.rollback import report_json
 
-    done = recover_pending(ctx.obj.store(warn_pending=False))
+    store = ctx.obj.store(warn_pending=False)
+    done = recover_pending(store)
+    runs = finish_interrupted(store)
     if as_json:
         echo_json({"version": JSON_VERSION, "recovered": [
             {"operation": r.operation, "subject": r.subject, "outcome": r.outcome,
              "detail": r.detail, "intent": r.intent_id,
-             "rollback": report_json(r.rollback) if r.rollback else None} for r in done]})
+             "rollback": report_json(r.rollback) if r.rollback else None} for r in done],
+            "dream_runs": [vars(r) for r in runs]})
     else:
-        echo_lines([f"{r.outcome:<11} {r.operation} of {r.subject}: {r.detail}" for r in done]
-                   or ["nothing to recover"])
-    if any(r.outcome in ("needs_you", "failed") for r in done):
+        lines = [f"{r.outcome:<11} {r.operation} of {r.subject}: {r.detail}" for r in done]
+        lines += [f"{'failed' if r.problem else 'reported':<11} dream run {r.run_id}: "
+                  + (r.problem or f"interrupted after {r.applied} of {r.planned} operations; "
+                                  f"its manifest is written "
+                                  f"({ctx.obj.command('dream', 'undo', r.run_id)} takes it "
+                                  "back)") for r in runs]
+        echo_lines(lines or ["nothing to recover"])
+    if any(r.outcome in ("needs_you", "failed") for r in done) or any(r.problem for r in runs):
         raise typer.Exit(1)
 
 

@@ -81,8 +81,10 @@ _EN_STEP = {"last": -1, "this": 0, "next": 1}
 
 _ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
               "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_NUMBER = (r"(?<![0-9一二两三四五六七八九十百千万几])"
-              r"(?P<n>[0-9]{1,3}|[一二两三四五六七八九十]{1,3})")
+# Not inside a longer number (十三天前 is 13, not 3), but 上周五三天前 is two phrases: a
+# rewrite ends 上周五 in 日, and a second pass must find what the first found.
+_ZH_NOT_IN_A_NUMBER = r"(?:(?<=[周期拜][一二三四五六])|(?<![0-9一二两三四五六七八九十百千万几]))"
+_ZH_NUMBER = _ZH_NOT_IN_A_NUMBER + r"(?P<n>[0-9]{1,3}|[一二两三四五六七八九十]{1,3})"
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _ZH_WEEK_WORD = r"(?:个)?(?:周|星期|礼拜)"
 _ZH_STEP = {"上": -1, "本": 0, "这": 0, "下": 1}
@@ -167,7 +169,7 @@ _ZH_RULES: tuple[_Rule, ...] = (
     ("zh", r"去年" + _ZH_NOT_A_YEAR, _fixed("year", -1)),
     ("zh", r"今年" + _ZH_NOT_A_YEAR, _fixed("year", 0)),
     ("zh", r"明年" + _ZH_NOT_A_YEAR, _fixed("year", 1)),
-    ("zh", r"(?<![0-9一二两三四五六七八九十])前年" + _ZH_NOT_A_YEAR, _fixed("year", -2)),
+    ("zh", _ZH_NOT_IN_A_NUMBER + r"前年" + _ZH_NOT_A_YEAR, _fixed("year", -2)),
     ("zh", rf"{_ZH_NUMBER}天前(?!往)", _zh_ago("day")),
     ("zh", rf"{_ZH_NUMBER}{_ZH_WEEK_WORD}前(?!往)", _zh_ago("week")),
     ("zh", rf"{_ZH_NUMBER}个月前(?!往)", _zh_ago("month")),

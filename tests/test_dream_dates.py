@@ -96,13 +96,16 @@ CHINESE = [
     ("3个星期前", "2026-02-16 那周"),
     ("两个月前", "2026年1月"),
     ("三个月前", "2025年12月"),
+    ("十年前年轻的时候", "2016年年轻的时候"),
+    ("上周天气好", "2026-03-02 那周天气好"),
+    ("然后天出发", "然后天出发"),
 ]
 
 NOT_DATES = [
     "a few days ago", "recently", "on Monday", "last weekend", "yesterdays",
     "yesterday's notes", "today-only", "x-yesterday", "1,000 days ago", "weekly",
     "上周期", "这周围", "上周末", "然后天气", "之前天气", "几天前", "三四天前", "周一",
-    "前往", "年轻",
+    "前往", "年轻", "上周五三天前",
 ]
 
 
@@ -158,7 +161,8 @@ def test_phrase_already_pinned_by_a_date_stays() -> None:
 
 def test_fenced_code_blocks_are_untouched() -> None:
     text = "```\nyesterday\n```\n~~~~ sh\nlast week\n~~~~\nyesterday"
-    assert absolute_dates(text, SUNDAY) == "```\nyesterday\n```\n~~~~ sh\nlast week\n~~~~\non 2026-03-14"
+    assert absolute_dates(text, SUNDAY) == (
+        "```\nyesterday\n```\n~~~~ sh\nlast week\n~~~~\non 2026-03-14")
 
 
 def test_an_unclosed_fence_protects_to_the_end() -> None:
@@ -178,12 +182,14 @@ def test_urls_and_link_targets_are_untouched() -> None:
 
 def test_frontmatter_at_the_top_is_untouched() -> None:
     text = "---\ndescription: met yesterday\n---\nmet yesterday\n"
-    assert absolute_dates(text, SUNDAY) == "---\ndescription: met yesterday\n---\nmet on 2026-03-14\n"
+    assert absolute_dates(text, SUNDAY) == (
+        "---\ndescription: met yesterday\n---\nmet on 2026-03-14\n")
 
 
 def test_crlf_line_endings_are_kept() -> None:
     text = "# Log\r\n\r\n- met yesterday\r\n- 上周搬家\r\n"
-    assert absolute_dates(text, SUNDAY) == "# Log\r\n\r\n- met on 2026-03-14\r\n- 2026-03-02 那周搬家\r\n"
+    assert absolute_dates(text, SUNDAY) == (
+        "# Log\r\n\r\n- met on 2026-03-14\r\n- 2026-03-02 那周搬家\r\n")
 
 
 def test_text_without_a_phrase_is_returned_unchanged() -> None:

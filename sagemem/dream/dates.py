@@ -81,15 +81,19 @@ _EN_STEP = {"last": -1, "this": 0, "next": 1}
 
 _ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
               "六": 6, "七": 7, "八": 8, "九": 9}
-# Not inside a longer number (十三天前 is 13, not 3), but 上周五三天前 is two phrases: a
-# rewrite ends 上周五 in 日, and a second pass must find what the first found.
-_ZH_NOT_IN_A_NUMBER = r"(?:(?<=[周期拜][一二三四五六])|(?<![0-9一二两三四五六七八九十百千万几]))"
-_ZH_NUMBER = _ZH_NOT_IN_A_NUMBER + r"(?P<n>[0-9]{1,3}|[一二两三四五六七八九十]{1,3})"
+# Not inside a longer number (1000天前 is not 0 days) nor a date (a rewrite's 2026-03-31
+# before 周前 is not 31 weeks)
+_ZH_NUMBER = (r"(?<![-0-9一二两三四五六七八九十百千万几])"
+              r"(?P<n>[0-9]{1,3}|[一二两三四五六七八九十]{1,3})")
+# 上周五三天前 is unclear, and rewriting 上周五 alone would end it in 日, making the 三天前
+# the first pass left (after 五) a phrase to the second: a week word never precedes a numeral
+_ZH_NO_NUMERAL_AFTER = r"(?![0-9一二两三四五六七八九十])"
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _ZH_WEEK_WORD = r"(?:个)?(?:周|星期|礼拜)"
 _ZH_STEP = {"上": -1, "本": 0, "这": 0, "下": 1}
-# 上周期 (the last cycle), 这周围 (around here), 上周末 (a weekend, not a week)
-_ZH_NOT_A_WEEK = r"(?![期末围边])"
+# 上周期 (the last cycle), 这周围 (around here), 上周末 (a weekend, not a week); 上周日 is
+# a day, and 上周天 one unless it is 上周 + 天气
+_ZH_NOT_A_WEEK = r"(?![期末围边日])" + _ZH_NO_NUMERAL_AFTER
 # 年轻 (young), 年纪/年龄 (age): 前年轻 is 前 + 年轻
 _ZH_NOT_A_YEAR = r"(?![轻纪龄])"
 # 天气, 天空, 天色: 然后天气 is 然后 + 天气, 之前天气 is 之前 + 天气
@@ -160,8 +164,8 @@ _ZH_RULES: tuple[_Rule, ...] = (
     ("zh", r"(?<![提之以目当眼跟面向])前天" + _ZH_NOT_A_DAY, _day(-2)),
     ("zh", r"(?<![说聪光证发表透])明天", _day(1)),
     ("zh", r"(?<![然先之以最落])后天" + _ZH_NOT_A_DAY + r"(?!性)", _day(2)),
-    ("zh", rf"(?P<step>[上下本这]){_ZH_WEEK_WORD}(?P<weekday>[一二三四五六日天])",
-     _zh_step_weekday),
+    ("zh", rf"(?P<step>[上下本这]){_ZH_WEEK_WORD}(?P<weekday>[一二三四五六日天])"
+           rf"{_ZH_NOT_A_DAY}{_ZH_NO_NUMERAL_AFTER}", _zh_step_weekday),
     ("zh", rf"(?P<step>[上下本这]){_ZH_WEEK_WORD}{_ZH_NOT_A_WEEK}", _zh_step_week),
     ("zh", r"上个?月", _fixed("month", -1)),
     ("zh", r"(?:这个|本)月", _fixed("month", 0)),
@@ -169,7 +173,8 @@ _ZH_RULES: tuple[_Rule, ...] = (
     ("zh", r"去年" + _ZH_NOT_A_YEAR, _fixed("year", -1)),
     ("zh", r"今年" + _ZH_NOT_A_YEAR, _fixed("year", 0)),
     ("zh", r"明年" + _ZH_NOT_A_YEAR, _fixed("year", 1)),
-    ("zh", _ZH_NOT_IN_A_NUMBER + r"前年" + _ZH_NOT_A_YEAR, _fixed("year", -2)),
+    # 十年前年轻 is 十年前 + 年轻: N年前 starts further left, so it is found first
+    ("zh", r"前年" + _ZH_NOT_A_YEAR, _fixed("year", -2)),
     ("zh", rf"{_ZH_NUMBER}天前(?!往)", _zh_ago("day")),
     ("zh", rf"{_ZH_NUMBER}{_ZH_WEEK_WORD}前(?!往)", _zh_ago("week")),
     ("zh", rf"{_ZH_NUMBER}个月前(?!往)", _zh_ago("month")),

@@ -19,8 +19,9 @@ Replacement rules, so the text reads correctly in place:
   months and years are led by "in" ("in March 2026", "in 2025"), weeks stand alone
   ("the week of 2026-03-09"). No lead word after a preposition ("since yesterday" →
   "since 2026-03-14", ``PREPOSITIONS``) or before a verb ("Yesterday was long" →
-  "2026-03-14 was long"). A phrase written with a capital keeps one ("Yesterday we met"
-  → "On 2026-03-14 we met").
+  "2026-03-14 was long"). A phrase written with a capital at a sentence or line start
+  keeps one ("Yesterday we met" → "On 2026-03-14 we met"; "- Last week" → "- The week
+  of …"); mid-sentence the lead word is lower case ("see you Tomorrow" → "see you on …").
 - Chinese days become 2026年3月14日 (the form of 2026年3月 and 2026年, so one family reads
   alike), weeks ``2026-03-09 那周``, evenings 2026年3月15日晚
   (not 晚上: 今晚月色 would become …晚上月色, where a second pass finds 上月).
@@ -341,6 +342,8 @@ PREPOSITIONS = ("since", "until", "till", "til", "by", "before", "after", "from"
 _AFTER_PREPOSITION = re.compile(rf"(?<![\w-])(?:{'|'.join(PREPOSITIONS)})[ \t]+\Z",
                                 re.IGNORECASE)
 _BEFORE_VERB = re.compile(r"[ \t]+(?:is|was|will|would|has|had)\b", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(?:\n[ \t]*(?:#{1,6}|[-*+>]|\d{1,9}[.)])?|[.!?。！？:]"
+                             r"[\"'”’)\]]*)[ \t]*\Z")
 _LEAD = {"day": "on ", "evening": "on ", "week": "", "month": "in ", "year": "in "}
 _WINDOW = 40
 
@@ -372,9 +375,16 @@ def _english_in_place(text: str, start: int, end: int, meaning: _Meaning) -> str
     before = text[max(0, start - _WINDOW):start]
     bare = _AFTER_PREPOSITION.search(before) or _BEFORE_VERB.match(text, end)
     written = (("" if bare else _LEAD[meaning.span]) + _english(meaning))
-    if text[start].isupper() and written[0].islower():
+    if text[start].isupper() and _starts_a_sentence(text, start):
         written = written[0].upper() + written[1:]
     return written
+
+
+def _starts_a_sentence(text: str, start: int) -> bool:
+    """After a line start (a heading, bullet or quote mark allowed) or a sentence's end;
+    "see you Tomorrow" mid-sentence gets "on", not "On"."""
+    before = ("\n" if start <= _WINDOW else "") + text[max(0, start - _WINDOW):start]
+    return bool(_SENTENCE_START.search(before))
 
 
 def _pinned(text: str, start: int, end: int) -> bool:

@@ -33,6 +33,10 @@ pinned by an absolute date beside it ("yesterday (2026-03-14)", "2026-03-14 (昨
 The writer's own pin is trusted over the anchor. No replacement contains a phrase, so a
 second pass changes nothing. Every other byte (CRLF included) is kept.
 
+Known limits: "in 3 days" is read as the anchor plus three days, though "built it in
+3 days" is a duration; indented (four-space) code blocks are not recognised, since a
+nested list looks the same; 大前天/大后天, 周末, "this morning" are not matched.
+
 Bounded time: one compiled regex with no nested quantifiers scans the text once; every
 other check reads a window of a few dozen characters around a match.
 """

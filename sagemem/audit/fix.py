@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import SagememError, StaleRevision
 from ..files import indexfile
-from ..files.memory import line_of, split
+from ..files.memory import line_of, parse, split
 from ..files.paths import INDEX_FILE
 from ..files.revision import revision_of
 from ..store import MemoryStore
@@ -169,9 +169,7 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
     memory = store.get(file)
     if memory.revision != report.revisions.get(file):
         raise _Moved(file)
-    text = memory.text
-    for f in _ordered(found):
-        text = _repaired(text, f)
+    text = repaired_text(memory.text, found)
     guarded_write(store, file, text, memory.revision, reason=REASON, writer=writer,
                   conflict_kind=None, op="fix")
     if any(f.category == "secret" for f in found):
@@ -179,6 +177,13 @@ def _apply(store: MemoryStore, report: AuditReport, file: str, found: list[Findi
 
         forget(store.state_dir, memory.revision)  # the snapshot before fixing holds it
     return _planned(file, found)
+
+
+def repaired_text(text: str, found: Iterable[Finding]) -> str:
+    """A memory's text with the repairs of ``found`` (its fixable findings) made."""
+    for f in _ordered(list(found)):
+        text = _repaired(text, f)
+    return text
 
 
 def _repaired(text: str, f: Finding) -> str:
@@ -218,7 +223,9 @@ def _index_at(text: str, revision: str | None) -> bool:
     return revision_of(text.encode("utf-8")) == revision
 
 
-def _index_edit(store: MemoryStore, text: str, f: Finding) -> str:
+def _index_edit(store: MemoryStore, text: str, f: Finding,
+                entry_fields: Callable[[MemoryStore, Finding], tuple[str, str]] | None = None
+                ) -> str:
     if f.category == "dangling_index_entry":
         target = str(f.data["target"])
         if any(store.existing_name(name) for name in index_spellings(target)):
@@ -226,7 +233,7 @@ def _index_edit(store: MemoryStore, text: str, f: Finding) -> str:
         return indexfile.remove_entries(text, target)
     if f.category == "crlf_line_endings":
         return to_lf(text)
-    title, description = _entry_fields(store, f)
+    title, description = (entry_fields or _entry_fields)(store, f)
     return indexfile.add_entry(text, indexfile.format_entry(title, f.file, description))
 
 
@@ -238,6 +245,54 @@ def _entry_fields(store: MemoryStore, f: Finding) -> tuple[str, str]:
     except SagememError:  # gone or unreadable since the audit: what the audit read
         return str(f.data.get("title") or f.file[:-3]), str(f.data.get("description") or "")
     return memory.title, memory.description
+
+
+def repaired_texts(store: MemoryStore, report: AuditReport,
+                   findings: Iterable[Finding] | None = None) -> dict[str, str]:
+    """What ``fix`` would write, file by file (MEMORY.md last), writing nothing.
+
+    ``findings`` (default: the report's) narrows the repairs: ``dream tidy`` leaves out
+    the index line of a memory it archives. A file no longer at the revision the audit
+    read, or one a repair cannot be made in, is left out, as ``fix`` would skip it; so is
+    MEMORY.md when there is none (there is nothing to rewrite)."""
+    chosen = report.findings if findings is None else findings
+    texts: dict[str, str] = {}
+    for file, found in _by_file(f for f in chosen if is_fixable(f)):
+        try:
+            if file != INDEX_FILE:
+                texts[file] = _repaired_memory(store, report, file, found)
+            elif report.revisions.get(INDEX_FILE) is not None:
+                texts[file] = _repaired_index(store, report, found, texts)
+        except (_Moved, SagememError):
+            continue
+    return texts
+
+
+def _repaired_memory(store: MemoryStore, report: AuditReport, file: str,
+                     found: list[Finding]) -> str:
+    memory = store.get(file)
+    if memory.revision != report.revisions.get(file):
+        raise _Moved(file)
+    return repaired_text(memory.text, found)
+
+
+def _repaired_index(store: MemoryStore, report: AuditReport, found: list[Finding],
+                    repaired: dict[str, str]) -> str:
+    """MEMORY.md as ``_apply_index`` would write it, a new line's title and hook taken
+    from its memory as repaired (``fix`` writes the memories first, then reads them)."""
+    text, _ = store.read_index()
+    if not _index_at(text, report.revisions.get(INDEX_FILE)):
+        raise _Moved(INDEX_FILE)
+
+    def entry_fields(store: MemoryStore, f: Finding) -> tuple[str, str]:
+        if f.file not in repaired:
+            return _entry_fields(store, f)
+        memory = parse(repaired[f.file].encode("utf-8"), f.file)
+        return memory.title, memory.description
+
+    for f in _ordered(found):
+        text = _index_edit(store, text, f, entry_fields)
+    return text
 
 
 def to_lf(text: str) -> str:

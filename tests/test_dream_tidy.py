@@ -184,8 +184,10 @@ def test_dates_rewrite_keeps_every_frontmatter_byte_and_updated(store: MemorySto
     assert rewrite.text.startswith(head_of(memory))
     assert "agreed on this format on 2026-03-14 after" in rewrite.text
     assert parse(rewrite.text.encode(), memory.file).updated == memory.updated
-    assert rewrite.reason.startswith("2 relative dates made absolute from updated 2026-03-15: "
-                                     "yesterday → on 2026-03-14; ")
+    assert rewrite.reason == ("4 relative dates made absolute from updated 2026-03-15: "
+                              "yesterday → on 2026-03-14; Last week → The week of "
+                              "2026-03-02; next Monday → 2026-03-16; in a month → in April "
+                              "2026")
 
 
 def test_a_memory_without_updated_is_never_rewritten(store: MemoryStore) -> None:

@@ -9,7 +9,8 @@ The command modules: ``memories`` (init, list, show, new, config), ``remember``,
 task, hook claude-code) with ``embedding`` (``--mode``) and ``batch`` (``--batch``
 files), ``engine`` (index, eval), ``audit`` (audit, watch), ``conflicts``, ``history``
 (log, revert), ``snapshot`` (snapshots, rollback, recover), ``archive`` (archive,
-restore, purge, locks), ``hosts`` (install claude-code, doctor), ``serve`` (mcp);
+restore, purge, locks), ``dream`` (consolidation: plan, run, history, show, undo,
+auto), ``hosts`` (install claude-code, doctor), ``serve`` (mcp);
 ``output`` and ``output_agent`` hold the JSON and text shapes.
 """
 

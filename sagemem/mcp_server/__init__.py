@@ -6,7 +6,8 @@ imports this room or the ``mcp`` SDK. A room beside ``cli/``: as thin as the CLI
 the library only.
 
 - ``server``: the SDK server, its store thread, watcher and resources; ``tools``: the
-  tools, each a thin call into the library; ``outputs``: their typed results and texts;
+  tools, each a thin call into the library, with ``consolidation`` (dream_plan,
+  dream_apply) and ``hints`` (their annotations); ``outputs``: their typed results and texts;
   ``answers``: the library's answers made into those results (a refusal, the warnings,
   listing entries).
 - ``aliases``: the argument names models guess; ``arguments``: what an argument must hold

@@ -245,3 +245,10 @@ def test_a_hostile_megabyte_takes_bounded_time(hostile: str) -> None:
     started = time.monotonic()
     absolute_dates(hostile, SUNDAY)
     assert time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize("text", ["他说“今天”“明天”“下周一”时按东八区理解",
+                                  'the word "tomorrow" means the next day',
+                                  "「昨天」这个词", "‘last week’ is vague"])
+def test_a_relative_date_quoted_as_a_word_is_mentioned_not_meant(text: str) -> None:
+    assert absolute_dates(text, date(2026, 10, 8)) == text

@@ -281,3 +281,19 @@ def test_a_run_killed_mid_way_is_reported_cut_short_and_undone_whole(store, tmp_
     assert finish_interrupted(store) == []
     undo_run(store, run_id)
     assert tree(store.directory) == before
+
+
+def test_a_line_whose_dates_were_made_absolute_is_listed_with_its_new_form_not_dropped(store):
+    standup = "feedback_standup_format.md"
+    from sagemem.dream.dates import absolute_dates
+
+    memory = store.get(standup)
+    text = memory.text[: len(memory.text) - len(memory.body)] + absolute_dates(
+        memory.body, memory.updated)
+    report = dream_run(store, settings_for(store, SAGE_MEM_DREAM_MAX_LOSS_PERCENT="0"),
+                       Plan((rewrite(store, standup, text),)), apply=True)
+    assert report.status == "applied"
+    facts = report.manifest["deleted_facts"]
+    assert facts and all("now" in f for f in facts)
+    assert report.manifest["dropped_lines"] == 0
+    assert "→ now: " in report.text

@@ -419,12 +419,25 @@ def find_relative_dates(text: str, anchor: date) -> list[RelativeDate]:
     found: list[RelativeDate] = []
     for match in _SCAN.finditer(text):
         start, end = match.span()
-        if _overlaps(start, end, protected) or _pinned(text, start, end):
+        if _overlaps(start, end, protected) or _pinned(text, start, end) or \
+                _quoted(text, start, end):
             continue
         relative = _found(text, match, anchor)
         if relative is not None:
             found.append(relative)
     return found
+
+
+_QUOTES = {"“": "”", "‘": "’", '"': '"', "'": "'", "「": "」", "『": "』", "«": "»"}
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    """A phrase that is the whole of a quotation — 他说“今天”时, the word "tomorrow" —
+    is the word mentioned, not a date meant: never rewritten."""
+    if start == 0 or end >= len(text):
+        return False
+    closing = _QUOTES.get(text[start - 1])
+    return closing is not None and text[end] == closing
 
 
 def absolute_dates(text: str, anchor: date) -> str:

@@ -39,7 +39,8 @@ class Forecast:
     prior_lines: int
     """Fact lines of the memories the plan rewrites, before: the ceiling's denominator."""
     dropped: int
-    """Lines of those memories no active memory holds after (archived whole: not here)."""
+    """Lines of those memories no active memory holds after and nothing took the place
+    of (archived whole, or reworded: not here)."""
     worst: tuple[tuple[int, str, int], ...]
     """(operation number, file, lines it drops), most first: named when refused."""
 
@@ -122,13 +123,13 @@ def _with_losses(checks: tuple[Check, ...], before: Mapping[str, str],
     archived = [o.operation.file for o in planned if o.operation.op == "archive"]
     lost = lost_lines(before, after, rewritten + archived, archived=archived)
     return Forecast(checks, after, tuple(lost), prior_line_count(before, rewritten),
-                    sum(1 for line in lost if not line.archived), _worst(planned, lost))
+                    sum(1 for line in lost if line.dropped), _worst(planned, lost))
 
 
 def _worst(planned: list[Outcome], lost: list[LostLine]) -> tuple[tuple[int, str, int], ...]:
     dropped: dict[str, int] = {}
     for line in lost:
-        if not line.archived:
+        if line.dropped:
             dropped[line.file] = dropped.get(line.file, 0) + 1
     ranked = [(o.number, o.operation.file, dropped[o.operation.file]) for o in planned
               if o.operation.op == "rewrite" and dropped.get(o.operation.file)]

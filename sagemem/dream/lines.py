@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 from ..files.memory import file_lines, line_of, split
 
+COUNTERPART_SCORE = 70
+"""How alike (rapidfuzz's WRatio, 0-100) a new line must be to a lost one to count as its
+rewording: "Contract expires 2027-10-03, no auto-renewal." and "Contract expires
+2027-10-03." score 88; two sentences of one deploy checklist 48, unrelated ones 30-40.
+A reworded line is still listed as no longer present, with what took its place."""
 MAX_LINE_CHARS = 500
 """A manifest shows a lost line whole up to this many characters, then cut with …"""
 
@@ -30,10 +35,22 @@ class LostLine:
     line: int
     text: str
     archived: bool = False
+    now: str | None = None
+    """The line of the rewritten memory that took its place, when one plainly did
+    (``yesterday`` made a date; a sentence reworded): shown beside it for the review,
+    and not counted by the loss ceiling, which is for lines a rewrite drops."""
+
+    @property
+    def dropped(self) -> bool:
+        """Gone with nothing in its place: what the loss ceiling counts."""
+        return not self.archived and self.now is None
 
     def to_json(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "text": self.text,
-                "archived": self.archived}
+        item: dict[str, object] = {"file": self.file, "line": self.line, "text": self.text,
+                                   "archived": self.archived}
+        if self.now is not None:
+            item["now"] = self.now
+        return item
 
 
 def normal(line: str) -> str:
@@ -74,10 +91,45 @@ def lost_lines(before: Mapping[str, str], after: Mapping[str, str], files: Itera
         text = before.get(file)
         if text is None:
             continue
-        for number, line in fact_lines(text):
-            if normal(line) not in held:
-                lost.append(LostLine(file, number, _shown(line), file in moved))
+        gone = [(n, line) for n, line in fact_lines(text) if normal(line) not in held]
+        if not gone:
+            continue
+        taking = _counterparts(gone, text, after.get(file)) if file not in moved else {}
+        lost += [LostLine(file, n, _shown(line), file in moved,
+                          None if n not in taking else _shown(taking[n]))
+                 for n, line in gone]
     return lost
+
+
+def _counterparts(gone: list[tuple[int, str]], old: str, new: str | None) -> dict[int, str]:
+    """For lines a rewrite took out of a memory, the new lines of that memory that plainly
+    replace them: the line with its relative dates made absolute from the memory's
+    ``updated`` (whoever did it), else the closest unused one at least
+    ``COUNTERPART_SCORE`` alike."""
+    if new is None:
+        return {}
+    from rapidfuzz import fuzz, process
+
+    from ..files.memory import parse
+    from .dates import absolute_dates
+
+    anchor = parse(old.encode("utf-8"), "old.md").updated
+    had = {normal(line) for _, line in fact_lines(old)}
+    fresh = [line for _, line in fact_lines(new) if normal(line) not in had]
+    taking: dict[int, str] = {}
+    for number, line in gone:
+        if not fresh:
+            break
+        shown = [normal(f) for f in fresh]
+        dated = normal(absolute_dates(line, anchor)) if anchor is not None else None
+        if dated is not None and dated in shown:
+            taking[number] = fresh.pop(shown.index(dated))
+            continue
+        best = process.extractOne(normal(line), shown, scorer=fuzz.WRatio,
+                                  score_cutoff=COUNTERPART_SCORE)
+        if best is not None:
+            taking[number] = fresh.pop(best[2])
+    return taking
 
 
 def prior_line_count(before: Mapping[str, str], files: Iterable[str]) -> int:

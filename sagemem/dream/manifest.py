@@ -53,7 +53,8 @@ def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
         "deleted_facts": lost_lines,
         "loss_share": round(loss_share, 4), "loss_ceiling": round(ceiling, 4),
         "prior_lines": prior_lines,
-        "dropped_lines": sum(1 for line in lost_lines if not line["archived"]),
+        "dropped_lines": sum(1 for line in lost_lines
+                             if not line["archived"] and "now" not in line),
         "worst": [{"number": n, "file": f, "lines": c} for n, f, c in worst],
         "audit": {"before": dict(audit_before),
                   "after": None if audit_after is None else dict(audit_after)},
@@ -85,8 +86,8 @@ def render(manifest: Mapping[str, Any]) -> str:
 def _mode_line(m: Mapping[str, Any]) -> str:
     counts = (f"{len(m['applied'])} applied, {len(m['planned'])} planned, "
               f"{len(m['refused'])} refused")
-    share = f"loss {m['loss_share']:.1%} of {m['prior_lines']} rewritten lines " \
-            f"(ceiling {m['loss_ceiling']:.0%})"
+    share = (f"{m['dropped_lines']} of {m['prior_lines']} rewritten lines dropped "
+             f"({m['loss_share']:.1%}; ceiling {m['loss_ceiling']:.0%})")
     return f"{_STATUS[m['status']]} · {counts} · {share}"
 
 
@@ -130,8 +131,9 @@ def _facts(m: Mapping[str, Any]) -> list[str]:
         return [*out, "Every prior line is still held by an active memory.", ""]
     for item in lost:
         where = " (archived whole: still in archive/)" if item["archived"] else ""
+        now = f" → now: {visible(item['now'])}" if "now" in item else ""
         out.append(f"- `{visible(item['file'])}:{item['line']}`{where} — "
-                   f"{visible(item['text'])}")
+                   f"{visible(item['text'])}{now}")
     return [*out, ""]
 
 

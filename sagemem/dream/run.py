@@ -174,7 +174,7 @@ def settle(store: MemoryStore, run: runs.RunFolder, outcomes: Sequence[Outcome],
     from .lines import prior_line_count
 
     prior = prior_line_count(before, rewritten)
-    dropped = sum(1 for line in lost if not line.archived)
+    dropped = sum(1 for line in lost if line.dropped)
     changed = _changed(store, before, after, index_before, touched)
     return manifests.build(**common, mode="apply", status=status,
                            finished=_utc(None).isoformat(), outcomes=outcomes, lost=lost,

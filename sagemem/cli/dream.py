@@ -70,13 +70,13 @@ def dream_run(
     settings = ctx.obj.settings()
     if planner == "-":
         planned_plan = loads(cli.stdin_text("--planner"), planner="stdin")
-        cut = None
+        cut, checked = None, None
     else:
         planned = make_plan(store, settings, planner, apply=apply, today=date.today(),
                             env=os.environ)
-        planned_plan, cut = planned.plan, planned.cut_short
+        planned_plan, cut, checked = planned.plan, planned.cut_short, planned.audit
     report = run(store, settings, planned_plan, apply=apply, allow_loss=allow_loss,
-                 cut_short=cut)
+                 cut_short=cut, audit_before=checked)
     _print_run(report.manifest, report.text, as_json)
     if report.status == "refused":
         echo(f"error: {report.manifest['notes'][0]}", err=True)

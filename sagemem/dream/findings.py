@@ -144,7 +144,7 @@ def find(store: MemoryStore, settings: Settings, today: date) -> Findings:
     disputed = {file for record in contradictions for file in record.files}
     expired, expired_skips = _expired(memories, settings.guarded("dream_expired_days"),
                                       today, locked, disputed)
-    idle, idle_skips = _idle(store, settings, today, disputed)
+    idle, idle_skips = _idle(store, settings, today, disputed, list(memories.values()))
     return Findings(today, memories, dict(report.revisions), report,
                     duplicate_groups_of(report), tuple(stale_dates_of(memories.values())),
                     expired, idle, contradictions, tuple(repairs_of(store, report)),
@@ -235,11 +235,11 @@ def _kept_because(file: str, locked: frozenset[str], disputed: set[str]) -> str:
     return ""
 
 
-def _idle(store: MemoryStore, settings: Settings, today: date, disputed: set[str]
-          ) -> tuple[tuple[Candidate, ...], tuple[Skipped, ...]]:
+def _idle(store: MemoryStore, settings: Settings, today: date, disputed: set[str],
+          memories: list[Memory]) -> tuple[tuple[Candidate, ...], tuple[Skipped, ...]]:
     """The candidate rule at the end of ``today`` (UTC); locked ones come back apart."""
     now = datetime.combine(today, time(23, 59, 59), tzinfo=timezone.utc)
-    report = archive_candidates(store, idle_thresholds(settings), now)
+    report = archive_candidates(store, idle_thresholds(settings), now, memories)
     skipped = [Skipped(c.file, f"{c.why}, but locked: never archived "
                                "(sagemem unlock to allow it)") for c in report.locked]
     skipped += [Skipped(c.file, f"{c.why}, but in an open contradiction: settle it first "

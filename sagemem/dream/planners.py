@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from ..audit.report import AuditReport
 from ..config import Settings
 from ..errors import InvalidPlan
 from ..files.paths import read_regular
@@ -28,15 +29,20 @@ class Planned:
 
     plan: Plan
     cut_short: str | None = None
+    audit: AuditReport | None = None
+    """The audit the planner ran on the folder as it planned (tidy does), so the run
+    need not run it again."""
 
 
 def make_plan(store: MemoryStore, settings: Settings, planner: str, *, apply: bool,
               today: date, env: Mapping[str, str] | None = None) -> Planned:
     """The plan of ``planner``: ``tidy``, ``llm``, or the path of a plan file."""
     if planner == "tidy":
+        from .findings import find
         from .tidy import plan as tidy_plan
 
-        return Planned(tidy_plan(store, settings, today))
+        found = find(store, settings, today)
+        return Planned(tidy_plan(store, settings, today, found), audit=found.report)
     if planner == "llm":
         return _llm_plan(store, settings, apply=apply, today=today, env=env)
     return Planned(read_plan_file(Path(planner)))

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..audit.report import audit
+from ..audit.report import AuditReport, audit
 from ..config import Settings
 from ..errors import SagememError
 from ..files.atomic import atomic_write, make_folder
@@ -75,9 +75,11 @@ def read_texts(store: MemoryStore) -> tuple[dict[str, str], list[str]]:
 
 def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool = False,
               allow_loss: bool = False, now: datetime | None = None,
-              notes: Sequence[str] = (), cut_short: str | None = None) -> RunReport:
+              notes: Sequence[str] = (), cut_short: str | None = None,
+              audit_before: AuditReport | None = None) -> RunReport:
     """Report on ``plan`` or, with ``apply``, carry it out (see the module doc).
-    ``cut_short``: why the plan itself is incomplete (a truncated planner), said first."""
+    ``cut_short``: why the plan itself is incomplete (a truncated planner), said first;
+    ``audit_before``: the folder's audit if the planner just ran it."""
     from .recover import finish_interrupted
 
     store.require_directory()
@@ -88,11 +90,12 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
     index_revision = store.read_index()[1]
     predicted = forecast(plan, before, index_revision, locked_names(store))
     ceiling = settings.dream_max_loss_percent / 100
-    audit_before = manifests.audit_summary(audit(store))
+    summary = manifests.audit_summary(audit_before if audit_before is not None
+                                      else audit(store))
     run = runs.create_run(store.state_dir, run_id)
     runs.write_text(run, runs.PLAN_FILE, plan.dumps())
     common: dict[str, Any] = dict(run_id=run_id, planner=plan.planner, started=started.isoformat(),
-                                  ceiling=ceiling, audit_before=audit_before,
+                                  ceiling=ceiling, audit_before=summary,
                                   notes=[*plan.notes, *notes, *unread], cut_short=cut_short)
     if not apply:
         return _finish(store, run, _forecast_manifest(predicted, "report", "report", common),

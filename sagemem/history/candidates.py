@@ -10,7 +10,7 @@ A locked memory is never a candidate. Each candidate says why, with the source u
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
@@ -55,24 +55,28 @@ def idle_thresholds(settings: Settings) -> dict[str, int]:
     return {type_: settings.idle_days(type_) for type_ in TYPES}
 
 
-def archive_candidates(store: MemoryStore, thresholds: Mapping[str, int], now: datetime
-                       ) -> CandidateReport:
-    """Every top-level memory idle at least its type's threshold at ``now`` (aware)."""
+def archive_candidates(store: MemoryStore, thresholds: Mapping[str, int], now: datetime,
+                       memories: Sequence[Memory] | None = None) -> CandidateReport:
+    """Every top-level memory idle at least its type's threshold at ``now`` (aware);
+    ``memories``: the live memories when the caller has read them already (consolidation
+    has: reading 10,000 files again cost 3 s)."""
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be timezone-aware, e.g. datetime.now(timezone.utc)")
     today = now.astimezone(timezone.utc).date()
-    listing = store.list(include_archived=False)
+    listing = store.list(include_archived=False) if memories is None else None
+    live = listing.memories if listing is not None else memories or ()
     entries, warnings = ledger.load(store.state_dir)
     access = {name_key(file): entry for file, entry in entries.items()}
     locked = locked_names(store)
     found: list[Candidate] = []
-    for memory in listing.memories:
+    for memory in live:
         candidate = _candidate(memory, access.get(name_key(memory.file)),
                                thresholds.get(memory.type, 0), today)
         if candidate is not None:
             found.append(candidate)
     found.sort(key=lambda c: (-c.idle_days, c.file))
-    warnings += [f"{error.file}: {error.error}" for error in listing.errors]
+    if listing is not None:
+        warnings += [f"{error.file}: {error.error}" for error in listing.errors]
     return CandidateReport(tuple(c for c in found if name_key(c.file) not in locked),
                            tuple(c for c in found if name_key(c.file) in locked),
                            tuple(warnings))

@@ -33,11 +33,18 @@ INTS = [
     ("hard_cap_memories", "SAGE_MEM_HARD_CAP_MEMORIES", 20000, 0, 1_000_000),
     ("soft_cap_body_bytes", "SAGE_MEM_SOFT_CAP_BODY_BYTES", 8192, 0, 524288),
     ("hard_cap_body_bytes", "SAGE_MEM_HARD_CAP_BODY_BYTES", 65536, 0, 524288),
+    ("dream_expired_days", "SAGE_MEM_DREAM_EXPIRED_DAYS", 30, 0, 36500),
+    ("dream_max_loss_percent", "SAGE_MEM_DREAM_MAX_LOSS_PERCENT", 25, 0, 100),
+    ("dream_keep_runs", "SAGE_MEM_DREAM_KEEP_RUNS", 20, 1, 1000),
+    ("dream_auto_hours", "SAGE_MEM_DREAM_AUTO_HOURS", 24, 0, 8760),
+    ("dream_auto_changes", "SAGE_MEM_DREAM_AUTO_CHANGES", 5, 0, 1_000_000),
+    ("dream_auto_scan_minutes", "SAGE_MEM_DREAM_AUTO_SCAN_MINUTES", 10, 0, 1440),
 ]
 INT_IDS = [key for key, *_ in INTS]
 # The settings that decide what is deleted or archived: an illegal value is refused.
 GUARDING = ["snapshot_keep", "idle_days_project", "idle_days_reference", "idle_days_feedback",
-            "idle_days_user", "soft_cap_memories", "hard_cap_memories"]
+            "idle_days_user", "soft_cap_memories", "hard_cap_memories", "dream_expired_days",
+            "dream_max_loss_percent", "dream_keep_runs"]
 CLAMPED = [row for row in INTS if row[0] not in GUARDING]
 CLAMPED_IDS = [key for key, *_ in CLAMPED]
 GUARDED = [row for row in INTS if row[0] in GUARDING]

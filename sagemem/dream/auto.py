@@ -4,8 +4,9 @@ A hook runs it before every session, so almost every call must cost almost nothi
 (1) the time since the last run, from one small file (``<state>/dream/auto.json``), is
 under ``dream_auto_hours`` → stop; (2) a scan ran less than ``dream_auto_scan_minutes``
 ago → stop (the throttle between scans); (3) one directory scan (stat only) counts the
-memories changed since the last run: fewer than ``dream_auto_changes`` → stop; (4) the
-run lock: another run applying → stop. Only then is the tidy planner run, and only its
+memories changed since the last run ended (the run's own writes are not changes):
+fewer than ``dream_auto_changes`` → stop; (4) the run lock, tried and let go: another
+run applying → stop. Only then is the tidy planner run, and only its
 operations of the kinds in ``dream_auto_kinds`` (by default the safe ones: dates,
 links, index, expired archives) are applied — never a merge or an idle archive unless
 configured — under the same loss ceiling as any run.
@@ -22,7 +23,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import InvalidPlan, RunInProgress, SagememError
 from ..files.atomic import atomic_write, make_folder
-from ..files.paths import read_regular
+from ..files.paths import name_key, read_regular
 from ..store import MemoryStore
 from . import runs
 from .plan import KINDS
@@ -67,19 +68,21 @@ def dream_auto(store: MemoryStore, settings: Settings, *, now: datetime | None =
     throttle = timedelta(minutes=settings.dream_auto_scan_minutes)
     if last_scan is not None and when - last_scan < throttle:
         return AutoOutcome(False, f"the folder was scanned {_ago(when - last_scan)} ago")
-    changed = _changed_since(store, last_run)
+    changed = _changed_since(store, _time(state.get("changes_after")) or last_run)
     if changed < settings.dream_auto_changes:
         _write_state(store, {**state, "last_scan": when.isoformat()})
         return AutoOutcome(False, f"{changed} memories changed since the last run (a run "
                                   f"needs {settings.dream_auto_changes})")
     try:
-        return _run(store, settings, kinds, state, when, today or when.date())
+        with runs.run_lock(store.state_dir):
+            pass  # tried before planning: a held lock must cost no tidy plan (bug: it did)
+        return _run(store, settings, kinds, when, today or when.date())
     except RunInProgress:
         return AutoOutcome(False, "another consolidation run is applying")
 
 
 def _run(store: MemoryStore, settings: Settings, kinds: tuple[str, ...],
-         state: dict[str, Any], when: datetime, today: date) -> AutoOutcome:
+         when: datetime, today: date) -> AutoOutcome:
     from .run import dream_run
     from .tidy import plan as tidy_plan
 
@@ -90,8 +93,11 @@ def _run(store: MemoryStore, settings: Settings, kinds: tuple[str, ...],
              "for `sagemem dream run`",) if left else ()
     plan = replace(proposed, planner="tidy (auto)", operations=kept)
     report = dream_run(store, settings, plan, apply=True, now=when, notes=notes)
+    # Changes count from the run's end, in the files' own clock: counted from ``when``,
+    # the run's own rewrites were "changes" that set off the next run (bug: they did).
+    ended = max(when, datetime.now(timezone.utc))
     _write_state(store, {"last_run": when.isoformat(), "last_scan": when.isoformat(),
-                         "last_run_id": report.run_id})
+                         "changes_after": ended.isoformat(), "last_run_id": report.run_id})
     applied = len(report.manifest["applied"])
     return AutoOutcome(True, f"run {report.run_id}: {report.status}, {applied} applied",
                        dict(report.manifest))
@@ -99,12 +105,15 @@ def _run(store: MemoryStore, settings: Settings, kinds: tuple[str, ...],
 
 def _changed_since(store: MemoryStore, since: datetime | None) -> int:
     """Memories whose file changed after ``since`` (all of them on the first run): one
-    scan of the folder's top level, stat only, never following a link."""
+    scan of the folder's top level, stat only, never following a link. MEMORY.md (and
+    every reserved name) is no memory: every write touches it, counting each twice."""
     cutoff = since.timestamp() if since is not None else float("-inf")
+    reserved = store.reserved
     count = 0
     with os.scandir(store.directory) as entries:
         for entry in entries:
-            if not entry.name.endswith(".md") or entry.name.startswith("."):
+            if (not name_key(entry.name).endswith(".md") or entry.name.startswith(".")
+                    or name_key(entry.name) in reserved):
                 continue
             try:
                 if entry.stat(follow_symlinks=False).st_mtime > cutoff:

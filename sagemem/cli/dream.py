@@ -90,6 +90,7 @@ def dream_history(ctx: typer.Context, global_: GlobalOption = False,
     from ..dream.runs import readable_manifests
 
     store = ctx.obj.store(global_=global_)
+    store.require_directory()  # a mistyped --dir is no "folder never tidied"
     rows = [_history_row(run_id, item, problem)
             for run_id, item, problem in reversed(list(readable_manifests(store.state_dir)))]
     if as_json:
@@ -127,6 +128,7 @@ def dream_show(ctx: typer.Context, run_id: RunArgument, global_: GlobalOption = 
     from ..dream.runs import find_run, load_manifest
 
     store = ctx.obj.store(global_=global_)
+    store.require_directory()
     run = find_run(store.state_dir, run_id)
     item = load_manifest(run)
     if item is None:

@@ -43,6 +43,7 @@ def undo_run(store: MemoryStore, given: str, *, now: datetime | None = None) -> 
     """Undo the run ``given`` names (a prefix will do); RunNotFound, RunNotUndoable."""
     from .recover import finish_interrupted
 
+    store.require_directory()  # else a mistyped folder reads as "no such run"
     finish_interrupted(store)
     run = runs.find_run(store.state_dir, given)
     item = runs.load_manifest(run)

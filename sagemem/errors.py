@@ -7,7 +7,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── SettingsError            settings.json / reserved.json unreadable or malformed
      │    ├── IllegalSetting      a value a setting that deletes or archives cannot take
      │    ├── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
-     │    └── UnknownEmbedder  an ``embedder`` setting that names no registered embedder
+     │    ├── UnknownEmbedder  an ``embedder`` setting that names no registered embedder
+     │    └── UnknownChoice    a setting naming what does not exist (dream_auto_kinds)
      ├── DirectoryMissing         the memory directory does not exist
      │    └── NoGlobalLayer       ``--global`` with no global layer (off, missing, the project)
      ├── WrongFolder              a state directory or snapshot of another memory folder
@@ -114,6 +115,18 @@ class UnknownEmbedder(SettingsError):
         self.problem = f"embedder {key!r} is not registered"
         SagememError.__init__(self, f"{self.problem}; set `embedder` (SAGE_MEM_EMBEDDER) to "
                                     f"one of: {', '.join(known)}")
+
+
+class UnknownChoice(SettingsError):
+    """A setting whose values name things that do not exist: refused, never ignored,
+    since the setting decides what an unattended run changes."""
+
+    def __init__(self, key: str, env: str, unknown: list[str], known: tuple[str, ...]) -> None:
+        self.path = None  # from settings.json or the environment variable
+        self.key, self.unknown = key, unknown
+        self.problem = f"{key} names {', '.join(map(repr, unknown))}, which do not exist"
+        SagememError.__init__(self, f"{self.problem}; set `{key}` ({env}) to a comma-"
+                                    f"separated list of: {', '.join(known)}")
 
 
 class DirectoryMissing(SagememError):
@@ -626,7 +639,8 @@ class RunNotUndoable(SagememError):
     def __init__(self, run_id: str, status: str) -> None:
         self.run_id, self.status = run_id, status
         what = {"undone": "was undone already", "report": "was a report: it changed nothing",
-                "refused": "was refused: it changed nothing"}.get(status, f"is {status}")
+                "refused": "was refused: it changed nothing",
+                "empty": "applied nothing"}.get(status, f"is {status}")
         super().__init__(f"run {run_id} {what}; nothing to undo")
 
 

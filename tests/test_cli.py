@@ -43,8 +43,11 @@ SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
                 "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
                 "soft_cap_memories", "hard_cap_memories", "soft_cap_body_bytes",
-                "hard_cap_body_bytes", "validity",
-                "debug", "semantic", "task_id", "embedder", "session", "global_dir"]
+                "hard_cap_body_bytes", "dream_expired_days", "dream_max_loss_percent",
+                "dream_keep_runs", "dream_auto_hours", "dream_auto_changes",
+                "dream_auto_scan_minutes", "validity", "debug", "semantic", "task_id",
+                "embedder", "session", "dream_llm_url", "dream_llm_model", "dream_auto_kinds",
+                "global_dir"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\

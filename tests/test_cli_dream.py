@@ -370,9 +370,6 @@ def test_a_killed_run_is_reported_by_recover_and_undone(store, tmp_path):
     assert tree(store.directory) == before
 
 
-@pytest.mark.xfail(strict=True, reason="forecast.py sizes MEMORY.md's rewrite against no "
-                                       "file (run.py passes it memories only): a report "
-                                       "says +1009 B where the run applies -5 B")
 def test_a_report_sizes_the_index_rewrite_as_the_run_applies_it(store, cli):
     planned = json.loads(cli("dream", "run", "--json").out)["planned"]
     applied = json.loads(cli("dream", "run", "--apply", "--json").out)["applied"]

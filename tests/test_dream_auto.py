@@ -17,7 +17,7 @@ from dream_fixture import make_dream_folder
 from sagemem.config import Settings, load_settings
 from sagemem.dream import auto, runs
 from sagemem.dream.auto import dream_auto
-from sagemem.errors import InvalidPlan
+from sagemem.errors import UnknownChoice
 from sagemem.store import MemoryStore
 
 SAFE = {"dates", "links", "index", "expired"}
@@ -88,7 +88,7 @@ def test_auto_kinds_widens_what_is_applied(store):
 
 def test_an_unknown_kind_is_one_clear_error_and_nothing_changes(store):
     before = {p.name: p.read_bytes() for p in store.directory.iterdir()}
-    with pytest.raises(InvalidPlan, match="dream_auto_kinds names merges"):
+    with pytest.raises(UnknownChoice, match="dream_auto_kinds names 'merges'"):
         dream_auto(store, settings_for(store, SAGE_MEM_DREAM_AUTO_KINDS="dates,merges"))
     assert {p.name: p.read_bytes() for p in store.directory.iterdir()} == before
 

@@ -297,3 +297,11 @@ def test_a_line_whose_dates_were_made_absolute_is_listed_with_its_new_form_not_d
     assert facts and all("now" in f for f in facts)
     assert report.manifest["dropped_lines"] == 0
     assert "→ now: " in report.text
+
+
+def test_an_apply_with_nothing_to_do_takes_no_rollback_point_and_leaves_no_report(store):
+    report = dream_run(store, settings_for(store), Plan(()), apply=True)
+    assert report.status == "applied" and report.manifest["snapshot"] is None
+    assert not (store.directory / "dream").exists()
+    with pytest.raises(RunNotUndoable, match="applied nothing"):
+        undo_run(store, report.run_id)

@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from ..config import Settings
-from ..errors import InvalidPlan, RunInProgress, SagememError
+from ..errors import RunInProgress, SagememError, UnknownChoice
 from ..files.atomic import atomic_write, make_folder
 from ..files.paths import name_key, read_regular
 from ..store import MemoryStore
@@ -48,8 +48,7 @@ def auto_kinds(settings: Settings) -> tuple[str, ...]:
     kinds = tuple(k.strip() for k in settings.dream_auto_kinds.split(",") if k.strip())
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise InvalidPlan(f"dream_auto_kinds names {', '.join(unknown)}; the kinds are "
-                          f"{', '.join(KINDS)}")
+        raise UnknownChoice("dream_auto_kinds", "SAGE_MEM_DREAM_AUTO_KINDS", unknown, KINDS)
     return kinds
 
 

@@ -49,10 +49,11 @@ class Forecast:
         return self.dropped / self.prior_lines if self.prior_lines else 0.0
 
 
-def forecast(plan: Plan, before: Mapping[str, str], index_revision: str | None,
+def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None],
              locked: frozenset[str]) -> Forecast:
     """Judge ``plan`` against ``before`` (each live memory's text by file name), MEMORY.md's
     revision and the locked names; ``after`` applies every operation not refused."""
+    index_text, index_revision = index
     on_disk = {name_key(f): f for f in before}
     revisions = {f: _revision(t) for f, t in before.items()}
     after = dict(before)
@@ -66,7 +67,8 @@ def forecast(plan: Plan, before: Mapping[str, str], index_revision: str | None,
             why, final = refusal
             checks.append(Check(Outcome(number, op, "refused", why), final))
             continue
-        size, lines = change_of(before.get(file) if op.op != "create" else None,
+        was = index_text if op.file == INDEX_FILE else before.get(file)
+        size, lines = change_of(was if op.op != "create" else None,
                                 None if op.op == "archive" else op.text)
         checks.append(Check(Outcome(number, op, "planned", bytes=size, lines=lines)))
         if op.file == INDEX_FILE:

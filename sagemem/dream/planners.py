@@ -8,6 +8,7 @@ begins: never a silent fallback to another one.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -52,6 +53,8 @@ def read_plan_file(path: Path) -> Plan:
     """A plan file, through the safe read path (no link followed, its size bounded)."""
     from ..errors import SagememError
 
+    if not os.path.lexists(path):
+        raise InvalidPlan(f"there is no plan file {path}")
     try:
         data = read_regular(path, MAX_PLAN_BYTES).data
     except SagememError as exc:

@@ -87,8 +87,7 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
     started = _utc(now)
     run_id = runs.new_run_id(started)
     before, unread = read_texts(store)
-    index_revision = store.read_index()[1]
-    predicted = forecast(plan, before, index_revision, locked_names(store))
+    predicted = forecast(plan, before, store.read_index(), locked_names(store))
     ceiling = settings.dream_max_loss_percent / 100
     summary = manifests.audit_summary(audit_before if audit_before is not None
                                       else audit(store))
@@ -102,6 +101,10 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
                        in_folder=False)
     if predicted.loss_share > ceiling and not allow_loss:
         return _finish(store, run, _refused(predicted, common), in_folder=False)
+    if all(check.final for check in predicted.checks):  # nothing to write: no rollback
+        item = _forecast_manifest(predicted, "apply", "applied", common)  # point, no report
+        item["notes"].append("Nothing to apply: the folder is unchanged.")  # in the folder
+        return _finish(store, run, item, in_folder=False)
     with runs.run_lock(store.state_dir):
         return _apply(store, settings, run, plan, predicted, common)
 

@@ -48,8 +48,10 @@ def undo_run(store: MemoryStore, given: str, *, now: datetime | None = None) -> 
     run = runs.find_run(store.state_dir, given)
     item = runs.load_manifest(run)
     status = "unknown" if item is None else str(item.get("status"))
-    if item is None or status not in UNDOABLE or not item.get("snapshot"):
+    if item is None or status not in UNDOABLE:
         raise RunNotUndoable(run.run_id, status)
+    if not item.get("snapshot"):
+        raise RunNotUndoable(run.run_id, "empty")
     changed: dict[str, str | None] = dict(item.get("changed") or {})
     created = {o["file"]: o.get("after_revision") for o in item["applied"]
                if o["op"] == "create"}

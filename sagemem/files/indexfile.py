@@ -121,10 +121,19 @@ def has_entry(text: str, file: str, twins: Collection[str] = ()) -> bool:
 def remove_entries(text: str, file: str, twins: Collection[str] = ()) -> str:
     """Drop every index line that points at ``file``; all other bytes stay."""
     lines = text.splitlines(keepends=True)
+    key = name_key(file)
     kept = [ln for ln in lines
-            if not ((m := _ENTRY.match(ln))
-                    and points_at(m.group("angled") or m.group("target"), file, twins))]
+            if _cannot_name(ln, key) or not (
+                (m := _ENTRY.match(ln))
+                and points_at(m.group("angled") or m.group("target"), file, twins))]
     return "".join(kept)
+
+
+def _cannot_name(line: str, key: str) -> bool:
+    """An ASCII line whose lower case does not hold ``key`` (itself ASCII) names no
+    spelling of it: NFKC leaves ASCII as it is. The cheap test that keeps archiving
+    thousands of memories from comparing every index line's name each time."""
+    return key.isascii() and line.isascii() and key not in line.lower()
 
 
 def hook_of(text: str, file: str, twins: Collection[str] = ()) -> str | None:

@@ -29,6 +29,10 @@ def test_public_names_are_exactly_these() -> None:
         "plan_rollback", "purge_memory", "read_log", "render_new", "restore_memory",
         "revision_of", "roll_back", "rollback_history", "run_audit", "set_fields",
         "unlock_memory", "verify_snapshot",
+        # consolidation (docs/consolidation.md)
+        "InvalidPlan", "Operation", "Plan", "PlannerFailed", "RunInProgress", "RunNotFound",
+        "RunNotUndoable", "RunReport", "dream_auto", "dream_run", "dream_undo",
+        "finish_interrupted_runs", "load_plan", "make_plan",
     }
 
 

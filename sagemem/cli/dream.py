@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ..config import JSON_VERSION
 from . import base as cli
 from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
+
+if TYPE_CHECKING:  # the library is imported by the commands that use it
+    from ..store import MemoryStore
 
 dream_app = typer.Typer(no_args_is_help=True, help=(
     "Consolidation: tidy the folder (duplicates, stale dates, expired memories, links) "
@@ -77,7 +80,7 @@ def dream_run(
         planned_plan, cut, checked = planned.plan, planned.cut_short, planned.audit
     report = run(store, settings, planned_plan, apply=apply, allow_loss=allow_loss,
                  cut_short=cut, audit_before=checked)
-    _print_run(report.manifest, report.text, as_json)
+    _print_run(report.manifest, _shown(store, report.manifest), as_json)
     if report.status == "refused":
         echo(f"error: {report.manifest['notes'][0]}", err=True)
         raise typer.Exit(REFUSED)
@@ -124,7 +127,6 @@ def _history_row(run_id: str, item: dict[str, Any] | None, problem: str | None
 def dream_show(ctx: typer.Context, run_id: RunArgument, global_: GlobalOption = False,
                as_json: JsonOption = False) -> None:
     """Print a run's report (--json: its manifest)."""
-    from ..dream import manifest as manifests
     from ..dream.runs import find_run, load_manifest
 
     store = ctx.obj.store(global_=global_)
@@ -134,7 +136,7 @@ def dream_show(ctx: typer.Context, run_id: RunArgument, global_: GlobalOption = 
     if item is None:
         raise typer.BadParameter(f"run {run.run_id} has no manifest yet (it was killed "
                                  "before writing one: sagemem recover)", param_hint="RUN")
-    _print_run(item, manifests.render(item), as_json)
+    _print_run(item, _shown(store, item), as_json)
 
 
 @dream_app.command("undo")
@@ -175,6 +177,23 @@ def dream_auto(ctx: typer.Context, global_: GlobalOption = False,
         echo_json({"version": JSON_VERSION, **outcome.to_json()})
     else:
         echo(("ran: " if outcome.ran else "skipped: ") + outcome.why)
+
+
+TERMINAL_FACTS = 50
+"""Lost lines a terminal shows before pointing at the whole report (a first run over a
+large folder can archive thousands of lines)."""
+
+
+def _shown(store: MemoryStore, item: Mapping[str, Any]) -> str:
+    from ..dream import manifest as manifests
+    from ..dream.run import FOLDER_REPORTS
+    from ..dream.runs import REPORT_FILE, folder_of
+
+    run_id = str(item["run_id"])
+    in_folder = store.directory / FOLDER_REPORTS / f"{run_id}.md"
+    whole = in_folder if in_folder.is_file() else \
+        folder_of(store.state_dir, run_id).file(REPORT_FILE)
+    return manifests.render(item, max_facts=TERMINAL_FACTS, whole=str(whole))
 
 
 def _print_run(item: Mapping[str, Any], text: str, as_json: bool) -> None:

@@ -10,7 +10,7 @@ keep). Nothing here raises for a refused operation: each becomes an ``Outcome``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +92,27 @@ def apply_operation(store: MemoryStore, number: int, op: Operation, *, run_id: s
     size, lines = change_of(before.get(op.file), after)
     return Outcome(number, op, "applied", bytes=size, lines=lines,
                    after_revision=after_revision)
+
+
+def apply_archives(store: MemoryStore, batch: Sequence[tuple[int, Operation]], *,
+                   run_id: str, before: Mapping[str, str]) -> list[Outcome]:
+    """Archive operations applied together: each file moved and refused alone as one
+    archive would be, MEMORY.md edited once (``history/archive_batch``)."""
+    from ..history.archive_batch import ArchiveItem, archive_many
+
+    items = [ArchiveItem(op.file, op.reason, op.revision) for _, op in batch]
+    try:
+        answers = archive_many(store, items, by=WRITER, run_id=run_id)
+    except SagememError as exc:
+        return [Outcome(number, op, "refused", str(exc)) for number, op in batch]
+    outcomes = []
+    for (number, op), problem in zip(batch, answers, strict=True):
+        if problem is not None:
+            outcomes.append(Outcome(number, op, "refused", str(problem)))
+            continue
+        size, lines = change_of(before.get(op.file), None)
+        outcomes.append(Outcome(number, op, "applied", bytes=size, lines=lines))
+    return outcomes
 
 
 def _text_now(store: MemoryStore, file: str) -> str | None:

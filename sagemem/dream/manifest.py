@@ -63,8 +63,10 @@ def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
     }
 
 
-def render(manifest: Mapping[str, Any]) -> str:
-    """The Markdown report: what a person reviewing the folder in git reads."""
+def render(manifest: Mapping[str, Any], *, max_facts: int | None = None,
+           whole: str | None = None) -> str:
+    """The Markdown report: what a person reviewing the folder in git reads. A terminal
+    gets at most ``max_facts`` lost lines, then where ``whole`` report lists them all."""
     out: list[str] = []
     if manifest.get("cut_short"):
         out += [f"> **Cut short:** {visible(manifest['cut_short'])}", ""]
@@ -76,7 +78,7 @@ def render(manifest: Mapping[str, Any]) -> str:
                 f"`{manifest['undo']}`", ""]
     out += _operations(manifest)
     out += _refused(manifest)
-    out += _facts(manifest)
+    out += _facts(manifest, max_facts, whole)
     out += _audit(manifest)
     if manifest.get("notes"):
         out += ["## Notes", ""] + [f"- {visible(n)}" for n in manifest["notes"]] + [""]
@@ -124,16 +126,19 @@ def _refused(m: Mapping[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _facts(m: Mapping[str, Any]) -> list[str]:
+def _facts(m: Mapping[str, Any], limit: int | None, whole: str | None) -> list[str]:
     lost = m["deleted_facts"]
     out = [f"## Facts no longer present ({len(lost)})", ""]
     if not lost:
         return [*out, "Every prior line is still held by an active memory.", ""]
-    for item in lost:
+    shown = lost if limit is None else lost[:limit]
+    for item in shown:
         where = " (archived whole: still in archive/)" if item["archived"] else ""
         now = f" → now: {visible(item['now'])}" if "now" in item else ""
         out.append(f"- `{visible(item['file'])}:{item['line']}`{where} — "
                    f"{visible(item['text'])}{now}")
+    if len(shown) < len(lost):
+        out.append(f"- … and {len(lost) - len(shown)} more: every one is in {whole}")
     return [*out, ""]
 
 

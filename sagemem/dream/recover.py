@@ -47,6 +47,9 @@ def finish_interrupted(store: MemoryStore) -> list[Finished]:
             continue
         try:
             with runs.run_lock(store.state_dir):
+                from ..history.recover import recover
+
+                recover(store)  # a batch of archives it was moving: finished first
                 done.append(_finish(store, run, status))
         except RunInProgress:
             continue  # its process is alive and applying: not ours to finish
@@ -73,7 +76,7 @@ def _finish(store: MemoryStore, run: runs.RunFolder, status: dict[str, object]) 
             before[entry.name] = decode(data, entry.name)
     landed = {int(item["number"]): item for item in runs.read_progress(run)
               if isinstance(item.get("number"), int)}
-    outcomes = [_outcome(number, op, landed.get(number))
+    outcomes = [_outcome(store, number, op, landed.get(number))
                 for number, op in enumerate(plan.operations, 1)]
     applied = sum(1 for o in outcomes if o.status == "applied")
     cut = (f"this run was interrupted after {applied} of {len(outcomes)} operations; "
@@ -88,10 +91,21 @@ def _finish(store: MemoryStore, run: runs.RunFolder, status: dict[str, object]) 
     return Finished(run.run_id, applied, len(outcomes))
 
 
-def _outcome(number: int, op: object, landed: dict[str, object] | None) -> Outcome:
+def _archived_now(store: MemoryStore, file: str) -> bool:
+    try:
+        return store.existing_name(file) is None and \
+            store.existing_name(file, archived=True) is not None
+    except SagememError:
+        return False
+
+
+def _outcome(store: MemoryStore, number: int, op: object, landed: dict[str, object] | None
+             ) -> Outcome:
     from .plan import Operation
 
     assert isinstance(op, Operation)
+    if landed is None and op.op == "archive" and _archived_now(store, op.file):
+        return Outcome(number, op, "applied")  # its batch moved it; the kill came first
     if landed is None:
         return Outcome(number, op, "refused", "not applied: the run was interrupted first")
     return Outcome(number, op, "applied", bytes=int(str(landed.get("bytes", 0))),

@@ -33,7 +33,7 @@ from ..history.snapshots import create_snapshot, rotate_snapshots
 from ..store import MemoryStore
 from . import manifest as manifests
 from . import runs
-from .apply import Outcome, apply_operation
+from .apply import Outcome, apply_archives, apply_operation
 from .forecast import Check, Forecast, forecast
 from .lines import lost_lines
 from .plan import Plan
@@ -144,20 +144,38 @@ def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Pl
     before, _ = read_texts(store)  # as the rollback point holds it
     index_before = store.read_index()[0]
     outcomes: list[Outcome] = []
-    for check in sorted(predicted.checks, key=_index_first):
-        outcome = check.outcome
-        if not check.final:
-            outcome = apply_operation(store, outcome.number, outcome.operation,
-                                      run_id=run.run_id, before={**before,
-                                                                 INDEX_FILE: index_before})
+    texts = {**before, INDEX_FILE: index_before}
+    for group in _groups(sorted(predicted.checks, key=_index_first)):
+        if group[0].final:
+            outcomes += [check.outcome for check in group]
+            continue
+        ops = [(c.outcome.number, c.outcome.operation) for c in group]
+        done = apply_archives(store, ops, run_id=run.run_id, before=texts) \
+            if ops[0][1].op == "archive" else \
+            [apply_operation(store, n, op, run_id=run.run_id, before=texts) for n, op in ops]
+        for outcome in done:
             if outcome.status == "applied":
                 runs.append_progress(run, outcome.to_json())
-        outcomes.append(outcome)
+        outcomes += done
     outcomes.sort(key=lambda o: o.number)
     item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
                   status="applied")
     _rotate(store, settings.dream_keep_runs, snapshot.id)
     return _finish(store, run, item, in_folder=True)
+
+
+def _groups(checks: Sequence[Check]) -> list[list[Check]]:
+    """Consecutive archives to apply together (one MEMORY.md edit for them all); every
+    other operation alone; final refusals as they are."""
+    groups: list[list[Check]] = []
+    for check in checks:
+        archive = not check.final and check.outcome.operation.op == "archive"
+        last = groups[-1] if groups else None
+        if archive and last and not last[0].final and last[0].outcome.operation.op == "archive":
+            last.append(check)
+        else:
+            groups.append([check])
+    return groups
 
 
 def _index_first(check: Check) -> tuple[bool, int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from .controls import visible
@@ -127,6 +127,22 @@ def remove_entries(text: str, file: str, twins: Collection[str] = ()) -> str:
             if _cannot_name(ln, key) or not (
                 (m := _ENTRY.match(ln))
                 and points_at(m.group("angled") or m.group("target"), file, twins))]
+    return "".join(kept)
+
+
+def remove_entries_of(text: str, files: Mapping[str, Collection[str]]) -> str:
+    """Drop every index line that points at one of ``files`` (each with its twins, as
+    ``remove_entries`` takes them), in one pass over the text."""
+    by_key = {name_key(file): file for file in files}
+    kept = []
+    for line in text.splitlines(keepends=True):
+        m = _ENTRY.match(line)
+        if m is not None:
+            target = m.group("angled") or m.group("target")
+            file = by_key.get(name_key(target.removeprefix("./")))
+            if file is not None and points_at(target, file, files[file]):
+                continue
+        kept.append(line)
     return "".join(kept)
 
 

@@ -16,6 +16,7 @@ written exactly once, and the intent is removed only then.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -71,9 +72,11 @@ def _recover_one(store: MemoryStore, intent: Intent) -> Recovery:
             result = _rollback(store, intent)
         elif intent.operation == "purge":
             result = _purge(store, intent)
+        elif intent.operation == "archive_batch":
+            result = _archive_batch(store, intent)
         else:
             result = _move(store, intent, into_archive=intent.operation == "archive")
-    except (SagememError, KeyError) as exc:
+    except (SagememError, KeyError, ValueError, TypeError) as exc:  # a record hand-edited
         problem = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         return Recovery(intent.operation, intent.subject, "failed", problem, intent.id)
     if result.outcome in ("finished", "not_started"):
@@ -125,6 +128,22 @@ def _move(store: MemoryStore, intent: Intent, *, into_archive: bool) -> Recovery
     line = "MEMORY.md line removed" if into_archive else "MEMORY.md line added"
     return Recovery(record.action, file, "finished",
                     f"the file had moved; {line if changed else 'MEMORY.md already in step'}"
+                    "; logged")
+
+
+def _archive_batch(store: MemoryStore, intent: Intent) -> Recovery:
+    """A batch killed mid-way: the files that moved lose their MEMORY.md lines and get
+    their log lines (once); the files still at the top level were never touched."""
+    from .archive_batch import drop_index_lines, log_moves
+
+    events = [ArchiveEvent(**item) for item in json.loads(intent.args["events"])]
+    moved = [e for e in events if _here(store, e.file, archived=True)
+             and not _here(store, e.file, archived=False)]
+    changed = drop_index_lines(store, [e.file for e in moved])
+    log_moves(store, moved, None, once=True)
+    return Recovery("archive_batch", intent.subject, "finished",
+                    f"{len(moved)} of {len(events)} memories had moved; "
+                    f"{'MEMORY.md lines removed' if changed else 'MEMORY.md already in step'}"
                     "; logged")
 
 

@@ -147,7 +147,8 @@ def dream_undo(ctx: typer.Context, run_id: RunArgument, yes: YesOption = False,
     from ..dream.undo import undo_run
 
     store = ctx.obj.store(global_=global_)
-    cli.confirm(f"undo consolidation run {run_id}?", yes=yes, required=None)
+    cli.confirm(f"undo consolidation run {run_id}?", yes=yes,
+                required="to undo a run (it changes many files)")
     report = undo_run(store, run_id)
     if as_json:
         echo_json({"version": JSON_VERSION, **report.to_json()})

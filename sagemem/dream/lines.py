@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from ..files.memory import file_lines, line_of, split
 
 COUNTERPART_SCORE = 70
-"""How alike (rapidfuzz's WRatio, 0-100) a new line must be to a lost one to count as its
-rewording: "Contract expires 2027-10-03, no auto-renewal." and "Contract expires
-2027-10-03." score 88; two sentences of one deploy checklist 48, unrelated ones 30-40.
-A reworded line is still listed as no longer present, with what took its place."""
+"""How alike (rapidfuzz's plain ratio, 0-100: edit distance over both lengths) a new
+line must be to a lost one to count as its rewording: "Contract expires 2027-10-03, no
+auto-renewal." and "Contract expires 2027-10-03." score 77; two sentences of one deploy
+checklist 46, unrelated ones 25-45. (WRatio, which takes the best partial match, gave an
+unrelated short line 85: too generous for what escapes the loss ceiling.) A reworded
+line is still listed as no longer present, with what took its place."""
 MAX_LINE_CHARS = 500
 """A manifest shows a lost line whole up to this many characters, then cut with …"""
 
@@ -125,7 +127,7 @@ def _counterparts(gone: list[tuple[int, str]], old: str, new: str | None) -> dic
         if dated is not None and dated in shown:
             taking[number] = fresh.pop(shown.index(dated))
             continue
-        best = process.extractOne(normal(line), shown, scorer=fuzz.WRatio,
+        best = process.extractOne(normal(line), shown, scorer=fuzz.ratio,
                                   score_cutoff=COUNTERPART_SCORE)
         if best is not None:
             taking[number] = fresh.pop(best[2])

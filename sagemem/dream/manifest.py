@@ -120,9 +120,11 @@ def _refused(m: Mapping[str, Any]) -> list[str]:
         return []
     out = [f"## Refused ({len(m['refused'])})", ""]
     for item in m["refused"]:
-        record = f" (conflict {item['conflict_id']})" if item.get("conflict_id") else ""
+        why = item.get("why") or ""
+        record = f" (conflict {item['conflict_id']})" \
+            if item.get("conflict_id") and item["conflict_id"] not in why else ""
         out.append(f"- {item['number']}. {item['op']} {visible(item['file'])}: "
-                   f"{visible(item.get('why') or '')}{record}")
+                   f"{visible(why)}{record}")
     return [*out, ""]
 
 

@@ -7,6 +7,8 @@ killed run leaves is a folder with some operations applied and a run still marke
 ``dream`` command and by ``sagemem recover``) writes that run's manifest from the diff
 against its rollback point — status ``interrupted``, cut short on its first line — so
 the lost-facts account is never skipped, and ``dream undo`` can return to the point.
+``dream run``, ``dream undo`` and ``sagemem recover`` call it; ``dream history`` lists
+such a run as interrupted-without-a-manifest until one of them has.
 """
 
 from __future__ import annotations

@@ -54,9 +54,10 @@ def runs_dir(state_dir: Path) -> Path:
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """``20261202T031500Z-3f9a2c``: sorts by time, unique across processes."""
+    """``20261202T031500.123456Z-3f9a2c``: sorts by time (to the microsecond, so two
+    runs of one second list in order), unique across processes."""
     when = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return f"{when.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+    return f"{when.strftime('%Y%m%dT%H%M%S.%fZ')}-{secrets.token_hex(3)}"
 
 
 def create_run(state_dir: Path, run_id: str) -> RunFolder:

@@ -6,6 +6,7 @@
 - ``rollback``: ``plan_rollback``, ``apply_rollback``, ``rollback``;
   ``rollback_log``: ``RollbackReport`` and ``<state>/rollbacks.jsonl``.
 - ``archive``: ``archive_memory``, ``restore_memory``, ``purge_memory``;
+  ``archive_batch``: ``archive_many`` — many memories, one MEMORY.md edit;
   ``archive_log``: ``<state>/archive.jsonl``; ``locks``: ``lock_memory``…;
   ``candidates``: ``archive_candidates`` by idle days.
 - ``journal``: an intent record per multi-file operation in flight;

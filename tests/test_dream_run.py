@@ -305,3 +305,124 @@ def test_an_apply_with_nothing_to_do_takes_no_rollback_point_and_leaves_no_repor
     assert not (store.directory / "dream").exists()
     with pytest.raises(RunNotUndoable, match="applied nothing"):
         undo_run(store, report.run_id)
+
+
+KILL_AT = textwrap.dedent("""
+    import os, signal, sys
+    from sagemem.config import load_settings
+    from sagemem.dream import run, runs
+    from sagemem.dream.plan import loads
+    from sagemem.store import MemoryStore
+
+    store = MemoryStore(sys.argv[1], sys.argv[2])
+    module, name = {"progress": (runs, "append_progress"),
+                    "snapshot": (run, "create_snapshot")}[sys.argv[4]]
+
+    def dying(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    setattr(module, name, dying)
+    run.dream_run(store, load_settings(env={}, memory_dir=store.directory,
+                  state_dir=store.state_dir), loads(open(sys.argv[3], "rb").read()),
+                  apply=True)
+""")
+
+
+def killed_at(store: MemoryStore, tmp_path: Path, plan: Plan, where: str) -> None:
+    (tmp_path / "plan.json").write_text(plan.dumps())
+    (tmp_path / "kill_at.py").write_text(KILL_AT)
+    done = subprocess.run([sys.executable, str(tmp_path / "kill_at.py"), str(store.directory),
+                           str(store.state_dir), str(tmp_path / "plan.json"), where],
+                          cwd=Path(__file__).parent.parent)
+    assert done.returncode == -signal.SIGKILL
+
+
+def test_a_write_killed_before_its_progress_line_is_still_in_the_account_and_undone(
+        store, tmp_path):
+    before = tree(store.directory)
+    plan = Plan((rewrite(store, CONTRACT, without_line(store, CONTRACT, STILL_VALID)),))
+    killed_at(store, tmp_path, plan, "progress")
+    finished, = finish_interrupted(store)
+    assert (finished.applied, finished.planned) == (1, 1)
+    item = runs.load_manifest(runs.find_run(store.state_dir, finished.run_id))
+    assert [f["text"] for f in item["deleted_facts"]] == [STILL_VALID]
+    assert CONTRACT in item["changed"]
+    undo_run(store, finished.run_id)
+    assert tree(store.directory) == before
+
+
+def test_a_run_killed_while_taking_its_rollback_point_says_nothing_changed(store, tmp_path):
+    before = tree(store.directory)
+    plan = Plan((rewrite(store, CONTRACT, store.get(CONTRACT).text + "More.\n"),))
+    killed_at(store, tmp_path, plan, "snapshot")
+    finished, = finish_interrupted(store)
+    item = runs.load_manifest(runs.find_run(store.state_dir, finished.run_id))
+    assert item["status"] == "interrupted" and item["applied"] == []
+    assert "nothing in the folder changed" in item["cut_short"]
+    assert tree(store.directory) == before
+    with pytest.raises(RunNotUndoable):
+        undo_run(store, finished.run_id)
+
+
+def test_a_plan_naming_a_memory_in_another_case_is_accounted_as_the_file_on_disk(store):
+    before = tree(store.directory)
+    memory = store.get(CONTRACT)
+    shouting = CONTRACT.upper().replace(".MD", ".md")
+    plan = Plan((Operation("rewrite", shouting, "shorter", memory.revision,
+                           memory.text.replace(STILL_VALID + "\n", "")),))
+    report = dream_run(store, settings_for(store), plan, apply=True)
+    assert [f["file"] for f in report.manifest["deleted_facts"]] == [CONTRACT]
+    assert CONTRACT in report.manifest["changed"]
+    undo_run(store, report.run_id)
+    assert tree(store.directory) == before
+
+
+def test_archiving_more_than_the_ceiling_of_the_folder_s_lines_needs_allow_loss(store):
+    before = tree(store.directory)
+    plan = Plan(tuple(Operation("archive", f, "tidy", store.get(f).revision)
+                      for f in store.files()[:6]))
+    report = dream_run(store, settings_for(store), plan, apply=True)
+    assert report.status == "refused" and report.manifest["archive_share"] > 0.25
+    assert "the archives would take" in report.manifest["notes"][0]
+    assert tree(store.directory) == before
+    applied = dream_run(store, settings_for(store), plan, apply=True, allow_loss=True)
+    assert len(applied.manifest["applied"]) == 6
+
+
+def test_a_secret_in_a_planned_text_never_reaches_the_report_or_the_run_s_files(store):
+    secret = "postgres://app:Xk39vQ7mZp2Lw8Rt@db.internal:5432/prod"
+    plan = Plan((rewrite(store, CONTRACT, store.get(CONTRACT).text + f"DB: {secret}\n",
+                         reason=f"added {secret}"),))
+    for apply in (False, True):
+        report = dream_run(store, settings_for(store), plan, apply=apply)
+        run = runs.find_run(store.state_dir, report.run_id)
+        kept = [p.read_text() for p in run.path.iterdir()]
+        assert secret not in report.text and not any(secret in t for t in kept)
+    assert secret not in store.get(CONTRACT).text
+    assert not any(secret in p.read_text() for p in (store.directory / "dream").iterdir())
+
+
+def test_an_unreadable_memory_is_left_as_it_is_and_said_so(store):
+    bad = store.directory / "user_bad_bytes.md"
+    bad.write_bytes(b"---\nname: x\n---\n\xff\xfe\n")
+    plan = Plan((Operation("archive", bad.name, "tidy", "0" * 64),))
+    report = dream_run(store, settings_for(store), plan, apply=True)
+    assert report.manifest["refused"][0]["why"].startswith(f"{bad.name} cannot be read")
+    assert bad.exists()
+
+
+def test_the_llm_key_is_taken_out_of_everything_a_model_wrote():
+    from sagemem.dream.planners import without_key
+
+    key = "sk-test-0123456789abcdef"
+    plan = Plan((Operation("create", "user_x.md", f"because {key}", None, f"text {key}\n"),),
+                "llm", (f"note {key}",))
+    clean = without_key(plan, key)
+    assert key not in clean.dumps() and "<REDACTED:llm_key>" in clean.dumps()
+
+
+def test_a_plan_too_deep_or_with_a_lone_surrogate_is_refused_whole():
+    with pytest.raises(InvalidPlan, match="nested too deeply"):
+        loads("[" * 100_000)
+    with pytest.raises(InvalidPlan, match="lone surrogate"):
+        loads('{"operations": [{"op": "create", "file": "a.md", "text": "a\\ud800b"}]}')

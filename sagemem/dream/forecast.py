@@ -43,16 +43,29 @@ class Forecast:
     of (archived whole, or reworded: not here)."""
     worst: tuple[tuple[int, str, int], ...]
     """(operation number, file, lines it drops), most first: named when refused."""
+    folder_lines: int = 0
+    """Fact lines of every live memory before: what the archives are measured against."""
+    archived_lines: int = 0
+    """Fact lines of the memories the plan archives (whole: restorable from archive/)."""
 
     @property
     def loss_share(self) -> float:
+        """Dropped lines over the rewritten memories' lines: the ceiling on rewrites."""
         return self.dropped / self.prior_lines if self.prior_lines else 0.0
+
+    @property
+    def archive_share(self) -> float:
+        """Archived lines over the folder's: the ceiling on archives — a run that takes a
+        quarter of what the folder holds out of the active memories needs --allow-loss
+        too, though each file stays whole in archive/."""
+        return self.archived_lines / self.folder_lines if self.folder_lines else 0.0
 
 
 def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None],
-             locked: frozenset[str]) -> Forecast:
+             locked: frozenset[str], *, unreadable: frozenset[str] = frozenset()) -> Forecast:
     """Judge ``plan`` against ``before`` (each live memory's text by file name), MEMORY.md's
-    revision and the locked names; ``after`` applies every operation not refused."""
+    text and revision, the locked names and the memories that could not be read;
+    ``after`` applies every operation not refused."""
     index_text, index_revision = index
     on_disk = {name_key(f): f for f in before}
     revisions = {f: _revision(t) for f, t in before.items()}
@@ -61,7 +74,9 @@ def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None
     seen: dict[str, int] = {}
     for number, op in enumerate(plan.operations, 1):
         file = on_disk.get(name_key(op.file), op.file)
-        refusal = _refusal(op, file, seen, revisions, index_revision, locked)
+        refusal = _refusal(op, file, seen, revisions, index_revision, locked) \
+            if file not in unreadable else (f"{file} cannot be read (see the notes); it is "
+                                            "left as it is", True)
         seen.setdefault(name_key(op.file), number)
         if refusal is not None:
             why, final = refusal
@@ -125,7 +140,8 @@ def _with_losses(checks: tuple[Check, ...], before: Mapping[str, str],
     archived = [o.operation.file for o in planned if o.operation.op == "archive"]
     lost = lost_lines(before, after, rewritten + archived, archived=archived)
     return Forecast(checks, after, tuple(lost), prior_line_count(before, rewritten),
-                    sum(1 for line in lost if line.dropped), _worst(planned, lost))
+                    sum(1 for line in lost if line.dropped), _worst(planned, lost),
+                    prior_line_count(before, before), sum(1 for line in lost if line.archived))
 
 
 def _worst(planned: list[Outcome], lost: list[LostLine]) -> tuple[tuple[int, str, int], ...]:

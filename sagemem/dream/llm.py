@@ -203,7 +203,7 @@ class _Conversation:
                              + ", ".join(self.tools)}
         try:
             args = json.loads(arguments or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             return {"error": "the arguments are not JSON; send one JSON object"}
         if not isinstance(args, dict):
             return {"error": "the arguments must be one JSON object"}

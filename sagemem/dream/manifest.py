@@ -37,7 +37,8 @@ def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
           audit_before: Mapping[str, Any], audit_after: Mapping[str, Any] | None,
           notes: Sequence[str] = (), cut_short: str | None = None,
           changed: Mapping[str, str | None] | None = None,
-          worst: Sequence[tuple[int, str, int]] = ()) -> dict[str, Any]:
+          worst: Sequence[tuple[int, str, int]] = (), archive_share: float = 0.0,
+          folder_lines: int = 0) -> dict[str, Any]:
     """The manifest of one run (``status``: report, refused, applied, interrupted)."""
     items = [o.to_json() for o in outcomes]
     lost_lines = [line.to_json() for line in lost]
@@ -53,6 +54,7 @@ def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
         "deleted_facts": lost_lines,
         "loss_share": round(loss_share, 4), "loss_ceiling": round(ceiling, 4),
         "prior_lines": prior_lines,
+        "archive_share": round(archive_share, 4), "folder_lines": folder_lines,
         "dropped_lines": sum(1 for line in lost_lines
                              if not line["archived"] and "now" not in line),
         "worst": [{"number": n, "file": f, "lines": c} for n, f, c in worst],

@@ -94,6 +94,8 @@ def loads(data: bytes | str, *, planner: str = "file") -> Plan:
         document = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidPlan(f"it is not JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidPlan("it is nested too deeply to be a plan") from None
     return from_json(document, planner=planner)
 
 
@@ -157,6 +159,11 @@ def _string(item: Mapping[str, Any], key: str, where: str, *,
         return None
     if not isinstance(value, str):
         raise InvalidPlan(f"{where}: \"{key}\" must be a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidPlan(f"{where}: \"{key}\" is not valid Unicode text (it holds a lone "
+                          "surrogate)") from None
     return value
 
 
@@ -178,7 +185,8 @@ def _revision(item: Mapping[str, Any], op: str, where: str) -> str | None:
             raise InvalidPlan(f"{where}: a create has no \"revision\" (the file is new)")
         return None
     if given is None:
-        raise InvalidPlan(f"{where}: a {op} needs the \"revision\" it was planned against")
+        raise InvalidPlan(f"{where}: {'an' if op == 'archive' else 'a'} {op} needs the "
+                          "\"revision\" it was planned against")
     try:
         return checked_revision(given)
     except InvalidRevision as exc:

@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 
 from ..audit.report import AuditReport
-from ..config import Settings
+from ..config import DREAM_LLM_KEY_ENV, Settings
 from ..errors import InvalidPlan
 from ..files.paths import read_regular
 from ..store import MemoryStore
@@ -62,6 +62,23 @@ def read_plan_file(path: Path) -> Plan:
     return loads(data, planner=path.name)
 
 
+def without_key(plan: Plan, key: str | None) -> Plan:
+    """The plan with the endpoint's key taken out of every text a model wrote: a model
+    (or a server) that echoes it must not put it in a memory, a manifest or a report."""
+    if not key:
+        return plan
+
+    def clean(text: str) -> str:
+        return text.replace(key, "<REDACTED:llm_key>")
+
+    from dataclasses import replace
+
+    return Plan(tuple(replace(o, reason=clean(o.reason),
+                              text=None if o.text is None else clean(o.text))
+                      for o in plan.operations), plan.planner,
+                tuple(clean(n) for n in plan.notes))
+
+
 def _llm_plan(store: MemoryStore, settings: Settings, *, apply: bool, today: date,
               env: Mapping[str, str] | None) -> Planned:
     from .brief import build_brief
@@ -69,8 +86,9 @@ def _llm_plan(store: MemoryStore, settings: Settings, *, apply: bool, today: dat
 
     brief = build_brief(store, settings, today).as_text()
     answer = plan_with_llm(store, settings, apply=apply, brief=brief, env=env)
-    plan = Plan(answer.plan.operations, answer.plan.planner,
-                (*answer.plan.notes, *answer.notes))
+    plan = without_key(Plan(answer.plan.operations, answer.plan.planner,
+                            (*answer.plan.notes, *answer.notes)),
+                       (env or os.environ).get(DREAM_LLM_KEY_ENV))
     cut = None
     if answer.truncated:
         cut = ("the model's answer was cut off at its length limit three times; the plan "

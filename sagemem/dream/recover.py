@@ -13,17 +13,21 @@ such a run as interrupted-without-a-manifest until one of them has.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
 
 from ..errors import RunInProgress, SagememError
 from ..files.memory import decode
 from ..files.paths import INDEX_FILE
-from ..history.manifest import read_copy
+from ..history.manifest import Snapshot, read_copy
 from ..history.snapshots import load_snapshot
 from ..store import MemoryStore
 from . import runs
-from .apply import Outcome
-from .plan import loads
+from .apply import Outcome, change_of
+from .plan import Operation, Plan, loads
+from .run import read_texts
 
 
 @dataclass(frozen=True)
@@ -60,12 +64,51 @@ def finish_interrupted(store: MemoryStore) -> list[Finished]:
     return done
 
 
-def _finish(store: MemoryStore, run: runs.RunFolder, status: dict[str, object]) -> Finished:
-    from .run import _finish as write_manifest
-    from .run import settle
+def _finish(store: MemoryStore, run: runs.RunFolder, status: dict[str, Any]) -> Finished:
+    from .run import finish_run, settle
 
     plan = loads(run.file(runs.PLAN_FILE).read_bytes(), planner="file")
+    notes = status.get("notes")
+    common = dict(run_id=run.run_id, planner=plan.planner, started=str(status["started"]),
+                  ceiling=status.get("ceiling", 0.25), audit_before=status["audit_before"],
+                  notes=list(notes) if isinstance(notes, list) else [])
+    if not status.get("snapshot"):  # killed while its rollback point was being taken
+        return _before_any_write(store, run, plan, common)
     snapshot = load_snapshot(store, str(status["snapshot"]))
+    before, index_before = _texts_of(snapshot)
+    now, _ = read_texts(store)
+    outcomes = [_outcome(store, number, op, before, now, index_before)
+                for number, op in enumerate(plan.operations, 1)]
+    applied = sum(1 for o in outcomes if o.status == "applied")
+    common["cut_short"] = (f"this run was interrupted after {applied} of {len(outcomes)} "
+                           f"operations; `sagemem dream undo {run.run_id}` returns the folder "
+                           "to its rollback point")
+    item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
+                  status="interrupted")
+    finish_run(store, run, item, in_folder=True)
+    return Finished(run.run_id, applied, len(outcomes))
+
+
+def _before_any_write(store: MemoryStore, run: runs.RunFolder, plan: Plan,
+                      common: dict[str, Any]) -> Finished:
+    """A run killed before its rollback point existed wrote nothing: its manifest says so."""
+    from . import manifest as manifests
+    from .run import finish_run
+
+    outcomes = [Outcome(n, op, "refused", "not applied: the run was interrupted first")
+                for n, op in enumerate(plan.operations, 1)]
+    item = manifests.build(**common, mode="apply", status="interrupted",
+                           cut_short="this run was interrupted before its rollback point was "
+                                     "taken; nothing in the folder changed",
+                           finished=datetime.now(timezone.utc).isoformat(), outcomes=outcomes,
+                           lost=(), loss_share=0.0, prior_lines=0, snapshot=None,
+                           audit_after=None)
+    finish_run(store, run, item, in_folder=False)
+    return Finished(run.run_id, 0, len(outcomes))
+
+
+def _texts_of(snapshot: Snapshot) -> tuple[dict[str, str], str]:
+    """The memories' texts and MEMORY.md's as the rollback point holds them."""
     before: dict[str, str] = {}
     index_before = ""
     for entry in snapshot.files:
@@ -76,21 +119,25 @@ def _finish(store: MemoryStore, run: runs.RunFolder, status: dict[str, object]) 
             index_before = decode(data, entry.name)
         else:
             before[entry.name] = decode(data, entry.name)
-    landed = {int(item["number"]): item for item in runs.read_progress(run)
-              if isinstance(item.get("number"), int)}
-    outcomes = [_outcome(store, number, op, landed.get(number))
-                for number, op in enumerate(plan.operations, 1)]
-    applied = sum(1 for o in outcomes if o.status == "applied")
-    cut = (f"this run was interrupted after {applied} of {len(outcomes)} operations; "
-           f"`sagemem dream undo {run.run_id}` returns the folder to its rollback point")
-    notes = status.get("notes")
-    common = dict(run_id=run.run_id, planner=plan.planner, started=str(status["started"]),
-                  ceiling=status.get("ceiling", 0.25), audit_before=status["audit_before"],
-                  notes=list(notes) if isinstance(notes, list) else [], cut_short=cut)
-    item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
-                  status="interrupted")
-    write_manifest(store, run, item, in_folder=True)
-    return Finished(run.run_id, applied, len(outcomes))
+    return before, index_before
+
+
+def _outcome(store: MemoryStore, number: int, op: Operation, before: Mapping[str, str],
+             now: Mapping[str, str], index_before: str) -> Outcome:
+    """Applied if the folder shows it (its file differs from the rollback point): the
+    progress a run appends after each write can miss the last one a kill cut short."""
+    if op.file == INDEX_FILE:
+        changed = store.read_index()[0] != index_before
+    elif op.op == "archive":
+        changed = op.file in before and op.file not in now and _archived_now(store, op.file)
+    else:
+        changed = now.get(op.file) is not None and now.get(op.file) != before.get(op.file)
+    if not changed:
+        return Outcome(number, op, "refused", "not applied: the run was interrupted first")
+    size, lines = change_of(index_before if op.file == INDEX_FILE else before.get(op.file),
+                            None if op.op == "archive" else
+                            store.read_index()[0] if op.file == INDEX_FILE else now.get(op.file))
+    return Outcome(number, op, "applied", bytes=size, lines=lines)
 
 
 def _archived_now(store: MemoryStore, file: str) -> bool:
@@ -99,19 +146,3 @@ def _archived_now(store: MemoryStore, file: str) -> bool:
             store.existing_name(file, archived=True) is not None
     except SagememError:
         return False
-
-
-def _outcome(store: MemoryStore, number: int, op: object, landed: dict[str, object] | None
-             ) -> Outcome:
-    from .plan import Operation
-
-    assert isinstance(op, Operation)
-    if landed is None and op.op == "archive" and _archived_now(store, op.file):
-        return Outcome(number, op, "applied")  # its batch moved it; the kill came first
-    if landed is None:
-        return Outcome(number, op, "refused", "not applied: the run was interrupted first")
-    return Outcome(number, op, "applied", bytes=int(str(landed.get("bytes", 0))),
-                   lines=int(str(landed.get("lines", 0))),
-                   after_revision=landed.get("after_revision")  # type: ignore[arg-type]
-                   )
-

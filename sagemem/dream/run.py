@@ -35,8 +35,8 @@ from . import manifest as manifests
 from . import runs
 from .apply import Outcome, apply_archives, apply_operation
 from .forecast import Check, Forecast, forecast
-from .lines import lost_lines
-from .plan import Plan
+from .lines import lost_lines, prior_line_count
+from .plan import Operation, Plan
 
 FOLDER_REPORTS = "dream"
 """The memory folder's subfolder for the Markdown manifests of applied runs."""
@@ -84,10 +84,12 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
 
     store.require_directory()
     finish_interrupted(store)
+    plan = redacted(on_disk_names(plan, store))
     started = _utc(now)
     run_id = runs.new_run_id(started)
     before, unread = read_texts(store)
-    predicted = forecast(plan, before, store.read_index(), locked_names(store))
+    predicted = forecast(plan, before, store.read_index(), locked_names(store),
+                         unreadable=frozenset(store.files()) - set(before))
     ceiling = settings.dream_max_loss_percent / 100
     summary = manifests.audit_summary(audit_before if audit_before is not None
                                       else audit(store))
@@ -97,16 +99,47 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
                                   ceiling=ceiling, audit_before=summary,
                                   notes=[*plan.notes, *notes, *unread], cut_short=cut_short)
     if not apply:
-        return _finish(store, run, _forecast_manifest(predicted, "report", "report", common),
+        return finish_run(store, run, _forecast_manifest(predicted, "report", "report", common),
                        in_folder=False)
-    if predicted.loss_share > ceiling and not allow_loss:
-        return _finish(store, run, _refused(predicted, common), in_folder=False)
+    if max(predicted.loss_share, predicted.archive_share) > ceiling and not allow_loss:
+        return finish_run(store, run, _refused(predicted, common), in_folder=False)
     if all(check.final for check in predicted.checks):  # nothing to write: no rollback
         item = _forecast_manifest(predicted, "apply", "applied", common)  # point, no report
         item["notes"].append("Nothing to apply: the folder is unchanged.")  # in the folder
-        return _finish(store, run, item, in_folder=False)
+        return finish_run(store, run, item, in_folder=False)
     with runs.run_lock(store.state_dir):
         return _apply(store, settings, run, plan, predicted, common)
+
+
+def redacted(plan: Plan) -> Plan:
+    """The plan with its secrets taken out first, as every write would take them out: so
+    neither the run's plan.json, nor its forecast, nor a report ever holds one."""
+    from dataclasses import replace
+
+    from ..writes.redact import redact, redact_memory, redact_reason
+
+    return Plan(tuple(replace(o, reason=redact_reason(o.reason) or "",
+                              text=None if o.text is None else redact_memory(o.text).text)
+                      for o in plan.operations), plan.planner,
+                tuple(redact(n).text for n in plan.notes))
+
+
+def on_disk_names(plan: Plan, store: MemoryStore) -> Plan:
+    """Each operation on a memory named as it is spelt on disk (``User_Pets.md`` is
+    ``user_pets.md``): the store writes the one on disk, so the forecast, the manifest and
+    the undo must speak of that one too."""
+    from dataclasses import replace
+
+    def spelt(op: Operation) -> Operation:
+        if op.file == INDEX_FILE:
+            return op
+        try:
+            on_disk = store.existing_name(op.file)
+        except SagememError:  # several files are that name: the guard refuses it, said so
+            return op
+        return op if on_disk is None or on_disk == op.file else replace(op, file=on_disk)
+
+    return Plan(tuple(spelt(o) for o in plan.operations), plan.planner, plan.notes)
 
 
 def _forecast_manifest(predicted: Forecast, mode: str, status: str,
@@ -115,32 +148,39 @@ def _forecast_manifest(predicted: Forecast, mode: str, status: str,
                            outcomes=[c.outcome for c in predicted.checks],
                            lost=predicted.lost, loss_share=predicted.loss_share,
                            prior_lines=predicted.prior_lines, snapshot=None,
-                           audit_after=None, worst=predicted.worst)
+                           audit_after=None, worst=predicted.worst,
+                           archive_share=predicted.archive_share,
+                           folder_lines=predicted.folder_lines)
 
 
 def _refused(predicted: Forecast, common: Mapping[str, Any]) -> dict[str, Any]:
     item = _forecast_manifest(predicted, "apply", "refused", common)
-    worst = ", ".join(f"operation {n} ({f}: {c} lines)" for n, f, c in predicted.worst[:3])
-    item["notes"].insert(0, (
-        f"Refused: the rewrites would leave {predicted.loss_share:.1%} of their "
-        f"{predicted.prior_lines} prior lines absent from every active memory, over the "
-        f"{item['loss_ceiling']:.0%} ceiling; worst: {worst}. Nothing was written. Review "
-        "the facts below; run again with --allow-loss to apply anyway."))
+    ceiling = item["loss_ceiling"]
+    if predicted.loss_share > ceiling:
+        worst = ", ".join(f"operation {n} ({f}: {c} lines)" for n, f, c in predicted.worst[:3])
+        why = (f"the rewrites would leave {predicted.loss_share:.1%} of their "
+               f"{predicted.prior_lines} prior lines absent from every active memory, over "
+               f"the {ceiling:.0%} ceiling; worst: {worst}")
+    else:
+        why = (f"the archives would take {predicted.archive_share:.1%} of the folder's "
+               f"{predicted.folder_lines} lines out of the active memories, over the "
+               f"{ceiling:.0%} ceiling")
+    item["notes"].insert(0, f"Refused: {why}. Nothing was written. Review the facts below; "
+                            "run again with --allow-loss to apply anyway.")
     return item
 
 
 def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Plan,
            predicted: Forecast, common: Mapping[str, Any]) -> RunReport:
     journal.require_none_pending(store.state_dir)  # a half-done archive must be finished
+    status = {"status": "applying", "snapshot": None, "started": common["started"],
+              "operations": len(plan.operations), "audit_before": common["audit_before"],
+              "ceiling": common["ceiling"], "notes": common["notes"]}
+    runs.write_json(run, runs.STATUS_FILE, status)  # a kill from here on is recovered
     snapshot = create_snapshot(store, kind=SNAPSHOT_KIND, run_id=run.run_id,
                                label=f"before dream run {run.run_id}",
                                reason=f"rollback point of consolidation run {run.run_id}")
-    runs.write_json(run, runs.STATUS_FILE, {"status": "applying", "snapshot": snapshot.id,
-                                            "started": common["started"],
-                                            "operations": len(plan.operations),
-                                            "audit_before": common["audit_before"],
-                                            "ceiling": common["ceiling"],
-                                            "notes": common["notes"]})
+    runs.write_json(run, runs.STATUS_FILE, {**status, "snapshot": snapshot.id})
     before, _ = read_texts(store)  # as the rollback point holds it
     index_before = store.read_index()[0]
     outcomes: list[Outcome] = []
@@ -161,7 +201,7 @@ def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Pl
     item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
                   status="applied")
     _rotate(store, settings.dream_keep_runs, snapshot.id)
-    return _finish(store, run, item, in_folder=True)
+    return finish_run(store, run, item, in_folder=True)
 
 
 def _groups(checks: Sequence[Check]) -> list[list[Check]]:
@@ -195,17 +235,19 @@ def settle(store: MemoryStore, run: runs.RunFolder, outcomes: Sequence[Outcome],
     rewritten = [o.operation.file for o in applied if o.operation.op == "rewrite"
                  and o.operation.file != INDEX_FILE]
     lost = lost_lines(before, after, touched, archived=archived)
-    from .lines import prior_line_count
-
     prior = prior_line_count(before, rewritten)
+    folder = prior_line_count(before, before)
     dropped = sum(1 for line in lost if line.dropped)
+    archived_lines = sum(1 for line in lost if line.archived)
     changed = _changed(store, before, after, index_before, touched)
     return manifests.build(**common, mode="apply", status=status,
                            finished=_utc(None).isoformat(), outcomes=outcomes, lost=lost,
                            loss_share=dropped / prior if prior else 0.0, prior_lines=prior,
                            snapshot=snapshot_id,
                            audit_after=manifests.audit_summary(audit(store)),
-                           changed=changed)
+                           changed=changed,
+                           archive_share=archived_lines / folder if folder else 0.0,
+                           folder_lines=folder)
 
 
 def _changed(store: MemoryStore, before: Mapping[str, str], after: Mapping[str, str],
@@ -230,7 +272,7 @@ def _rotate(store: MemoryStore, keep: int, spare: str) -> None:
         rotate_snapshots(store, keep, spare=spare, kinds=(SNAPSHOT_KIND,))
 
 
-def _finish(store: MemoryStore, run: runs.RunFolder, item: dict[str, Any], *,
+def finish_run(store: MemoryStore, run: runs.RunFolder, item: dict[str, Any], *,
             in_folder: bool) -> RunReport:
     """Write the manifest (JSON and Markdown) to the run's folder and, for a run that
     changed the folder, the Markdown to the memory folder's ``dream/``."""

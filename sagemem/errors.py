@@ -63,6 +63,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── LayerFull                a create at hard_cap_memories with nothing archivable
      ├── InvalidPlan              a consolidation plan that is not one (nothing applied)
      ├── RunInProgress            another consolidation run holds the folder's run lock
+     ├── RunIncomplete            a run stopped after it began writing (a full disk)
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
      └── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
 """
@@ -631,6 +632,19 @@ class RunInProgress(SagememError):
         self.state_dir = state_dir
         super().__init__("another consolidation run is applying to this folder; nothing "
                          "was changed — wait for it, then run again")
+
+
+class RunIncomplete(SagememError):
+    """A run that stopped after its rollback point, with some operations applied: never
+    "nothing was changed", and the way back named."""
+
+    def __init__(self, run_id: str, snapshot_id: str, problem: str) -> None:
+        self.run_id, self.snapshot_id, self.problem = run_id, snapshot_id, problem
+        super().__init__(f"consolidation run {run_id} stopped after it began writing "
+                         f"({problem.split('; nothing was changed')[0]}); some operations may "
+                         f"have been applied — once the cause is fixed, `sagemem recover` "
+                         f"writes the run's manifest and `sagemem dream undo {run_id}` returns "
+                         f"the folder to its rollback point (snapshot {snapshot_id})")
 
 
 class RunNotUndoable(SagememError):

@@ -426,3 +426,24 @@ def test_a_plan_too_deep_or_with_a_lone_surrogate_is_refused_whole():
         loads("[" * 100_000)
     with pytest.raises(InvalidPlan, match="lone surrogate"):
         loads('{"operations": [{"op": "create", "file": "a.md", "text": "a\\ud800b"}]}')
+
+
+def test_a_run_that_cannot_keep_its_account_mid_way_says_what_may_have_changed(
+        store, monkeypatch):
+    from sagemem.errors import RunIncomplete, WriteFailed
+
+    before = tree(store.directory)
+
+    def full(*_args, **_kwargs):
+        raise WriteFailed(store.state_dir / "dream", "No space left on device")
+
+    monkeypatch.setattr(runs, "append_progress", full)
+    plan = Plan((rewrite(store, CONTRACT, store.get(CONTRACT).text + "More.\n"),))
+    with pytest.raises(RunIncomplete, match="some operations may have been applied") as caught:
+        dream_run(store, settings_for(store), plan, apply=True)
+    assert "nothing was changed" not in str(caught.value)
+    monkeypatch.undo()
+    finished, = finish_interrupted(store)
+    assert finished.applied == 1
+    undo_run(store, finished.run_id)
+    assert tree(store.directory) == before

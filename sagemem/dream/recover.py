@@ -19,15 +19,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import RunInProgress, SagememError
-from ..files.memory import decode
 from ..files.paths import INDEX_FILE
-from ..history.manifest import Snapshot, read_copy
 from ..history.snapshots import load_snapshot
 from ..store import MemoryStore
 from . import runs
 from .apply import Outcome, change_of
 from .plan import Operation, Plan, loads
-from .run import read_texts
+from .run import read_texts, texts_of
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,7 @@ def _finish(store: MemoryStore, run: runs.RunFolder, status: dict[str, Any]) -> 
     if not status.get("snapshot"):  # killed while its rollback point was being taken
         return _before_any_write(store, run, plan, common)
     snapshot = load_snapshot(store, str(status["snapshot"]))
-    before, index_before = _texts_of(snapshot)
+    before, index_before = texts_of(snapshot)
     now, _ = read_texts(store)
     outcomes = [_outcome(store, number, op, before, now, index_before)
                 for number, op in enumerate(plan.operations, 1)]
@@ -105,21 +103,6 @@ def _before_any_write(store: MemoryStore, run: runs.RunFolder, plan: Plan,
                            audit_after=None)
     finish_run(store, run, item, in_folder=False)
     return Finished(run.run_id, 0, len(outcomes))
-
-
-def _texts_of(snapshot: Snapshot) -> tuple[dict[str, str], str]:
-    """The memories' texts and MEMORY.md's as the rollback point holds them."""
-    before: dict[str, str] = {}
-    index_before = ""
-    for entry in snapshot.files:
-        data = read_copy(snapshot, entry)
-        if data is None:
-            continue
-        if entry.name == INDEX_FILE:
-            index_before = decode(data, entry.name)
-        else:
-            before[entry.name] = decode(data, entry.name)
-    return before, index_before
 
 
 def _outcome(store: MemoryStore, number: int, op: Operation, before: Mapping[str, str],

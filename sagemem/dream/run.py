@@ -23,12 +23,13 @@ from typing import Any
 
 from ..audit.report import AuditReport, audit
 from ..config import Settings
-from ..errors import SagememError
+from ..errors import RunIncomplete, SagememError
 from ..files.atomic import atomic_write, make_folder
 from ..files.memory import decode
 from ..files.paths import INDEX_FILE, safe_read
 from ..history import journal
 from ..history.locks import locked_names
+from ..history.manifest import Snapshot, read_copy
 from ..history.snapshots import create_snapshot, rotate_snapshots
 from ..store import MemoryStore
 from . import manifest as manifests
@@ -173,18 +174,54 @@ def _refused(predicted: Forecast, common: Mapping[str, Any]) -> dict[str, Any]:
 def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Plan,
            predicted: Forecast, common: Mapping[str, Any]) -> RunReport:
     journal.require_none_pending(store.state_dir)  # a half-done archive must be finished
+    snapshot = _rollback_point(store, run, plan, common)
+    try:
+        before, index_before = texts_of(snapshot)
+        outcomes = _apply_all(store, run, predicted, {**before, INDEX_FILE: index_before})
+        item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
+                      status="applied")
+        _rotate(store, settings.dream_keep_runs, snapshot.id)
+        return finish_run(store, run, item, in_folder=True)
+    except SagememError as exc:  # a full disk, a read-only state directory, mid-way
+        raise RunIncomplete(run.run_id, snapshot.id, str(exc)) from exc
+
+
+def _rollback_point(store: MemoryStore, run: runs.RunFolder, plan: Plan,
+                    common: Mapping[str, Any]) -> Snapshot:
+    """The snapshot bound to the run, the run marked ``applying`` before it is taken (a
+    kill from then on is recovered: ``recover.py``)."""
     status = {"status": "applying", "snapshot": None, "started": common["started"],
               "operations": len(plan.operations), "audit_before": common["audit_before"],
               "ceiling": common["ceiling"], "notes": common["notes"]}
-    runs.write_json(run, runs.STATUS_FILE, status)  # a kill from here on is recovered
+    runs.write_json(run, runs.STATUS_FILE, status)
     snapshot = create_snapshot(store, kind=SNAPSHOT_KIND, run_id=run.run_id,
                                label=f"before dream run {run.run_id}",
                                reason=f"rollback point of consolidation run {run.run_id}")
     runs.write_json(run, runs.STATUS_FILE, {**status, "snapshot": snapshot.id})
-    before, _ = read_texts(store)  # as the rollback point holds it
-    index_before = store.read_index()[0]
+    return snapshot
+
+
+def texts_of(snapshot: Snapshot) -> tuple[dict[str, str], str]:
+    """The memories' texts and MEMORY.md's as the rollback point holds them: what the run
+    is diffed against, whatever an editor saved while it was being taken."""
+    before: dict[str, str] = {}
+    index_before = ""
+    for entry in snapshot.files:
+        data = read_copy(snapshot, entry)
+        if data is None:
+            continue
+        if entry.name == INDEX_FILE:
+            index_before = decode(data, entry.name)
+        else:
+            before[entry.name] = decode(data, entry.name)
+    return before, index_before
+
+
+def _apply_all(store: MemoryStore, run: runs.RunFolder, predicted: Forecast,
+               texts: Mapping[str, str]) -> list[Outcome]:
+    """Every operation not refused outright, MEMORY.md's first, archives in batches; each
+    applied one appended to the run's progress as it lands."""
     outcomes: list[Outcome] = []
-    texts = {**before, INDEX_FILE: index_before}
     for group in _groups(sorted(predicted.checks, key=_index_first)):
         if group[0].final:
             outcomes += [check.outcome for check in group]
@@ -197,11 +234,7 @@ def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Pl
             if outcome.status == "applied":
                 runs.append_progress(run, outcome.to_json())
         outcomes += done
-    outcomes.sort(key=lambda o: o.number)
-    item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
-                  status="applied")
-    _rotate(store, settings.dream_keep_runs, snapshot.id)
-    return finish_run(store, run, item, in_folder=True)
+    return sorted(outcomes, key=lambda o: o.number)
 
 
 def _groups(checks: Sequence[Check]) -> list[list[Check]]:

@@ -79,7 +79,7 @@ def fresh_copy(corpus: Path, root: Path) -> Callable[[], list[str]]:
             shutil.rmtree(root / f"apply{n - 1}.state", ignore_errors=True)
         shutil.copytree(corpus, target)
         return [*sagemem_command(), "--dir", str(target), "--state-dir", str(state),
-                "dream", "run", "--planner", "tidy", "--apply"]
+                "dream", "run", "--planner", "tidy", "--apply", "--allow-loss"]
 
     return prepare
 

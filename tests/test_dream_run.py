@@ -447,3 +447,26 @@ def test_a_run_that_cannot_keep_its_account_mid_way_says_what_may_have_changed(
     assert finished.applied == 1
     undo_run(store, finished.run_id)
     assert tree(store.directory) == before
+
+
+def test_an_index_rewrite_that_unlists_a_live_memory_says_which_line_went(store):
+    text, revision = store.read_index()
+    kept = "\n".join(line for line in text.split("\n") if CONTRACT not in line
+                     and "project_autumn_promo.md" not in line)
+    text_without = kept.replace("](project_legacy_build.md)", "](gone.md)")
+    plan = Plan((Operation("rewrite", "MEMORY.md", "shorter", revision, text_without,
+                           "index"),))
+    for apply in (False, True):
+        facts = dream_run(store, settings_for(store), plan, apply=apply
+                          ).manifest["deleted_facts"]
+        assert {f["file"] for f in facts} == {"MEMORY.md"}
+        assert any("project_autumn_promo.md" in f["text"] for f in facts)
+        assert any("project_legacy_build.md" in f["text"] for f in facts)
+
+
+def test_a_rewrite_lists_the_frontmatter_fields_it_changes(store):
+    memory = store.get(CONTRACT)
+    text = memory.text.replace(f"description: {memory.description}", "description: shorter")
+    report = dream_run(store, settings_for(store), Plan((rewrite(store, CONTRACT, text),)))
+    assert report.manifest["planned"][0]["fields_changed"] == ["description"]
+    assert "(fields changed: description)" in report.text

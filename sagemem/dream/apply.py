@@ -38,6 +38,9 @@ class Outcome:
     bytes: int = 0
     lines: int = 0
     after_revision: str | None = None
+    fields: tuple[str, ...] = ()
+    """The frontmatter fields whose values the operation changed (a rewrite): facts too,
+    which "Facts no longer present" (body lines) does not list."""
 
     def to_json(self) -> dict[str, Any]:
         op = self.operation
@@ -53,7 +56,23 @@ class Outcome:
             item["conflict_id"] = self.conflict_id
         if self.after_revision is not None:
             item["after_revision"] = self.after_revision
+        if self.fields:
+            item["fields_changed"] = list(self.fields)
         return item
+
+
+FIELDS = ("name", "description", "type", "tags", "aliases", "baseline", "updated",
+          "valid_at", "invalid_at", "superseded_by", "when", "former_names")
+
+
+def fields_changed(before: str | None, after: str | None) -> tuple[str, ...]:
+    """The frontmatter fields a rewrite from ``before`` to ``after`` changes."""
+    if before is None or after is None or before == after:
+        return ()
+    from ..files.memory import parse
+
+    old, new = parse(before.encode("utf-8"), "x.md"), parse(after.encode("utf-8"), "x.md")
+    return tuple(f for f in FIELDS if getattr(old, f) != getattr(new, f))
 
 
 def change_of(before: str | None, after: str | None) -> tuple[int, int]:
@@ -90,8 +109,9 @@ def apply_operation(store: MemoryStore, number: int, op: Operation, *, run_id: s
         return Outcome(number, op, "refused", str(exc))
     after = None if op.op == "archive" else _text_now(store, op.file)
     size, lines = change_of(before.get(op.file), after)
+    fields = () if op.file == INDEX_FILE else fields_changed(before.get(op.file), after)
     return Outcome(number, op, "applied", bytes=size, lines=lines,
-                   after_revision=after_revision)
+                   after_revision=after_revision, fields=fields)
 
 
 def apply_archives(store: MemoryStore, batch: Sequence[tuple[int, Operation]], *,

@@ -12,11 +12,11 @@ records both sides as a conflict then.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..files.paths import INDEX_FILE, name_key
-from .apply import Outcome, change_of
-from .lines import LostLine, lost_lines, prior_line_count
+from .apply import Outcome, change_of, fields_changed
+from .lines import LostLine, lost_lines, prior_line_count, unindexed
 from .plan import Operation, Plan
 
 
@@ -68,8 +68,9 @@ def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None
     ``after`` applies every operation not refused."""
     index_text, index_revision = index
     on_disk = {name_key(f): f for f in before}
-    revisions = {f: _revision(t) for f, t in before.items()}
+    revisions = {f: _revision_of_text(t) for f, t in before.items()}
     after = dict(before)
+    index_after = index_text
     checks: list[Check] = []
     seen: dict[str, int] = {}
     for number, op in enumerate(plan.operations, 1):
@@ -85,18 +86,26 @@ def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None
         was = index_text if op.file == INDEX_FILE else before.get(file)
         size, lines = change_of(was if op.op != "create" else None,
                                 None if op.op == "archive" else op.text)
-        checks.append(Check(Outcome(number, op, "planned", bytes=size, lines=lines)))
+        fields = fields_changed(before.get(file), op.text) \
+            if op.op == "rewrite" and op.file != INDEX_FILE else ()
+        checks.append(Check(Outcome(number, op, "planned", bytes=size, lines=lines,
+                                    fields=fields)))
         if op.file == INDEX_FILE:
+            index_after = op.text or ""
             continue
         if op.op == "archive":
             after.pop(file, None)
         else:
             assert op.text is not None
             after[file] = op.text
-    return _with_losses(tuple(checks), before, after)
+    predicted = _with_losses(tuple(checks), before, after)
+    if index_after == index_text:
+        return predicted
+    return replace(predicted, lost=(*predicted.lost,
+                                    *unindexed(index_text, index_after, after)))
 
 
-def _revision(text: str) -> str:
+def _revision_of_text(text: str) -> str:
     from ..files.revision import revision_of
 
     return revision_of(text.encode("utf-8"))

@@ -134,6 +134,23 @@ def _counterparts(gone: list[tuple[int, str]], old: str, new: str | None) -> dic
     return taking
 
 
+def unindexed(index_before: str, index_after: str, live: Iterable[str]) -> list[LostLine]:
+    """MEMORY.md lines the run removed that pointed at a memory still live after it: the
+    memory is not lost, but nothing lists it any more (an index rewrite that dropped it)."""
+    from ..files.indexfile import entries
+    from ..files.paths import name_key
+
+    alive = {name_key(f) for f in live}
+    pointed = {name_key(e.target.removeprefix("./")) for e in entries(index_after)}
+    lines = index_before.split("\n")
+    return [LostLine(INDEX_NAME, e.line, _shown(lines[e.line - 1]))
+            for e in entries(index_before)
+            if (key := name_key(e.target.removeprefix("./"))) in alive and key not in pointed]
+
+
+INDEX_NAME = "MEMORY.md"
+
+
 def prior_line_count(before: Mapping[str, str], files: Iterable[str]) -> int:
     """How many fact lines ``files`` held before: the loss ceiling's denominator."""
     return sum(sum(1 for _ in fact_lines(before[f])) for f in set(files) if f in before)

@@ -111,6 +111,8 @@ def _operations(m: Mapping[str, Any]) -> list[str]:
            "|---|---|---|---|---|---|---|"]
     for item in done:
         reason = item["reason"] or "*not self-described*"
+        if item.get("fields_changed"):
+            reason += f" (fields changed: {', '.join(item['fields_changed'])})"
         out.append(f"| {item['number']} | {item['op']} | {_cell(item['file'])} | "
                    f"{item['kind']} | {item['bytes']:+d} | {item['lines']:+d} | "
                    f"{_cell(reason)} |")

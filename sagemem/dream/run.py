@@ -36,7 +36,7 @@ from . import manifest as manifests
 from . import runs
 from .apply import Outcome, apply_archives, apply_operation
 from .forecast import Check, Forecast, forecast
-from .lines import lost_lines, prior_line_count
+from .lines import lost_lines, prior_line_count, unindexed
 from .plan import Operation, Plan
 
 FOLDER_REPORTS = "dream"
@@ -273,6 +273,7 @@ def settle(store: MemoryStore, run: runs.RunFolder, outcomes: Sequence[Outcome],
     dropped = sum(1 for line in lost if line.dropped)
     archived_lines = sum(1 for line in lost if line.archived)
     changed = _changed(store, before, after, index_before, touched)
+    lost += unindexed(index_before, store.read_index()[0], after)
     return manifests.build(**common, mode="apply", status=status,
                            finished=_utc(None).isoformat(), outcomes=outcomes, lost=lost,
                            loss_share=dropped / prior if prior else 0.0, prior_lines=prior,

@@ -15,6 +15,7 @@ from typing import Any
 from ..audit.report import AuditReport
 from ..config import JSON_VERSION
 from ..files.controls import visible
+from ..files.plural import counted
 from .apply import Outcome
 from .lines import LostLine
 
@@ -150,9 +151,12 @@ def _facts(m: Mapping[str, Any], limit: int | None, whole: str | None) -> list[s
 
 def _audit(m: Mapping[str, Any]) -> list[str]:
     before, after = m["audit"]["before"], m["audit"]["after"]
-    line = f"Before: {before['problems']} problems, {before['hints']} hints"
+    def counts(a: Mapping[str, Any]) -> str:
+        return f"{counted(a['problems'], 'problem')}, {counted(a['hints'], 'hint')}"
+
+    line = f"Before: {counts(before)}"
     if after is not None:
-        line += f" · after: {after['problems']} problems, {after['hints']} hints"
+        line += f" · after: {counts(after)}"
     return ["## Audit", "", line, ""]
 
 

@@ -78,11 +78,25 @@ def test_a_rewrite_dropping_a_valid_line_lists_it_with_its_original_line_number(
     report = dream_run(store, settings_for(store), plan, apply=True)
     assert report.status == "applied"
     assert report.manifest["deleted_facts"] == [
-        {"file": CONTRACT, "line": number, "text": STILL_VALID, "archived": False}]
+        {"file": CONTRACT, "line": number, "text": STILL_VALID, "archived": False,
+         "reworded": False}]
     assert STILL_VALID not in store.get(CONTRACT).text
     human = (store.directory / "dream" / f"{report.run_id}.md").read_text()
     assert f"`{CONTRACT}:{number}` — {STILL_VALID}" in human
     assert "## Facts no longer present (1)" in human
+    assert "### Gone (1)" in human
+
+
+def test_a_rewording_that_changes_a_number_or_a_negation_is_counted_as_dropped(store):
+    changed = store.get(CONTRACT).text.replace(STILL_VALID,
+                                               "Contract expires 2027-11-03, no auto-renewal.")
+    negated = store.get(CONTRACT).text.replace(STILL_VALID, "Contract expires 2027-10-03.")
+    for text in (changed, negated):
+        report = dream_run(store, settings_for(store), Plan((rewrite(store, CONTRACT, text),)))
+        fact, = report.manifest["deleted_facts"]
+        assert fact["now"] and fact["reworded"] is False
+        assert report.manifest["dropped_lines"] == 1
+        assert "→ now (a number or a negation changed): " in report.text
 
 
 def test_a_line_moved_into_another_memory_is_not_a_lost_fact(store):
@@ -470,3 +484,16 @@ def test_a_rewrite_lists_the_frontmatter_fields_it_changes(store):
     report = dream_run(store, settings_for(store), Plan((rewrite(store, CONTRACT, text),)))
     assert report.manifest["planned"][0]["fields_changed"] == ["description"]
     assert "(fields changed: description)" in report.text
+
+
+def test_a_plan_applied_twice_is_nothing_to_do_the_second_time(store):
+    promo = "project_autumn_promo.md"
+    plan = Plan((rewrite(store, CONTRACT, store.get(CONTRACT).text + "More.\n"),
+                 Operation("archive", promo, "expired", store.get(promo).revision)))
+    dream_run(store, settings_for(store), plan, apply=True)
+    records = len(conflicts.list_conflicts(store.state_dir))
+    again = dream_run(store, settings_for(store), plan, apply=True)
+    assert again.manifest["snapshot"] is None and again.manifest["applied"] == []
+    assert [r["why"].split(":")[0] for r in again.manifest["refused"]] == [
+        f"{CONTRACT} already reads as planned", f"{promo} is in archive/ already"]
+    assert len(conflicts.list_conflicts(store.state_dir)) == records

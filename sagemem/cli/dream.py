@@ -80,7 +80,7 @@ def dream_run(
         planned_plan, cut, checked = planned.plan, planned.cut_short, planned.audit
     report = run(store, settings, planned_plan, apply=apply, allow_loss=allow_loss,
                  cut_short=cut, audit_before=checked)
-    _print_run(report.manifest, _shown(store, report.manifest), as_json)
+    _print_run(report.manifest, _shown(ctx, store, report.manifest), as_json)
     if report.status == "refused":
         echo(f"error: {report.manifest['notes'][0]}", err=True)
         raise typer.Exit(REFUSED)
@@ -106,9 +106,11 @@ def dream_history(ctx: typer.Context, global_: GlobalOption = False,
         if row.get("problem"):
             echo(f"{row['run_id']}  unreadable: {row['problem']}")
             continue
+        lost = row["lost"]
         echo(f"{row['run_id']}  {row['status']:<11} {row['planner']:<12} "
              f"{row['applied']} applied, {row['planned']} planned, {row['refused']} refused; "
-             f"{row['deleted_facts']} lines no longer present")
+             f"lines no longer present: {lost['gone']} gone, {lost['reworded']} reworded, "
+             f"{lost['archived']} archived whole")
 
 
 def _history_row(run_id: str, item: dict[str, Any] | None, problem: str | None
@@ -119,8 +121,18 @@ def _history_row(run_id: str, item: dict[str, Any] | None, problem: str | None
     return {"run_id": run_id, "status": item["status"], "planner": item["planner"],
             "started": item["started"], "applied": len(item["applied"]),
             "planned": len(item["planned"]), "refused": len(item["refused"]),
-            "deleted_facts": len(item["deleted_facts"]), "loss_share": item["loss_share"],
+            "deleted_facts": len(item["deleted_facts"]), "lost": _lost_counts(item),
+            "loss_share": item["loss_share"],
             "cut_short": item.get("cut_short")}
+
+
+def _lost_counts(item: Mapping[str, Any]) -> dict[str, int]:
+    from ..dream.manifest import group_of
+
+    counts = {"gone": 0, "reworded": 0, "archived": 0, "unlisted": 0}
+    for fact in item["deleted_facts"]:
+        counts[group_of(fact)] += 1
+    return counts
 
 
 @dream_app.command("show")
@@ -136,7 +148,7 @@ def dream_show(ctx: typer.Context, run_id: RunArgument, global_: GlobalOption = 
     if item is None:
         raise typer.BadParameter(f"run {run.run_id} has no manifest yet (it was killed "
                                  "before writing one: sagemem recover)", param_hint="RUN")
-    _print_run(item, _shown(store, item), as_json)
+    _print_run(item, _shown(ctx, store, item), as_json)
 
 
 @dream_app.command("undo")
@@ -185,7 +197,9 @@ TERMINAL_FACTS = 50
 large folder can archive thousands of lines)."""
 
 
-def _shown(store: MemoryStore, item: Mapping[str, Any]) -> str:
+def _shown(ctx: typer.Context, store: MemoryStore, item: Mapping[str, Any]) -> str:
+    """The report for this terminal: the undo command with this run's directory options,
+    at most ``TERMINAL_FACTS`` lost lines a group."""
     from ..dream import manifest as manifests
     from ..dream.run import FOLDER_REPORTS
     from ..dream.runs import REPORT_FILE, folder_of
@@ -194,7 +208,8 @@ def _shown(store: MemoryStore, item: Mapping[str, Any]) -> str:
     in_folder = store.directory / FOLDER_REPORTS / f"{run_id}.md"
     whole = in_folder if in_folder.is_file() else \
         folder_of(store.state_dir, run_id).file(REPORT_FILE)
-    return manifests.render(item, max_facts=TERMINAL_FACTS, whole=str(whole))
+    return manifests.render(item, max_facts=TERMINAL_FACTS, whole=str(whole),
+                            undo=ctx.obj.command("dream", "undo", run_id))
 
 
 def _print_run(item: Mapping[str, Any], text: str, as_json: bool) -> None:

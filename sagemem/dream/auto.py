@@ -88,8 +88,11 @@ def _run(store: MemoryStore, settings: Settings, kinds: tuple[str, ...],
     proposed = tidy_plan(store, settings, today)
     kept = tuple(o for o in proposed.operations if o.kind in kinds)
     left = len(proposed.operations) - len(kept)
-    notes = (f"dream auto applies only {', '.join(kinds)}: {left} other proposals left "
-             "for `sagemem dream run`",) if left else ()
+    others = [f"{o.kind} {o.op} of {o.file}" for o in proposed.operations
+              if o.kind not in kinds]
+    shown = "; ".join(others[:10]) + (f"; and {len(others) - 10} more" if left > 10 else "")
+    notes = (f"dream auto applies only {', '.join(kinds)}; left for `sagemem dream run`: "
+             f"{shown}",) if left else ()
     plan = replace(proposed, planner="tidy (auto)", operations=kept)
     report = dream_run(store, settings, plan, apply=True, now=when, notes=notes)
     # Changes count from the run's end, in the files' own clock: counted from ``when``,
@@ -98,8 +101,11 @@ def _run(store: MemoryStore, settings: Settings, kinds: tuple[str, ...],
     _write_state(store, {"last_run": when.isoformat(), "last_scan": when.isoformat(),
                          "changes_after": ended.isoformat(), "last_run_id": report.run_id})
     applied = len(report.manifest["applied"])
-    return AutoOutcome(True, f"run {report.run_id}: {report.status}, {applied} applied",
-                       dict(report.manifest))
+    if report.status == "applied" and not applied:
+        said = "nothing to apply"
+    else:
+        said = f"{report.status}, {applied} applied"
+    return AutoOutcome(True, f"run {report.run_id}: {said}", dict(report.manifest))
 
 
 def _changed_since(store: MemoryStore, since: datetime | None) -> int:

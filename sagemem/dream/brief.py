@@ -33,6 +33,7 @@ from .tidy import keeper_of
 BRIEF_VERSION = 1
 SECTIONS = ("duplicates", "stale_dates", "contradictions", "expired", "idle", "links_index",
             "skipped")
+REVIEW = "sagemem dream run --planner PLAN.json"
 APPLY = "sagemem dream run --planner PLAN.json --apply"
 SHORT_REVISION = 12  # what the text shows; a plan accepts any prefix of 8+ hex digits
 
@@ -83,7 +84,7 @@ class Brief:
         return {"version": BRIEF_VERSION, "directory": self.directory,
                 "today": self.today.isoformat(), "memories": self.memories,
                 **{name: [dict(item) for item in self.sections[name]] for name in SECTIONS},
-                "plan_format": plan_format(), "apply": APPLY}
+                "plan_format": plan_format(), "review": REVIEW, "apply": APPLY}
 
     def as_text(self) -> str:
         parts = [f"sagemem dream brief: {visible(self.directory)}, "
@@ -240,4 +241,5 @@ def _format_text() -> str:
     rules = "\n".join(f"- {rule}" for rule in PLAN_RULES)
     example = json.dumps(EXAMPLE, ensure_ascii=False, indent=2)
     return (f"## Plan format ({FORMAT}, version {VERSION})\n{rules}\n\nExample:\n{example}"
-            f"\n\nApply a plan: {APPLY}")
+            f"\n\nReview a plan first (nothing changes, the report lists every line it "
+            f"would leave behind): {REVIEW}\nThen apply that same plan: {APPLY}")

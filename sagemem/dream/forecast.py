@@ -62,10 +62,11 @@ class Forecast:
 
 
 def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None],
-             locked: frozenset[str], *, unreadable: frozenset[str] = frozenset()) -> Forecast:
+             locked: frozenset[str], *, unreadable: frozenset[str] = frozenset(),
+             archived: frozenset[str] = frozenset()) -> Forecast:
     """Judge ``plan`` against ``before`` (each live memory's text by file name), MEMORY.md's
-    text and revision, the locked names and the memories that could not be read;
-    ``after`` applies every operation not refused."""
+    text and revision, the locked names, the memories that could not be read and the
+    name keys of archive/; ``after`` applies every operation not refused."""
     index_text, index_revision = index
     on_disk = {name_key(f): f for f in before}
     revisions = {f: _revision_of_text(t) for f, t in before.items()}
@@ -75,7 +76,8 @@ def forecast(plan: Plan, before: Mapping[str, str], index: tuple[str, str | None
     seen: dict[str, int] = {}
     for number, op in enumerate(plan.operations, 1):
         file = on_disk.get(name_key(op.file), op.file)
-        refusal = _refusal(op, file, seen, revisions, index_revision, locked) \
+        refusal = _done_already(op, file, before, index_text, archived) or \
+            _refusal(op, file, seen, revisions, index_revision, locked) \
             if file not in unreadable else (f"{file} cannot be read (see the notes); it is "
                                             "left as it is", True)
         seen.setdefault(name_key(op.file), number)
@@ -109,6 +111,20 @@ def _revision_of_text(text: str) -> str:
     from ..files.revision import revision_of
 
     return revision_of(text.encode("utf-8"))
+
+
+def _done_already(op: Operation, file: str, before: Mapping[str, str], index_text: str,
+                  archived: frozenset[str]) -> tuple[str, bool] | None:
+    """An operation the folder already shows done (a plan applied twice): nothing to do,
+    said so, and never a conflict of the run with itself."""
+    if op.op == "archive":
+        if file not in before and name_key(file) in archived:
+            return f"{file} is in archive/ already: nothing to do", True
+        return None
+    now = index_text if op.file == INDEX_FILE else before.get(file)
+    if now is not None and now == op.text:
+        return f"{file} already reads as planned: nothing to do", True
+    return None
 
 
 def _refusal(op: Operation, file: str, seen: Mapping[str, int],

@@ -11,6 +11,7 @@ after, never taken from the planner: a planner cannot report its own losses away
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -38,18 +39,21 @@ class LostLine:
     text: str
     archived: bool = False
     now: str | None = None
-    """The line of the rewritten memory that took its place, when one plainly did
-    (``yesterday`` made a date; a sentence reworded): shown beside it for the review,
-    and not counted by the loss ceiling, which is for lines a rewrite drops."""
+    """The line of the rewritten memory that took its place, when one did (``yesterday``
+    made a date; a sentence reworded): shown beside it for the review."""
+    reworded: bool = False
+    """``now`` keeps every number and negation of the line (or is the line with its
+    dates made absolute): a rewording, not counted by the loss ceiling. A pair that
+    changed a number or a "not" is shown, and counted as dropped."""
 
     @property
     def dropped(self) -> bool:
-        """Gone with nothing in its place: what the loss ceiling counts."""
-        return not self.archived and self.now is None
+        """Gone, or changed in a number or a negation: what the loss ceiling counts."""
+        return not self.archived and not self.reworded
 
     def to_json(self) -> dict[str, object]:
         item: dict[str, object] = {"file": self.file, "line": self.line, "text": self.text,
-                                   "archived": self.archived}
+                                   "archived": self.archived, "reworded": self.reworded}
         if self.now is not None:
             item["now"] = self.now
         return item
@@ -98,16 +102,19 @@ def lost_lines(before: Mapping[str, str], after: Mapping[str, str], files: Itera
             continue
         taking = _counterparts(gone, text, after.get(file)) if file not in moved else {}
         lost += [LostLine(file, n, _shown(line), file in moved,
-                          None if n not in taking else _shown(taking[n]))
+                          None if n not in taking else _shown(taking[n][0]),
+                          n in taking and taking[n][1])
                  for n, line in gone]
     return lost
 
 
-def _counterparts(gone: list[tuple[int, str]], old: str, new: str | None) -> dict[int, str]:
-    """For lines a rewrite took out of a memory, the new lines of that memory that plainly
-    replace them: the line with its relative dates made absolute from the memory's
-    ``updated`` (whoever did it), else the closest unused one at least
-    ``COUNTERPART_SCORE`` alike."""
+def _counterparts(gone: list[tuple[int, str]], old: str, new: str | None
+                  ) -> dict[int, tuple[str, bool]]:
+    """For lines a rewrite took out of a memory, the new lines of that memory that took
+    their place, and whether each is a plain rewording: the line with its relative dates
+    made absolute from the memory's ``updated`` (whoever did it) is; else the closest
+    unused line at least ``COUNTERPART_SCORE`` alike is, if it keeps the old line's
+    numbers and negations (``keeps_fact``)."""
     if new is None:
         return {}
     from rapidfuzz import fuzz, process
@@ -118,20 +125,34 @@ def _counterparts(gone: list[tuple[int, str]], old: str, new: str | None) -> dic
     anchor = parse(old.encode("utf-8"), "old.md").updated
     had = {normal(line) for _, line in fact_lines(old)}
     fresh = [line for _, line in fact_lines(new) if normal(line) not in had]
-    taking: dict[int, str] = {}
+    taking: dict[int, tuple[str, bool]] = {}
     for number, line in gone:
         if not fresh:
             break
         shown = [normal(f) for f in fresh]
         dated = normal(absolute_dates(line, anchor)) if anchor is not None else None
         if dated is not None and dated in shown:
-            taking[number] = fresh.pop(shown.index(dated))
+            taking[number] = (fresh.pop(shown.index(dated)), True)
             continue
         best = process.extractOne(normal(line), shown, scorer=fuzz.ratio,
                                   score_cutoff=COUNTERPART_SCORE)
         if best is not None:
-            taking[number] = fresh.pop(best[2])
+            now = fresh.pop(best[2])
+            taking[number] = (now, keeps_fact(line, now))
     return taking
+
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NEGATION = re.compile(r"(?i)\b(?:not|no|never|none|nor|without|cannot|\w+n't)\b|[不没别无非未勿]")
+
+
+def keeps_fact(old: str, new: str) -> bool:
+    """Whether ``new`` keeps every number of ``old`` and as many negations: a date moved
+    by a month, a port changed, a "do not" dropped are changed facts, not rewordings."""
+    from collections import Counter
+
+    numbers = Counter(_NUMBER.findall(old)) - Counter(_NUMBER.findall(new))
+    return not numbers and len(_NEGATION.findall(old)) == len(_NEGATION.findall(new))
 
 
 def unindexed(index_before: str, index_after: str, live: Iterable[str]) -> list[LostLine]:

@@ -15,6 +15,7 @@ from typing import Any
 from ..audit.report import AuditReport
 from ..config import JSON_VERSION
 from ..files.controls import visible
+from ..files.paths import INDEX_FILE
 from ..files.plural import counted
 from .apply import Outcome
 from .lines import LostLine
@@ -56,8 +57,8 @@ def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
         "loss_share": round(loss_share, 4), "loss_ceiling": round(ceiling, 4),
         "prior_lines": prior_lines,
         "archive_share": round(archive_share, 4), "folder_lines": folder_lines,
-        "dropped_lines": sum(1 for line in lost_lines
-                             if not line["archived"] and "now" not in line),
+        "dropped_lines": sum(1 for line in lost_lines if not line["archived"]
+                             and not line["reworded"] and line["file"] != INDEX_FILE),
         "worst": [{"number": n, "file": f, "lines": c} for n, f, c in worst],
         "audit": {"before": dict(audit_before),
                   "after": None if audit_after is None else dict(audit_after)},
@@ -67,24 +68,29 @@ def build(*, run_id: str, planner: str, mode: str, status: str, started: str,
 
 
 def render(manifest: Mapping[str, Any], *, max_facts: int | None = None,
-           whole: str | None = None) -> str:
+           whole: str | None = None, undo: str | None = None) -> str:
     """The Markdown report: what a person reviewing the folder in git reads. A terminal
-    gets at most ``max_facts`` lost lines, then where ``whole`` report lists them all."""
+    gets at most ``max_facts`` lost lines per group, then where ``whole`` report lists
+    them all; ``undo``: the undo command as this terminal must type it (its options)."""
     out: list[str] = []
     if manifest.get("cut_short"):
         out += [f"> **Cut short:** {visible(manifest['cut_short'])}", ""]
     run = manifest["run_id"]
     out += [f"# Consolidation run {run}", "",
             f"Planner: {visible(manifest['planner'])} · {_mode_line(manifest)}", ""]
+    notes = list(manifest.get("notes") or [])
+    if manifest["status"] == "refused" and notes and notes[0].startswith("Refused:"):
+        out += [f"**{visible(notes.pop(0))}**", ""]
     if manifest.get("snapshot"):
-        out += [f"Rollback point: snapshot {manifest['snapshot']} · undo: "
-                f"`{manifest['undo']}`", ""]
+        then = "undone" if manifest["status"] == "undone" else \
+            f"undo: `{undo or manifest['undo']}`"
+        out += [f"Rollback point: snapshot {manifest['snapshot']} · {then}", ""]
     out += _operations(manifest)
     out += _refused(manifest)
     out += _facts(manifest, max_facts, whole)
     out += _audit(manifest)
-    if manifest.get("notes"):
-        out += ["## Notes", ""] + [f"- {visible(n)}" for n in manifest["notes"]] + [""]
+    if notes:
+        out += ["## Notes", ""] + [f"- {visible(n)}" for n in notes] + [""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -93,6 +99,11 @@ def _mode_line(m: Mapping[str, Any]) -> str:
               f"{len(m['refused'])} refused")
     share = (f"{m['dropped_lines']} of {m['prior_lines']} rewritten lines dropped "
              f"({m['loss_share']:.1%}; ceiling {m['loss_ceiling']:.0%})")
+    if m.get("archive_share"):
+        share += f" · archives {m['archive_share']:.1%} of the folder's lines"
+    over = max(m["loss_share"], m.get("archive_share", 0)) > m["loss_ceiling"]
+    if m["status"] == "report" and over:
+        share += " · over the ceiling: --apply is refused without --allow-loss"
     return f"{_STATUS[m['status']]} · {counts} · {share}"
 
 
@@ -134,19 +145,53 @@ def _refused(m: Mapping[str, Any]) -> list[str]:
 
 
 def _facts(m: Mapping[str, Any], limit: int | None, whole: str | None) -> list[str]:
+    """The lost lines in the order a reviewer should read them: gone (or changed in a
+    number or a "not"), then reworded, then archived whole, then unlisted index lines."""
     lost = m["deleted_facts"]
     out = [f"## Facts no longer present ({len(lost)})", ""]
     if not lost:
         return [*out, "Every prior line is still held by an active memory.", ""]
-    shown = lost if limit is None else lost[:limit]
+    for title, meaning, group in _GROUPS:
+        items = [f for f in lost if group_of(f) == group]
+        if items:
+            out += [f"### {title} ({len(items)}): {meaning}", "", *_fact_lines(items, limit,
+                                                                                 whole), ""]
+    return out
+
+
+_GROUPS = (
+    ("Gone", "no active memory holds these; read them first", "gone"),
+    ("Reworded", "a new line took each one's place: check it says the same", "reworded"),
+    ("Archived whole", "still in archive/; `sagemem restore FILE` brings one back",
+     "archived"),
+    ("Unlisted from MEMORY.md", "the memory is live, but no index line names it now",
+     "unlisted"),
+)
+
+
+def group_of(item: Mapping[str, Any]) -> str:
+    """Which of the report's groups a lost line is in: gone, reworded, archived, unlisted."""
+    if item["file"] == INDEX_FILE:
+        return "unlisted"
+    if item["archived"]:
+        return "archived"
+    return "reworded" if item["reworded"] else "gone"
+
+
+def _fact_lines(items: Sequence[Mapping[str, Any]], limit: int | None, whole: str | None
+                ) -> list[str]:
+    shown = items if limit is None else items[:limit]
+    out = []
     for item in shown:
-        where = " (archived whole: still in archive/)" if item["archived"] else ""
-        now = f" → now: {visible(item['now'])}" if "now" in item else ""
-        out.append(f"- `{visible(item['file'])}:{item['line']}`{where} — "
+        now = ""
+        if "now" in item:
+            changed = "" if item["reworded"] else " (a number or a negation changed)"
+            now = f" → now{changed}: {visible(item['now'])}"
+        out.append(f"- `{visible(item['file'])}:{item['line']}` — "
                    f"{visible(item['text'])}{now}")
-    if len(shown) < len(lost):
-        out.append(f"- … and {len(lost) - len(shown)} more: every one is in {whole}")
-    return [*out, ""]
+    if len(shown) < len(items):
+        out.append(f"- … and {len(items) - len(shown)} more: every one is in {whole}")
+    return out
 
 
 def _audit(m: Mapping[str, Any]) -> list[str]:

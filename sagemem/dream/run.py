@@ -26,7 +26,7 @@ from ..config import Settings
 from ..errors import RunIncomplete, SagememError
 from ..files.atomic import atomic_write, make_folder
 from ..files.memory import decode
-from ..files.paths import INDEX_FILE, safe_read
+from ..files.paths import INDEX_FILE, name_key, safe_read
 from ..history import journal
 from ..history.locks import locked_names
 from ..history.manifest import Snapshot, read_copy
@@ -90,7 +90,8 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
     run_id = runs.new_run_id(started)
     before, unread = read_texts(store)
     predicted = forecast(plan, before, store.read_index(), locked_names(store),
-                         unreadable=frozenset(store.files()) - set(before))
+                         unreadable=frozenset(store.files()) - set(before),
+                         archived=frozenset(name_key(f) for f in _archive_names(store)))
     ceiling = settings.dream_max_loss_percent / 100
     summary = manifests.audit_summary(audit_before if audit_before is not None
                                       else audit(store))
@@ -141,6 +142,13 @@ def on_disk_names(plan: Plan, store: MemoryStore) -> Plan:
         return op if on_disk is None or on_disk == op.file else replace(op, file=on_disk)
 
     return Plan(tuple(spelt(o) for o in plan.operations), plan.planner, plan.notes)
+
+
+def _archive_names(store: MemoryStore) -> list[str]:
+    try:
+        return store.files(archived=True)
+    except SagememError:  # a symlinked archive/: every archive is refused there anyway
+        return []
 
 
 def _forecast_manifest(predicted: Forecast, mode: str, status: str,

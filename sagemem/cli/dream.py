@@ -81,6 +81,12 @@ def dream_run(
     report = run(store, settings, planned_plan, apply=apply, allow_loss=allow_loss,
                  cut_short=cut, audit_before=checked)
     _print_run(report.manifest, _shown(ctx, store, report.manifest), as_json)
+    if report.status == "report" and not as_json:  # --apply would plan again: offer this
+        from ..dream.runs import PLAN_FILE, folder_of
+
+        saved = folder_of(store.state_dir, report.run_id).file(PLAN_FILE)
+        echo(f"To apply exactly this plan: "
+             f"{ctx.obj.command('dream', 'run', '--planner', str(saved), '--apply')}")
     if report.status == "refused":
         echo(f"error: {report.manifest['notes'][0]}", err=True)
         raise typer.Exit(REFUSED)

@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 from ..files.controls import visible
 from ..layers import Layers
 from .guard import PanelGuard
+from .health import HealthCache, MemoriesCache
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
@@ -45,6 +46,9 @@ class Panel:
         default_factory=lambda: ThreadPoolExecutor(max_workers=1,
                                                    thread_name_prefix="sagemem-panel"))
     templates: Environment = field(default_factory=lambda: _templates())
+    health: HealthCache = field(default_factory=HealthCache)
+    """The audit and open conflicts per layer, for every screen's badges."""
+    memories: MemoriesCache = field(default_factory=MemoriesCache)
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``fn`` on the store thread (SQLite connections are per thread)."""

@@ -17,12 +17,13 @@ from ..files.fields import TYPES
 from ..files.memory import Memory
 from ..files.paths import name_key
 from ..history.locks import locked_names
-from .health import HealthCache
 
 if TYPE_CHECKING:
     from .app import Panel
 
 SEARCH_LIMIT = 30
+PAGE_ROWS = 200
+"""Rows a page shows; a 10,000-memory folder is fifty pages, not a 3 MB table."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,22 @@ class Filters:
     tag: str = ""
     layer: str = ""
     text: str = ""
+    page: int = 1
 
     @classmethod
     def of(cls, request: Request) -> Filters:
         q = request.query_params
+        number = q.get("page", "1")
         return cls(q.get("type", "")[:40], q.get("tag", "")[:80], q.get("layer", "")[:10],
-                   q.get("q", "")[:500])
+                   q.get("q", "")[:500],
+                   int(number) if number.isdigit() and 0 < len(number) < 7 else 1)
+
+    def link(self, page: int) -> str:
+        """The query string of another page of the same filters."""
+        from urllib.parse import urlencode
+
+        kept = {"q": self.text, "type": self.type, "tag": self.tag, "layer": self.layer}
+        return urlencode({**{k: v for k, v in kept.items() if v}, "page": page})
 
 
 @dataclass(frozen=True)
@@ -67,41 +78,44 @@ class FilesPage:
     conflicts: int
     unreadable: tuple[str, ...]
     weak_search: bool = False
+    total: int = 0
+    pages: int = 1
 
 
 def routes(panel: Panel) -> list[Route]:
-    cache = HealthCache()
-
     async def files(request: Request) -> HTMLResponse:
         filters = Filters.of(request)
-        page = await panel.run(files_page, panel, cache, filters, date.today())
+        page = await panel.run(files_page, panel, filters, date.today())
         return panel.page(request, "files.html", page=page, screen="files",
                           problems=page.problems, conflicts=page.conflicts)
 
     return [Route("/files", files)]
 
 
-def files_page(panel: Panel, cache: HealthCache, filters: Filters, today: date) -> FilesPage:
+def files_page(panel: Panel, filters: Filters, today: date) -> FilesPage:
     """The table for ``filters`` (on the store thread)."""
     rows: list[Row] = []
     unreadable: list[str] = []
     problems = conflicts = 0
     tags: set[str] = set()
     for layer, store in panel.layers.stores():
-        health = cache.health(store)
+        health = panel.health.health(store)
         problems, conflicts = problems + health.problems, conflicts + health.open_conflicts
         locked = locked_names(store)
-        listing = store.list(include_archived=True)
-        unreadable += [f"{e.file}: {e.error}" for e in listing.errors]
-        for memory in listing.memories:
+        memories, errors = panel.memories.memories(store)
+        unreadable += errors
+        for memory in memories:
             tags.update(memory.tags)
             marks = _marks(memory, today, locked, health.problems_by_file[memory.file],
                            health.conflicts_by_file[memory.file])
             rows.append(_row(memory, layer, marks))
     layers = tuple(name for name, _ in panel.layers.stores())
     shown, weak = _filtered(panel, rows, filters)
-    return FilesPage(tuple(shown), filters, TYPES, tuple(sorted(tags)), layers, problems,
-                     conflicts, tuple(unreadable), weak)
+    pages = max(1, -(-len(shown) // PAGE_ROWS))
+    start = (min(filters.page, pages) - 1) * PAGE_ROWS
+    return FilesPage(tuple(shown[start:start + PAGE_ROWS]), filters, TYPES,
+                     tuple(sorted(tags)), layers, problems, conflicts, tuple(unreadable), weak,
+                     len(shown), pages)
 
 
 def _row(memory: Memory, layer: str, marks: tuple[str, ...]) -> Row:

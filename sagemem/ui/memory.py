@@ -234,22 +234,21 @@ async def _post(panel: Panel, cache: HealthCache, request: Request, form: Form) 
         raise Refused(400, "Unknown action: the page's own buttons are the ones to use.")
     try:
         outcome = await panel.run(ACTIONS[action], store, view.memory, form)
-    except Refused:
-        raise
-    except StaleRevision as exc:
-        if action != "save":
-            return _page(panel, request, "memory.html", view, status=409, error=(
-                f"{view.memory.file} changed since you opened it, so nothing was done; "
-                "the page now shows it as it is."))
-        stale = await panel.run(_stale, store, view.memory, form, exc)
-        fresh = await panel.run(_view, panel, cache, store, layer, file)
-        return _page(panel, request, "memory_conflict.html", fresh, status=409,
-                     stale=stale)
     except ReasonMissing as exc:
         return _page(panel, request, "memory_confirm.html", view, status=400,
                      action="archive", error=str(exc))
-    except (SagememError, ValueError) as exc:
-        return _page(panel, request, "memory.html", view, status=409,
+    except StaleRevision as exc:
+        fresh = await panel.run(_view, panel, cache, store, layer, file)
+        if action != "save":
+            return _page(panel, request, "memory.html", fresh, status=409, error=(
+                f"{view.memory.file} changed since you opened it, so nothing was done; "
+                "the page now shows it as it is."))
+        stale = await panel.run(_stale, store, view.memory, form, exc)
+        return _page(panel, request, "memory_conflict.html", fresh, status=409,
+                     stale=stale)
+    except SagememError as exc:  # locked, a name taken in archive/, a field not editable
+        fresh = await panel.run(_view, panel, cache, store, layer, file)
+        return _page(panel, request, "memory.html", fresh, status=409,
                      error=f"Nothing was done: {exc}")
     return RedirectResponse(f"{request.url.path}?done={outcome}", status_code=303)
 

@@ -236,6 +236,11 @@ def test_post_without_origin_is_refused(panel: Panel) -> None:
     assert 'id="locked"' not in page
 
 
+def test_a_name_without_its_suffix_opens_the_memory(panel: Panel) -> None:
+    status, page = panel.get("/memory/project/user_pets")
+    assert status == 200 and "The cat is called Zhima." in page
+
+
 def test_missing_memory_is_a_404_with_a_sentence(panel: Panel) -> None:
     status, page = panel.get("/memory/project/user_nothing.md")
     assert status == 404 and "No memory named &#39;user_nothing.md&#39;" in page

@@ -41,7 +41,7 @@ from ..files.controls import visible
 from ..files.edit import set_fields
 from ..files.fields import TYPES
 from ..files.memory import Memory, parse
-from ..files.paths import check_name, name_key
+from ..files.paths import check_name, name_key, with_suffix
 from ..files.revision import revision_of
 from ..history.archive import archive_memory, restore_memory
 from ..history.locks import lock_memory, locked_names, unlock_memory
@@ -147,7 +147,7 @@ def _store(panel: Panel, layer: str) -> MemoryStore:
 def _memory(store: MemoryStore, layer: str, file: str) -> Memory:
     """The memory ``file`` names, live or archived, through the store's own checks."""
     try:
-        check_name(file, store.reserved)
+        file = check_name(with_suffix(file), store.reserved)
         try:
             return store.get(file)
         except MemoryNotFound as exc:

@@ -32,9 +32,10 @@ from .health import HealthCache, MemoriesCache
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
-SCREENS = ("files",)
+SCREENS = ("files", "memory")
 """The screen modules of this room, each offering ``routes(panel)``; the header's
 navigation lists them in this order."""
+NAV = tuple(s for s in SCREENS if s != "memory")  # one memory's screen is reached from Files
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Panel:
         fragment = request.headers.get("hx-request") == "true" and \
             request.headers.get("hx-target") == "main"
         body = self.templates.get_template(template).render(
-            request=request, fragment=fragment, screens=SCREENS, **context)
+            request=request, fragment=fragment, screens=NAV, **context)
         return HTMLResponse(body, status_code=status)
 
 

@@ -287,6 +287,8 @@ class RunPage:
     """(title, meaning, lost lines) per group of "Facts no longer present"."""
     undoable: bool
     created: tuple[str, ...]
+    restored: tuple[str, ...]
+    """What an undo would bring back: the files it changed, apart from those it created."""
 
 
 def run_page(panel: Panel, request: Request, _form: dict[str, str]) -> RunPage | None:
@@ -302,8 +304,10 @@ def run_page(panel: Panel, request: Request, _form: dict[str, str]) -> RunPage |
                   for group, title, meaning in FACT_GROUPS)
     created = tuple(str(o["file"]) for o in (manifest or {}).get("applied") or []
                     if o.get("op") == "create")
+    changed = tuple(str(f) for f in (manifest or {}).get("changed") or {})
     return RunPage(layer, run.run_id, manifest, facts,
-                   RunRow(layer, run.run_id, manifest, None).undoable, created)
+                   RunRow(layer, run.run_id, manifest, None).undoable, created,
+                   tuple(f for f in changed if f not in created))
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,16 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pytest.importorskip("jinja2")
 
-import uvicorn  # noqa: E402
+import uvicorn
 
-from sagemem.config import load_settings  # noqa: E402
-from sagemem.dream.plan import Operation, Plan  # noqa: E402
-from sagemem.dream.run import dream_run  # noqa: E402
-from sagemem.history.snapshots import create_snapshot  # noqa: E402
-from sagemem.layers import Layers  # noqa: E402
-from sagemem.store import MemoryStore  # noqa: E402
-from sagemem.ui.app import build_app  # noqa: E402
-from sagemem.ui.serve import HOST, free_port  # noqa: E402
+from sagemem.config import load_settings
+from sagemem.dream.plan import Operation, Plan
+from sagemem.dream.run import dream_run
+from sagemem.history.snapshots import create_snapshot
+from sagemem.layers import Layers
+from sagemem.store import MemoryStore
+from sagemem.ui.app import build_app
+from sagemem.ui.serve import HOST, free_port
 
 TOKEN = "test-token-0123456789"
 NOTE = "project_server_port.md"

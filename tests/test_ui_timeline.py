@@ -33,6 +33,7 @@ from sagemem.layers import Layers
 from sagemem.store import MemoryStore
 from sagemem.ui.app import build_app
 from sagemem.ui.serve import HOST, free_port
+from sagemem.ui.undo import WRITER
 
 TOKEN = "test-token-0123456789"
 NOTE = "project_server_port.md"
@@ -213,7 +214,7 @@ def test_a_rollback_through_its_confirmation_restores_the_snapshots_bytes(edited
     status, done = browser.post("/undo/rollback", form)
     assert status == 200 and "Rolled back to snapshot" in done
     assert path.read_bytes() == held
-    assert "rollback" in browser.get("/timeline?writer=library")
+    assert "rollback" in browser.get(f"/timeline?writer={WRITER}")
 
 
 def test_a_rollback_confirmed_before_the_folder_changed_again_is_shown_again(edited_store,

@@ -32,7 +32,7 @@ from .health import HealthCache, MemoriesCache
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
-SCREENS = ("files", "memory", "timeline", "undo")
+SCREENS = ("files", "memory", "timeline", "undo", "map")
 """The screen modules of this room, each offering ``routes(panel)``; the header's
 navigation lists them in this order."""
 NAV = tuple(s for s in SCREENS if s != "memory")  # one memory's screen is reached from Files
@@ -84,6 +84,7 @@ def build_app(layers: Layers, *, token: str, host: str, port: int) -> PanelGuard
 
     for screen in SCREENS:
         routes += import_module(f"{__package__}.{screen}").routes(panel)
+    routes += import_module(f"{__package__}.live").routes(panel)
     app = Starlette(routes=routes, exception_handlers={404: _not_found})
     app.state.panel = panel
     return PanelGuard(app, token=token, host=host, port=port)

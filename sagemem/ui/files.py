@@ -86,10 +86,23 @@ def routes(panel: Panel) -> list[Route]:
     async def files(request: Request) -> HTMLResponse:
         filters = Filters.of(request)
         page = await panel.run(files_page, panel, filters, date.today())
-        return panel.page(request, "files.html", page=page, screen="files",
+        return panel.page(request, "files.html", page=page, screen="files", live=True,
                           problems=page.problems, conflicts=page.conflicts)
 
-    return [Route("/files", files)]
+    async def badges(request: Request) -> HTMLResponse:
+        """The header's two badges alone: what a page refreshes when the folder changes."""
+        problems, conflicts = await panel.run(badge_counts, panel)
+        body = panel.templates.get_template("badges.html").render(problems=problems,
+                                                                  conflicts=conflicts)
+        return HTMLResponse(body)
+
+    return [Route("/files", files), Route("/badges", badges)]
+
+
+def badge_counts(panel: Panel) -> tuple[int, int]:
+    """The folder's audit problems and open conflicts, over every layer."""
+    found = [panel.health.health(store) for _, store in panel.layers.stores()]
+    return sum(h.problems for h in found), sum(h.open_conflicts for h in found)
 
 
 def files_page(panel: Panel, filters: Filters, today: date) -> FilesPage:

@@ -30,7 +30,8 @@ def serve_panel(layers: Layers, *, port: int = 0, announce: Callable[[str], None
     token = secrets.token_urlsafe(24)
     url = f"http://{HOST}:{port}/files?token={token}"
     app = build_app(layers, token=token, host=HOST, port=port)
-    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="off",
+                            timeout_graceful_shutdown=1)  # an open tab's stream ends too
     server = uvicorn.Server(config)
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

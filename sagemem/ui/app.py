@@ -31,7 +31,7 @@ from .guard import PanelGuard
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
-SCREENS = ("files",)
+SCREENS = ("files", "checkup", "injection")
 """The screen modules of this room, each offering ``routes(panel)``; the header's
 navigation lists them in this order."""
 

@@ -32,7 +32,7 @@ from .health import HealthCache, MemoriesCache
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
-SCREENS = ("files", "memory", "timeline", "undo", "map")
+SCREENS = ("files", "memory", "timeline", "checkup", "undo", "injection", "map")
 """The screen modules of this room, each offering ``routes(panel)``; the header's
 navigation lists them in this order."""
 NAV = tuple(s for s in SCREENS if s != "memory")  # one memory's screen is reached from Files

@@ -165,29 +165,39 @@ Escape \x1b[2J and bell \x07 in the body.
 body, ``javascript:`` links, ESC and BEL control characters."""
 
 
+@dataclass
+class UiRun:
+    """A ``sagemem ui`` process: the line it printed first; once stopped, the rest of
+    its stdout and its stderr."""
+
+    process: subprocess.Popen[str]
+    line: str
+    rest: str = ""
+    err: str = ""
+
+
 @contextmanager
-def ui_process(directory: Path, state_dir: Path, *args: str
-               ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``sagemem ui --no-browser --port 0 ARGS…`` as a shell runs it, with the one line
-    it printed; stopped (SIGTERM, as Ctrl-C would) when the block ends."""
+def ui_process(directory: Path, state_dir: Path, *args: str) -> Iterator[UiRun]:
+    """``sagemem ui --no-browser --port 0 ARGS…`` as a shell runs it; stopped (SIGTERM)
+    when the block ends."""
     command = [sys.executable, "-m", "sagemem", "--dir", str(directory), "--state-dir",
                str(state_dir), "ui", "--no-browser", "--port", "0", *args]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, encoding="utf-8", env=_env())
+                               text=True, encoding="utf-8", env=child_env())
+    assert process.stdout is not None
+    run = UiRun(process, process.stdout.readline())
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        yield process, line
+        yield run
     finally:
         process.terminate()
         try:
-            process.communicate(timeout=15)
+            run.rest, run.err = process.communicate(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.communicate()
+            run.rest, run.err = process.communicate()
 
 
-def _env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """This environment without SAGE_MEM_* (conftest's isolation, for a child)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
     return {**env, "SAGE_MEM_SEMANTIC": "off", "SAGE_MEM_GLOBAL_DIR": "off"}

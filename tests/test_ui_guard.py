@@ -142,8 +142,8 @@ def test_every_answer_carries_the_strict_content_policy(panel: PanelServer) -> N
 
 
 def test_sagemem_ui_listens_on_127_0_0_1_only(folder: Path, tmp_path: Path) -> None:
-    with ui_process(folder, tmp_path / "state") as (_, line):
-        port = port_of(line)
+    with ui_process(folder, tmp_path / "state") as run:
+        port = port_of(run.line)
         wait_listening(port)
         # Linux routes all of 127/8 to lo: a socket on 0.0.0.0 would take 127.0.0.2 too.
         for address, family in (("127.0.0.2", socket.AF_INET), ("::1", socket.AF_INET6)):

@@ -65,11 +65,13 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 @dataclass(frozen=True)
 class PanelServer:
     """A running panel: ``url`` is its root (``http://127.0.0.1:PORT``), ``token`` the
-    run's secret, ``token_url`` the address ``sagemem ui`` would print."""
+    run's secret, ``token_url`` the address ``sagemem ui`` would print, ``layers`` what
+    it serves (for a test to read or change the folder through the library)."""
 
     url: str
     token: str
     port: int
+    layers: Layers
 
     @property
     def origin(self) -> str:
@@ -131,7 +133,7 @@ def running_panel(directory: Path, state_dir: Path, *,
     thread.start()
     try:
         _wait_started(server, thread)
-        yield PanelServer(f"http://{HOST}:{port}", token, port)
+        yield PanelServer(f"http://{HOST}:{port}", token, port, layers)
     finally:
         server.should_exit = True
         thread.join(timeout=15)

@@ -126,7 +126,7 @@ def running_panel(directory: Path, state_dir: Path, *,
     app = build_app(layers, token=token, host=HOST, port=port)
     # ws="none": no websockets import (its deprecation warnings would be errors here).
     config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="off",
-                            ws="none")
+                            ws="none", timeout_graceful_shutdown=1)  # open streams end too
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                               name="panel-server", daemon=True)

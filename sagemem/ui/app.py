@@ -35,7 +35,9 @@ T = TypeVar("T")
 SCREENS = ("files", "memory", "timeline", "checkup", "undo", "injection", "map")
 """The screen modules of this room, each offering ``routes(panel)``; the header's
 navigation lists them in this order."""
-NAV = tuple(s for s in SCREENS if s != "memory")  # one memory's screen is reached from Files
+NAV = (("files", "Files"), ("timeline", "Timeline"), ("checkup", "Health"), ("undo", "Undo"),
+       ("injection", "Injection"), ("map", "Map"))
+"""The header's links (address, label); one memory's screen is reached from Files."""
 
 
 @dataclass
@@ -78,6 +80,7 @@ def build_app(layers: Layers, *, token: str, host: str, port: int) -> PanelGuard
     """The panel over ``layers``, behind its guard (``guard.py``)."""
     panel = Panel(layers)
     routes: list[BaseRoute] = [Route("/", lambda _: RedirectResponse("/files", 303)),
+                               Route("/favicon.ico", lambda _: Response(status_code=204)),
                                Mount("/static", StaticFiles(directory=HERE / "static"),
                                      name="static")]
     from importlib import import_module

@@ -36,6 +36,7 @@ def serve_panel(layers: Layers, *, port: int = 0, announce: Callable[[str], None
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind((HOST, port))
+        sock.listen(128)  # a browser opened at once waits in the queue, is never refused
     except OSError as exc:
         raise AddressUnavailable(f"{HOST}:{port}", exc.strerror or str(exc)) from None
     announce(f"sagemem panel: {url}")

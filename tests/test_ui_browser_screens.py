@@ -336,7 +336,9 @@ def test_screenshots_of_undo_and_a_runs_manifest(
                            store.get(CONTRACT).revision,
                            text.replace(STILL_VALID + "\n", ""), "other"),))
     settings = load_settings(env={}, memory_dir=directory, state_dir=store.state_dir)
-    report = dream_run(store, settings, plan, apply=True)
+    with _clock(monkeypatch, "sagemem.dream.run", "sagemem.dream.runs",
+                "sagemem.history.snapshots"):
+        report = dream_run(store, settings, plan, apply=True)
     assert report.status == "applied"
     with running_panel(directory, tmp_path / "state") as server:
         page.goto(server.token_url)

@@ -34,7 +34,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()),
            (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"no-referrer"),
+           (b"referrer-policy", b"same-origin"),  # no-referrer made the page's own posts Origin: null
            (b"cache-control", b"no-store"),
            (b"x-frame-options", b"DENY")]
 SAFE_METHODS = frozenset({"GET", "HEAD"})

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_memory"
-SCREENSHOT = ROOT / "docs" / "img" / "panel-files.png"
 CHROMIUM = Path("/usr/bin/chromium")
 # --disable-background-networking and friends: Chromium's own calls home (updates, sync,
 # QUIC probes) are refused on a closed network and would only slow the start.
@@ -176,10 +175,10 @@ def test_a_hostile_memory_stays_text_in_the_browser(page: Page,
     assert problems == [], f"errors or policy violations on the panel's page: {problems}"
 
 
-def test_a_screenshot_of_files_goes_into_the_docs(page: Page,
-                                                  sample_panel: PanelServer) -> None:
+def test_the_files_screen_renders_to_a_picture(page: Page, sample_panel: PanelServer,
+                                               tmp_path: Path) -> None:
     page.goto(sample_panel.token_url)
     page.wait_for_selector("#files tbody tr[data-file]")
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    shot = tmp_path / "panel-files.png"  # the docs' picture: test_ui_browser_screens.py
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -116,8 +116,15 @@ def _clock(monkeypatch: pytest.MonkeyPatch, *modules: str) -> Iterator[None]:
 
 
 def _shot(page: Page, screen: str) -> None:
-    IMG.mkdir(parents=True, exist_ok=True)
-    target = IMG / f"panel-{screen}.png"
+    """A screenshot of the screen: into docs/img with SAGEMEM_SCREENSHOTS=1 (how the
+    docs' pictures are made), else into a scratch folder — a test run never rewrites the
+    checkout."""
+    import tempfile
+
+    folder = IMG if os.environ.get("SAGEMEM_SCREENSHOTS") == "1" else \
+        Path(tempfile.gettempdir()) / "sagemem-panel-shots"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"panel-{screen}.png"
     page.evaluate("() => document.fonts.ready.then(() => true)")
     page.screenshot(path=str(target))
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -34,7 +34,8 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()),
            (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"same-origin"),  # no-referrer made the page's own posts Origin: null
+           # not no-referrer: Chromium then sends "Origin: null" on the page's own posts
+           (b"referrer-policy", b"same-origin"),
            (b"cache-control", b"no-store"),
            (b"x-frame-options", b"DENY")]
 SAFE_METHODS = frozenset({"GET", "HEAD"})

@@ -169,7 +169,7 @@ def test_a_hostile_memory_stays_text_in_the_browser(page: Page,
     page.fill("input[name=q]", "alert script")
     page.press("input[name=q]", "Enter")
     _wait_for_search(page)
-    assert page.locator("script").count() == 2  # the panel's own htmx and its SSE extension
+    assert page.locator("script").count() == 3  # the panel's htmx, its SSE extension, panel.js
     assert page.evaluate("document.querySelectorAll('[onerror], img').length") == 0
     assert dialogs == []
     assert problems == [], f"errors or policy violations on the panel's page: {problems}"

@@ -159,6 +159,10 @@ def test_an_edit_saved_in_the_browser_lands_on_disk(page: Page,
     text = body.input_value()
     body.fill(text.rstrip("\n") + "\nThe docs server listens on port 8123.")
     _submit(page, "#editor button[type=submit]")
+    page.wait_for_selector("#confirm")  # the second step names the change: its diff
+    assert "+The docs server listens on port 8123." in page.inner_text("#diff")
+    assert path.read_text(encoding="utf-8") == before
+    _submit(page, "#confirm-yes")
     page.wait_for_selector("#done")
     after = path.read_text(encoding="utf-8")
     assert after != before
@@ -177,6 +181,8 @@ def test_a_stale_save_shows_both_sides_and_leaves_the_disk_alone(
     disk = path.read_text(encoding="utf-8") + "Theirs: a goldfish, written meanwhile.\n"
     path.write_text(disk, encoding="utf-8")
     _submit(page, "#editor button[type=submit]")
+    page.wait_for_selector("#confirm")
+    _submit(page, "#confirm-yes")
     page.wait_for_selector("#stale")
     assert "Theirs: a goldfish" in page.inner_text("#disk")
     assert "Mine: a new kitten." in page.inner_text("#mine")
@@ -347,3 +353,17 @@ def test_screenshots_of_undo_and_a_runs_manifest(
         assert STILL_VALID in page.inner_text("#facts")
         _shot(page, "run")
 
+
+
+def test_escape_closes_the_edit_drawer_and_cancels_a_confirmation(
+        page: Page, sample_panel: PanelServer) -> None:
+    _open_memory_from_files(page, sample_panel, PETS)
+    page.click("#edit summary")
+    assert page.locator("#edit").get_attribute("open") is not None
+    page.keyboard.press("Escape")
+    assert page.locator("#edit").get_attribute("open") is None
+    page.goto(page.url.split("?")[0] + "?confirm=archive")
+    page.wait_for_selector("#confirm")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#edit summary")  # back on the memory, nothing archived
+    assert (sample_panel.layers.project.directory / PETS).exists()

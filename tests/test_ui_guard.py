@@ -162,7 +162,8 @@ def test_a_hostile_memory_is_escaped_on_the_files_page(panel: PanelServer) -> No
     row = row[:row.index("</tr>")]
     # Only the panel's own script tag, nothing from memory text, and no event handler.
     assert re.findall(r"<script[^>]*>", page, re.I) == [
-        '<script src="/static/htmx.min.js" defer>', '<script src="/static/htmx-sse.min.js" defer>']
+        '<script src="/static/htmx.min.js" defer>', '<script src="/static/panel.js" defer>',
+        '<script src="/static/htmx-sse.min.js" defer>']
     assert "<img" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in row
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in row

@@ -119,7 +119,7 @@ def _hidden(page: str, name: str) -> str:
 def _edit_form(page: str, **changes: str) -> dict[str, str]:
     """The edit form as a browser would send it, with ``changes`` typed in."""
     form = {"do": "save", "revision": _hidden(page, "revision"),
-            "opened": _hidden(page, "opened")}
+            "opened": _hidden(page, "opened"), "confirm": "yes"}
     for key in ("name", "description", "tags", "aliases", "valid_at", "invalid_at",
                 "superseded_by"):
         form[key] = _hidden(page, key)
@@ -197,7 +197,7 @@ def test_archive_without_a_reason_is_refused(panel: Panel) -> None:
 
 
 def test_archive_of_a_locked_memory_is_refused(panel: Panel) -> None:
-    status, _, _ = panel.post(PETS_URL, {"do": "lock"})
+    status, _, _ = panel.post(PETS_URL, {"do": "lock", "confirm": "yes"})
     assert status == 303
     _, page = panel.get(PETS_URL)
     assert 'id="locked"' in page
@@ -211,7 +211,7 @@ def test_archive_then_restore(panel: Panel) -> None:
     assert status == 303 and (panel.directory / "archive" / "user_pets.md").exists()
     _, page = panel.get(PETS_URL)
     assert 'id="archived"' in page and 'value="restore"' in page
-    status, _, _ = panel.post(PETS_URL, {"do": "restore"})
+    status, _, _ = panel.post(PETS_URL, {"do": "restore", "confirm": "yes"})
     assert status == 303 and (panel.directory / "user_pets.md").read_bytes() == PETS.encode()
 
 
@@ -256,3 +256,16 @@ def test_unsafe_names_are_refused_by_the_library(panel: Panel) -> None:
         assert status == 400 and 'id="refused"' in page, path
     status, _, _ = panel.post("/memory/project/..%2Fsecret.md", {"do": "lock"})
     assert status == 400
+
+
+def test_a_save_and_a_lock_first_show_what_they_change_and_change_nothing(panel: Panel
+                                                                         ) -> None:
+    before = (panel.directory / "user_pets.md").read_bytes()
+    _, page = panel.get(PETS_URL)
+    form = {k: v for k, v in _edit_form(page, description="Zhima, the cat").items()
+            if k != "confirm"}
+    status, step, _ = panel.post(PETS_URL, form)
+    assert status == 200 and 'id="confirm"' in step and "+description: Zhima, the cat" in step
+    status, step, _ = panel.post(PETS_URL, {"do": "lock"})
+    assert status == 200 and "it will never be archived" in step
+    assert (panel.directory / "user_pets.md").read_bytes() == before

@@ -232,6 +232,9 @@ async def _post(panel: Panel, cache: HealthCache, request: Request, form: Form) 
     action = form.get("do", 20)
     if action not in ACTIONS:
         raise Refused(400, "Unknown action: the page's own buttons are the ones to use.")
+    if action in CONFIRMED_HERE and form.get("confirm", 10) != "yes":
+        step = await panel.run(_second_step, view.memory, action, form)
+        return _page(panel, request, "memory_step.html", view, action=action, step=step)
     try:
         outcome = await panel.run(ACTIONS[action], store, view.memory, form)
     except ReasonMissing as exc:
@@ -251,6 +254,41 @@ async def _post(panel: Panel, cache: HealthCache, request: Request, form: Form) 
         return _page(panel, request, "memory.html", fresh, status=409,
                      error=f"Nothing was done: {exc}")
     return RedirectResponse(f"{request.url.path}?done={outcome}", status_code=303)
+
+
+CONFIRMED_HERE = ("save", "lock", "unlock", "restore")
+"""Actions whose first POST shows what will change and posts again with ``confirm=yes``
+(archive and revert have their own confirmation pages, reached before any POST)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """The confirmation of one action: what it changes, and the form to post again."""
+
+    says: str
+    diff: str
+    values: dict[str, str]
+
+
+def _second_step(memory: Memory, action: str, form: Form) -> Step:
+    """What ``action`` will change, in words (and, for a save, the diff)."""
+    values = {k: v for k, v in form.values.items() if k != "confirm"}
+    if action != "save":
+        says = {"lock": f"Lock {memory.file}: it will never be archived or purged.",
+                "unlock": f"Unlock {memory.file}: it may be archived again.",
+                "restore": f"Restore {memory.file} from archive/ to the folder and "
+                           "MEMORY.md."}[action]
+        return Step(visible(says), "", values)
+    opened = _opened(form, memory.file)
+    mine = composed(opened, form)
+    import difflib
+
+    diff = "".join(difflib.unified_diff(opened.text.splitlines(keepends=True),
+                                        mine.splitlines(keepends=True),
+                                        f"{memory.file} (as you opened it)",
+                                        f"{memory.file} (as you will save it)"))
+    return Step(visible(f"Save {memory.file} (a guarded write against revision "
+                        f"{opened.revision[:12]})."), diff or "No change.", values)
 
 
 class ReasonMissing(Exception):

@@ -25,7 +25,7 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 # of a lower step only; rooms on one step never import each other.
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
          ("history", "layers"), ("audit", "inject", "memory_tool"), ("claude_code", "dream"),
-         ("mcp_server",), ("cli",), ("__main__",))
+         ("mcp_server", "ui"), ("cli",), ("__main__",))
 STEP = {room: n for n, rooms in enumerate(STEPS) for room in rooms}
 ROOMS = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
 

@@ -48,6 +48,7 @@ COMMANDS = {
     **dict.fromkeys(("install", "doctor"), "hosts"),
     "hook": "agent",
     "mcp": "serve",
+    "ui": "ui",
 }
 
 

@@ -20,7 +20,7 @@ from ..files.paths import read_regular
 
 LOG_FILE = "archive.jsonl"
 ACTIONS = ("archive", "restore", "purge", "lock", "unlock")
-BY = ("cli", "library", "candidates", "mcp", "memory-tool", "consolidation")
+BY = ("cli", "library", "candidates", "mcp", "memory-tool", "consolidation", "ui")
 MAX_LOG_BYTES = 32 * 1024 * 1024
 """Tens of thousands of lines; a bigger file is refused rather than read into memory."""
 

@@ -44,7 +44,7 @@ MAX_REASON_CHARS = 300
 NOT_GIVEN = "not given"
 OPS = ("create", "write", "set", "new", "archive", "restore", "purge", "rename",
        "rollback", "fix", "revert")
-WRITERS = ("cli", "library", "mcp", "memory-tool", "hook", "consolidation", "candidates")
+WRITERS = ("cli", "library", "mcp", "memory-tool", "hook", "consolidation", "candidates", "ui")
 """The callers' own names (``writes.conflicts.WRITERS``, ``history.archive_log.BY``)."""
 
 

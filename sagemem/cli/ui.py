@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import click
 import typer
 
 from .base import GlobalOption, app, echo
@@ -25,8 +26,8 @@ def ui(
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise typer.BadParameter("the panel needs the ui extra: pip install "
-                                 "'sagemem[ui]'", param_hint="ui") from None
+        raise click.UsageError("the panel needs the ui extra: pip install "
+                               "'sagemem[ui]'") from None
     from ..ui.serve import serve_panel
 
     layers = ctx.obj.layers()

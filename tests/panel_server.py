@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -38,6 +39,9 @@ from sagemem.layers import Layers
 from sagemem.store import MemoryStore
 from sagemem.ui.app import build_app
 from sagemem.ui.guard import COOKIE
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 30.0
@@ -222,3 +226,40 @@ def wait_listening(port: int, host: str = HOST) -> None:
 def port_of(line: str) -> int:
     """The port in ``sagemem panel: http://127.0.0.1:PORT/files?token=…``."""
     return int(urllib.parse.urlsplit(line.split(": ", 1)[1].strip()).port or 0)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+# --disable-background-networking and friends: Chromium's own calls home (updates, sync,
+# QUIC probes) are refused on a closed network and would only slow the start.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def _no_browser() -> str | None:
+    """Why these tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -e '.[ui-test]')"
+    if not CHROMIUM.exists():
+        return f"no browser at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Browser]:
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser):
+    skipped with the reason where there is none, a failure in CI (``CI`` set)."""
+    why = _no_browser()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the browser tests cannot run in CI: {why}")
+        pytest.skip(f"no browser for the panel's tests: {why}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

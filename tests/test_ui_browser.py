@@ -9,14 +9,13 @@ broken browser setup can never pass as a skip."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from panel_server import HOSTILE_MEMORY, PanelServer, running_panel
+from panel_server import HOSTILE_MEMORY, PanelServer, launched_chromium, running_panel
 
 from sagemem.store import MemoryStore
 
@@ -25,39 +24,10 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_memory"
-CHROMIUM = Path("/usr/bin/chromium")
-# --disable-background-networking and friends: Chromium's own calls home (updates, sync,
-# QUIC probes) are refused on a closed network and would only slow the start.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-
-
-def _no_browser() -> str | None:
-    """Why these tests cannot run here, or None."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "playwright is not installed (pip install -e '.[ui-test]')"
-    if not CHROMIUM.exists():
-        return f"no browser at {CHROMIUM} (apt-get install chromium)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    why = _no_browser()
-    if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser tests cannot run in CI: {why}")
-        pytest.skip(f"no browser for the panel's tests: {why}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def _copy_sample(tmp_path: Path) -> Path:

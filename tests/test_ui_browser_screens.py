@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from dream_fixture import make_dream_folder
-from panel_server import PanelServer, running_panel
-from test_ui_browser import CHROMIUM, CHROMIUM_ARGS, _no_browser
+from panel_server import PanelServer, launched_chromium, running_panel
 
 from sagemem.config import load_settings
 from sagemem.dream.plan import Operation, Plan
@@ -48,18 +47,8 @@ STILL_VALID = "Contract expires 2027-10-03, no auto-renewal."
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    why = _no_browser()
-    if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser tests cannot run in CI: {why}")
-        pytest.skip(f"no browser for the panel's tests: {why}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -85,7 +85,7 @@ class CheckupPage:
 
 
 def routes(panel: Panel) -> list[Route]:
-    cache = HealthCache()
+    cache = panel.health  # one audit per folder change for every screen
 
     async def show(request: Request, note: str = "", bad: bool = False,
                    status: int = 200, applied: FixReport | None = None) -> HTMLResponse:

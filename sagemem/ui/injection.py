@@ -84,7 +84,7 @@ class InjectionPage:
 
 
 def routes(panel: Panel) -> list[Route]:
-    cache = HealthCache()
+    cache = panel.health  # one audit per folder change for every screen
 
     async def injection(request: Request) -> HTMLResponse:
         session = request.query_params.get("session", "")[:200]

@@ -77,7 +77,7 @@ class MapPage:
 
 
 def routes(panel: Panel) -> list[Route]:
-    health, kept = HealthCache(), MapCache()
+    health, kept = panel.health, MapCache()
 
     async def map_screen(request: Request) -> HTMLResponse:
         page, problems, conflicts = await panel.run(_map_and_badges, panel, kept, health,

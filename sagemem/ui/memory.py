@@ -112,7 +112,7 @@ class Form:
 
 
 def routes(panel: Panel) -> list[Route]:
-    cache = HealthCache()
+    cache = panel.health  # one audit per folder change for every screen
 
     async def show(request: Request) -> Response:
         return await _answer(panel, request, lambda: _get(panel, cache, request))

@@ -95,7 +95,7 @@ class DiffPage:
 
 
 def routes(panel: Panel) -> list[Route]:
-    cache = HealthCache()
+    cache = panel.health  # one audit per folder change for every screen
 
     async def timeline(request: Request) -> HTMLResponse:
         page = await panel.run(timeline_page, panel, TimelineFilters.of(request))

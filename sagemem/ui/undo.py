@@ -33,7 +33,6 @@ from ..history.snapshot_diff import Comparison, compare, current_files, snapshot
 from ..history.snapshots import Snapshot, list_snapshots, load_snapshot
 from ..store import MemoryStore
 from ..writes import changelog
-from .health import HealthCache
 from .timeline import MAX_DIFF_LINES, DiffLine, badges, diff_line, store_of
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ class UndoPage:
 
 
 def routes(panel: Panel) -> list[Route]:
-    cache = HealthCache()
+    cache = panel.health  # one audit per folder change for every screen
 
     def screen(template: str, compute: Callable[..., Any]
                ) -> Callable[[Request], Awaitable[HTMLResponse]]:

@@ -70,3 +70,9 @@ def test_ui_on_a_taken_port_is_one_error_line(folder: Path) -> None:
     assert result.stdout == "", "the address was printed though nothing serves it"
     assert result.stderr == (f"error: cannot listen on 127.0.0.1:{port}: Address already "
                              "in use; stop what listens there or give another port\n")
+
+
+def test_ui_over_a_missing_folder_is_one_error_line_and_serves_nothing(tmp_path: Path) -> None:
+    result = _sagemem(tmp_path / "nowhere")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1

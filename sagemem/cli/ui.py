@@ -35,6 +35,7 @@ def ui(
         from ..layers import Layers
 
         layers = Layers(layers.for_write(global_=True), None)
+    layers.project.require_directory()  # no folder: one error line, not an empty panel
 
     def opened(url: str) -> None:
         if not no_browser:

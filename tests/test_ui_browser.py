@@ -68,8 +68,9 @@ def _files_shown(page: Page) -> list[str]:
 def _wait_for_search(page: Page) -> None:
     # A function, not an expression string: Playwright evals a string, which the panel's
     # content policy (no unsafe-eval) rightly refuses.
+    # The first hybrid search of a process loads the embedder: seconds on a busy machine.
     page.wait_for_function("() => document.querySelector('#files thead')"
-                           ".textContent.includes('Score')")
+                           ".textContent.includes('Score')", timeout=90_000)
 
 
 def _sample_files(*, type_: str | None = None) -> set[str]:

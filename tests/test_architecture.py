@@ -24,7 +24,8 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 # docs/architecture.md's map, lowest first: a module may import its own room and the rooms
 # of a lower step only; rooms on one step never import each other.
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
-         ("history", "layers"), ("audit", "inject", "memory_tool"), ("claude_code", "dream"),
+         ("history", "layers"), ("audit", "inject", "memory_tool", "transfer", "gitsync"),
+         ("claude_code", "dream", "importers"),
          ("mcp_server", "ui"), ("cli",), ("__main__",))
 STEP = {room: n for n, rooms in enumerate(STEPS) for room in rooms}
 ROOMS = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))

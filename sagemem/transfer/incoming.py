@@ -1,0 +1,45 @@
+"""What an import brings: the one shape every source is read into before anything is
+written, so that redaction, caps, dedupe and "never overwrite" are decided in one place
+(``transfer/apply``) whatever the source — a sagemem export or another tool's notes.
+
+A reader (``importers/*``, the export reader) never writes; it turns its source into a
+``Batch``: the memories it would create, each with the whole text of its file, and what
+it could not take, each with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One memory an import would create: its file name in the (flat) folder and the
+    whole text of that file, frontmatter included; ``origin`` says where it came from in
+    every report line (``CLAUDE.md:12 § Testing``, ``export: user_role.md``)."""
+
+    name: str
+    text: str
+    origin: str
+    archived: bool = False
+    locked: bool = False
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something a reader found and did not take, and why (said to the user)."""
+
+    origin: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one source offers: ``source`` names it (``export``, ``claude-code``,
+    ``basic-memory``, ``openclaw``, ``mem0``); ``notes`` are lines for the report (a
+    section classified by default, an import not followed)."""
+
+    source: str
+    items: tuple[Incoming, ...]
+    skipped: tuple[Skipped, ...] = ()
+    notes: tuple[str, ...] = ()

@@ -33,8 +33,8 @@ def parse_export(text: str, path: Path) -> Batch:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        why = "it is cut short" if exc.pos >= len(text.rstrip()) else "it is not JSON"
-        raise NotAnExport(path, f"{why}: {exc.msg} at line {exc.lineno}") from None
+        raise NotAnExport(path, f"it is not complete JSON, cut short or damaged: {exc.msg} "
+                                f"at line {exc.lineno}") from None
     _check_header(document, path)
     memories = document.get("memories")
     if not isinstance(memories, list):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
@@ -141,8 +141,7 @@ def import_claude_code(
     as_json: JsonOption = False,
 ) -> None:
     """Import Claude Code's memories: CLAUDE.md sections and auto-memory files."""
-    from ..importers import claude_code
-
+    claude_code = _reader("claude_code")
     if adopt and (copy or path is not None or dry_run):
         raise click.UsageError("--adopt takes no PATH and cannot be used with --copy or "
                                "--dry-run")
@@ -152,6 +151,14 @@ def import_claude_code(
         return
     batch = claude_code.read_batch(path, home=Path.home(), cwd=Path.cwd())
     _apply(ctx, ctx.obj.store(), batch, dry_run=dry_run, as_json=as_json)
+
+
+def _reader(module: str) -> Any:
+    """``importers.<module>``, imported when its command runs (its reader and its
+    dependencies are no other command's cost)."""
+    from importlib import import_module
+
+    return import_module(f"sagemem.importers.{module}")
 
 
 def _adopted(folder: Path, as_json: bool) -> None:
@@ -170,8 +177,7 @@ def import_basic_memory(
     dry_run: DryRunOption = False, as_json: JsonOption = False,
 ) -> None:
     """Import a basic-memory project's notes."""
-    from ..importers import basic_memory
-
+    basic_memory = _reader("basic_memory")
     _apply(ctx, ctx.obj.store(), basic_memory.read_batch(folder), dry_run=dry_run,
            as_json=as_json)
 
@@ -183,8 +189,7 @@ def import_openclaw(
     dry_run: DryRunOption = False, as_json: JsonOption = False,
 ) -> None:
     """Import an OpenClaw workspace's memory files."""
-    from ..importers import openclaw
-
+    openclaw = _reader("openclaw")
     _apply(ctx, ctx.obj.store(), openclaw.read_batch(folder), dry_run=dry_run,
            as_json=as_json)
 
@@ -196,6 +201,5 @@ def import_mem0(
     dry_run: DryRunOption = False, as_json: JsonOption = False,
 ) -> None:
     """Import memories exported from mem0."""
-    from ..importers import mem0
-
+    mem0 = _reader("mem0")
     _apply(ctx, ctx.obj.store(), mem0.read_batch(file), dry_run=dry_run, as_json=as_json)

@@ -43,7 +43,10 @@ def parse_export(text: str, path: Path) -> Batch:
     skipped: list[Skipped] = []
     for number, entry in enumerate(memories, start=1):
         read = _entry(entry, number)
-        (items if isinstance(read, Incoming) else skipped).append(read)
+        if isinstance(read, Incoming):
+            items.append(read)
+        else:
+            skipped.append(read)
     return Batch("export", tuple(items), tuple(skipped), index=_index(document, path))
 
 

@@ -189,3 +189,9 @@ def test_an_export_is_never_written_inside_the_memory_folder(store: MemoryStore)
     with pytest.raises(ExportTargetRefused):
         write_export(export_folder(store), store.directory / "backup.json", store)
     assert not (store.directory / "backup.json").exists()
+
+
+def test_an_import_that_only_records_conflicts_takes_no_snapshot(store: MemoryStore) -> None:
+    report = apply_batch(store, batch(Incoming("user_a.md", memory_text("A", "other"), "m")))
+    assert report.conflicted and report.snapshot is None
+    assert not (store.state_dir / "snapshots").exists()

@@ -47,7 +47,9 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     if dry_run:
         return _preview(plan)
     journal.require_none_pending(store.state_dir)
-    writes = [s for s in plan.steps if s.action != "unchanged"] or plan.to_archive
+    # A conflict record changes no memory: only creates, overwrites and archives need
+    # a way back.
+    writes = [s for s in plan.steps if s.action in ("create", "overwrite")] or plan.to_archive
     starter = _starter_index(store)
     snapshot = None
     if writes or _index_to_copy(plan, starter):

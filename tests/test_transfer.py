@@ -195,3 +195,23 @@ def test_an_import_that_only_records_conflicts_takes_no_snapshot(store: MemorySt
     report = apply_batch(store, batch(Incoming("user_a.md", memory_text("A", "other"), "m")))
     assert report.conflicted and report.snapshot is None
     assert not (store.state_dir / "snapshots").exists()
+
+
+def test_replace_moves_a_memory_to_archive_when_the_export_has_it_archived(
+        store: MemoryStore) -> None:
+    text = (store.directory / "user_a.md").read_text()
+    report = apply_batch(store, batch(Incoming("user_a.md", text, "e:a", archived=True)),
+                         mode="replace")
+    assert [p.file for p in report.replaced] == ["user_a.md"]
+    assert (store.directory / "archive" / "user_a.md").read_text() == text
+    assert not (store.directory / "user_a.md").exists()
+
+
+def test_the_export_leaves_out_a_symlink_and_names_it(store: MemoryStore,
+                                                      tmp_path: Path) -> None:
+    (tmp_path / "outside.md").write_text("---\nname: Out\n---\nsecret plans\n")
+    (store.directory / "user_link.md").symlink_to(tmp_path / "outside.md")
+    document = export_folder(store)
+    assert [m["file"] for m in document["memories"]] == ["user_a.md"]
+    assert [s["file"] for s in document["skipped"]] == ["user_link.md"]
+    assert "secret plans" not in export_text(document)

@@ -63,6 +63,8 @@ def export(
     store = ctx.obj.store(global_=global_)
     document = export_folder(store, layer="global" if global_ else "project",
                              conflicts=with_conflicts)
+    for left_out in document["skipped"]:
+        echo(f"warning: {left_out['file']} not exported: {left_out['reason']}", err=True)
     if file == "-":
         from ..files.controls import json_safe
 

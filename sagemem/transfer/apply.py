@@ -107,7 +107,7 @@ class _Run:
             self.skipped.append(Skipped(step.item.origin, str(exc)))
             return
         self.done[step.action].append(_placed(step, conflict_id))
-        if step.text != step.item.text:
+        if step.action in ("create", "overwrite") and step.text != step.item.text:
             self.notes.append(f"{step.file}: secrets were redacted from the imported text")
 
     def _apply(self, step: Step) -> str | None:
@@ -138,11 +138,12 @@ class _Run:
         revision the plan saw (an edit made since is refused, not lost)."""
         if current.file in locked_names(self.store):
             raise _locked(current.file)
-        if current.archived:
+        if current.archived:  # guarded writes reach live memories only
             restore_memory(self.store, current.file, reason=self._reason(step),
                            by=self._writer(), now=self.now)
-        self.store.write(current.file, step.text, current.revision, writer=self._writer(),
-                         reason=self._reason(step))
+        if step.text != current.text:
+            self.store.write(current.file, step.text, current.revision,
+                             writer=self._writer(), reason=self._reason(step))
 
     def _place(self, step: Step) -> None:
         """Archive and lock what the source had archived and locked."""

@@ -13,7 +13,8 @@ Shape (``FORMAT_VERSION`` 1)::
 
 A file that is not UTF-8 text travels as ``"encoding": "base64"`` with its bytes in
 ``data`` instead of ``text``, so the document stays lossless; the revision is always the
-sha256 of the file's bytes. Readers ignore keys they do not know; a newer
+sha256 of the file's bytes. A file that cannot be read safely (a symlink, no
+permission) is left out and named under ``skipped`` with the reason. Readers ignore keys they do not know; a newer
 ``format_version`` is refused (``read_export``).
 """
 
@@ -52,12 +53,20 @@ def export_folder(store: MemoryStore, *, layer: str = "project", conflicts: bool
     store.require_directory()
     locked = locked_names(store)
     counts = ledger.load(store.state_dir)[0]
-    memories = [_item(store, file, archived, layer, file in locked, counts.get(file))
-                for archived in (False, True) for file in store.files(archived)]
+    memories: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for archived in (False, True):
+        for file in store.files(archived):
+            try:
+                memories.append(_item(store, file, archived, layer, file in locked,
+                                      counts.get(file)))
+            except SagememError as exc:  # a symlink, an unreadable file: said, not fatal
+                skipped.append({"file": file, "archived": archived,
+                                "reason": str(exc)})
     document: dict[str, Any] = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "sagemem_version": __version__,
         "exported_at": (now or datetime.now(timezone.utc)).isoformat(), "layer": layer,
-        "index": _index(store), "memories": memories}
+        "index": _index(store), "memories": memories, "skipped": skipped}
     if conflicts:
         document["conflicts"] = [dict(c.data) | {"id": c.id}
                                  for c in list_conflicts(store.state_dir)]

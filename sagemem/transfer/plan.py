@@ -101,7 +101,8 @@ def _decide(store: MemoryStore, item: Incoming, mode: str, here: dict[str, Memor
 
 def _against(item: Incoming, current: Memory, text: str, mode: str) -> Step | Skipped:
     """The same name is here already: unchanged, a conflict, or (replace) an overwrite."""
-    if current.text == text:
+    moved = current.archived != item.archived  # replace also moves it where the source has it
+    if current.text == text and not (mode == "replace" and moved):
         return Step("unchanged", item, current.file, text, current)
     if mode == "merge":
         return Step("conflict", item, current.file, text, current)

@@ -14,8 +14,8 @@ Shape (``FORMAT_VERSION`` 1)::
 A file that is not UTF-8 text travels as ``"encoding": "base64"`` with its bytes in
 ``data`` instead of ``text``, so the document stays lossless; the revision is always the
 sha256 of the file's bytes. A file that cannot be read safely (a symlink, no
-permission) is left out and named under ``skipped`` with the reason. Readers ignore keys they do not know; a newer
-``format_version`` is refused (``read_export``).
+permission) is left out and named under ``skipped`` with the reason. Readers ignore
+keys they do not know; a newer ``format_version`` is refused (``read_export``).
 """
 
 from __future__ import annotations

@@ -175,3 +175,15 @@ def test_export_conflicts_only_on_request(sample: MemoryStore, tmp_path: Path) -
     plain = json.loads(sagemem(sample, "export").stdout)
     with_records = json.loads(sagemem(sample, "export", "--conflicts").stdout)
     assert "conflicts" not in plain and len(with_records["conflicts"]) == 1
+
+
+def test_the_snapshot_an_import_names_rolls_it_back(run: Run, fresh: MemoryStore,
+                                                    export_file: Path) -> None:
+    before = every_file(fresh.directory)
+    report = json.loads(run("import", "--json", str(export_file)).out)
+    result = run("rollback", report["snapshot"], "--scope", "all", "--yes")
+    now = every_file(fresh.directory)
+    # the memory the import locked is left alone, as rollback leaves every locked one
+    assert "user_timezone_schedule.md" in result.out
+    assert {f: b for f, b in now.items() if not f.startswith("archive/")
+            and f != "user_timezone_schedule.md"} == before

@@ -215,3 +215,19 @@ def test_the_export_leaves_out_a_symlink_and_names_it(store: MemoryStore,
     assert [m["file"] for m in document["memories"]] == ["user_a.md"]
     assert [s["file"] for s in document["skipped"]] == ["user_link.md"]
     assert "secret plans" not in export_text(document)
+
+
+def test_the_index_is_not_copied_when_a_memory_could_not_be_written(tmp_path: Path) -> None:
+    from sagemem.files.init import init_directory
+
+    init_directory(tmp_path / "fresh", tmp_path / "fresh-state")
+    fresh = MemoryStore(tmp_path / "fresh", tmp_path / "fresh-state",
+                        caps=Caps(hard_body_bytes=20))
+    exported = Batch("export", (Incoming("user_s.md", memory_text("S", "short"), "e:s"),
+                                Incoming("user_l.md", memory_text("L", "l" * 40), "e:l")),
+                     index="# Memory index\n\n- [S](user_s.md) — s\n- [L](user_l.md) — l\n")
+    report = apply_batch(fresh, exported)
+    assert [p.file for p in report.created] == ["user_s.md"]
+    index = (fresh.directory / "MEMORY.md").read_text()
+    assert "(user_s.md)" in index and "user_l.md" not in index
+    assert any("not copied" in note for note in report.notes)

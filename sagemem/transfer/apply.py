@@ -50,9 +50,9 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     # A conflict record changes no memory: only creates, overwrites and archives need
     # a way back.
     writes = [s for s in plan.steps if s.action in ("create", "overwrite")] or plan.to_archive
-    starter = _starter_index(store)
+    copy_index = _index_to_copy(store, plan)
     snapshot = None
-    if writes or _index_to_copy(plan, starter):
+    if writes or copy_index:
         snapshot = create_snapshot(store, kind="auto", keep=snapshot_keep, now=now,
                                    label=f"before import from {batch.source}").id
     run = _Run(store, batch.source, writer, now)
@@ -60,7 +60,7 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
         run.step(step)
     for file in plan.to_archive:
         run.archive_absent(file)
-    if _index_to_copy(plan, starter):
+    if copy_index:
         run.copy_index(batch.index or "")
     return run.report(plan, snapshot)
 
@@ -84,8 +84,11 @@ def _starter_index(store: MemoryStore) -> bool:
     return text == indexfile.INDEX_HEADER and not store.files() and not store.files(True)
 
 
-def _index_to_copy(plan: Plan, starter: bool) -> bool:
-    return plan.batch.index is not None and (starter or plan.mode == "replace")
+def _index_to_copy(store: MemoryStore, plan: Plan) -> bool:
+    """Whether the source's MEMORY.md is written as it is (see the module docstring)."""
+    if plan.batch.index is None or store.read_index()[0] == plan.batch.index:
+        return False
+    return plan.mode == "replace" or _starter_index(store)
 
 
 class _Run:
@@ -163,7 +166,13 @@ class _Run:
         self.archived.append(file)
 
     def copy_index(self, text: str) -> None:
-        """MEMORY.md as the source has it (guarded like any MEMORY.md write)."""
+        """MEMORY.md as the source has it (guarded like any MEMORY.md write) — unless a
+        memory could not be written: its line would point at nothing, while each memory
+        created already has its own line."""
+        if self.skipped:
+            self.notes.append("MEMORY.md was not copied from the import, since not every "
+                              "memory could be written; each created one has its line")
+            return
         try:
             with self.store.locked():
                 self.store.update_index(lambda _: text)

@@ -231,3 +231,12 @@ def test_the_index_is_not_copied_when_a_memory_could_not_be_written(tmp_path: Pa
     index = (fresh.directory / "MEMORY.md").read_text()
     assert "(user_s.md)" in index and "user_l.md" not in index
     assert any("not copied" in note for note in report.notes)
+
+
+def test_the_report_shows_control_characters_in_names_and_reasons_as_text(
+        store: MemoryStore) -> None:
+    from sagemem.transfer.report import report_text
+
+    report = apply_batch(store, Batch("mem0", (Incoming("bad\x1b[2J.md", "x", "m:\x1b]0;t\x07"),)))
+    text = "\n".join(report_text(report))
+    assert "\x1b" not in text and "\x07" not in text and "m:" in text

@@ -19,6 +19,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from ..files.plural import counted
 from . import base as cli
 from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
 
@@ -71,7 +72,8 @@ def export(
         sys.stdout.write(json_safe(export_text(document)))
         return
     write_export(document, Path(file), store)
-    echo(f"exported {len(document['memories'])} memories to {file}", err=True)
+    echo(f"exported {counted(len(document['memories']), 'memory', 'memories')} to {file}",
+         err=True)
 
 
 @import_app.command("file", hidden=True)

@@ -65,7 +65,9 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── RunInProgress            another consolidation run holds the folder's run lock
      ├── RunIncomplete            a run stopped after it began writing (a full disk)
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
-     └── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     ├── NotAnExport              an import file that is no sagemem export of a known version
+     └── ExportTargetRefused      an export asked to land inside the memory folder (or a dir)
 """
 
 from __future__ import annotations
@@ -665,3 +667,21 @@ class PlannerFailed(SagememError):
     def __init__(self, problem: str) -> None:
         self.problem = problem
         super().__init__(f"the LLM planner failed: {problem}; nothing was changed")
+
+
+class NotAnExport(SagememError):
+    """``import FILE`` given something that is not a sagemem export this version reads:
+    not JSON, truncated, not an object, another format, a newer ``format_version``."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: not a sagemem export ({reason}); nothing was imported")
+
+
+class ExportTargetRefused(SagememError):
+    """An export's FILE where it must not go: inside the memory folder or its state
+    directory (it would be read, snapshotted and exported as part of the folder)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"cannot write the export to {path}: {reason}")

@@ -65,7 +65,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── RunInProgress            another consolidation run holds the folder's run lock
      ├── RunIncomplete            a run stopped after it began writing (a full disk)
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
-     └── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     └── GitError                 git could not do what sagemem asked of it
+          ├── NotInGitRepository  ``install git`` for a folder outside any git repository
+          └── MergeFailed         the merge driver's ``git merge-file`` could not run
 """
 
 from __future__ import annotations
@@ -665,3 +668,25 @@ class PlannerFailed(SagememError):
     def __init__(self, problem: str) -> None:
         self.problem = problem
         super().__init__(f"the LLM planner failed: {problem}; nothing was changed")
+
+
+class GitError(SagememError):
+    """git could not do what sagemem asked: not installed, or a command that failed."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)
+
+
+class NotInGitRepository(GitError):
+    """``install git`` for a memory folder no git repository holds."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        super().__init__(f"{directory} is not in a git repository; run 'git init' there "
+                         "(or in a folder above it) first")
+
+
+class MergeFailed(GitError):
+    """The merge driver's own merge could not run (git missing, ``merge-file`` failing):
+    the driver falls back to git's plain merge and says so."""

@@ -35,7 +35,7 @@ def merge_driver(
     """
     from ..gitsync.driver import run_driver
 
-    folder = _folder(ctx.obj)
+    folder = _folder(ctx.obj, path)
     try:
         outcome = run_driver(base, ours, theirs, path, folder)
     except (SagememError, OSError, UnicodeDecodeError, ValueError) as exc:
@@ -48,10 +48,15 @@ def merge_driver(
     raise typer.Exit(CONFLICT)
 
 
-def _folder(g: Globals) -> MemoryStore | None:
-    """The memory folder whose queue records a conflict, or None (said once) when it
-    cannot be opened: the merge itself needs no folder."""
+def _folder(g: Globals, path: str) -> MemoryStore | None:
+    """The memory folder whose queue records a conflict — ``--dir``, else the one whose
+    ``.gitattributes`` wired ``path`` in (git runs the driver at the repository's top) —
+    or None, said once, when it cannot be opened: the merge itself needs no folder."""
+    from ..gitsync.driver import folder_of
+
     try:
+        if g.memory_dir is None and (found := folder_of(path, Path.cwd())) is not None:
+            g = Globals(found, g.state_dir)
         return g.store(warn_pending=False)
     except SagememError as exc:
         echo(f"sagemem: conflicts will not be queued: {visible(str(exc))}", err=True)

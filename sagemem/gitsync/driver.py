@@ -100,6 +100,32 @@ def folder_name(folder: MemoryFolder, path: str) -> str:
         return path
 
 
+def folder_of(path: str, top: Path) -> Path | None:
+    """The memory folder ``path`` lies in: the nearest directory above it, up to the
+    repository's ``top``, whose ``.gitattributes`` holds install's ``MARK`` line. None
+    when there is none (the attributes were written by hand)."""
+    from .install import ATTRIBUTES_FILE, MARK
+
+    here = Path(os.path.abspath(top / path)).parent
+    top = Path(os.path.abspath(top))
+    while here.is_relative_to(top):
+        attributes = here / ATTRIBUTES_FILE
+        if attributes.is_file() and not attributes.is_symlink() and _marked(attributes, MARK):
+            return here
+        if here == top:
+            break
+        here = here.parent
+    return None
+
+
+def _marked(attributes: Path, mark: str) -> bool:
+    try:
+        text = attributes.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.startswith(mark) for line in text.splitlines())
+
+
 def _write_result(ours: Path, data: bytes) -> None:
     """Replace git's ``%A`` file whole: a temporary beside it, then ``os.replace``, so a
     kill never leaves it torn."""

@@ -111,8 +111,21 @@ def _merge_units(base: dict[str, str], ours: dict[str, str], theirs: dict[str, s
             continue
         where = "frontmatter after the last field" if key == _TAIL else f"field '{key}'"
         conflicts.append(MergeConflict(where, ours.get(key), theirs.get(key)))
-        parts.append(markers(ours.get(key), theirs.get(key), newline))
+        parts.append(_marked(ours.get(key), theirs.get(key), newline))
     return "".join(parts), conflicts
+
+
+def _marked(ours: str | None, theirs: str | None, newline: str) -> str:
+    """The markers around the key's own lines: the comment or blank lines both sides
+    still share before it stay outside, as git keeps a hunk's common lines out."""
+    mine = (ours or "").splitlines(keepends=True)
+    yours = (theirs or "").splitlines(keepends=True)
+    common = 0
+    while common < min(len(mine), len(yours)) - 1 and mine[common] == yours[common]:
+        common += 1
+    return "".join(mine[:common]) + markers(
+        "".join(mine[common:]) if ours is not None else None,
+        "".join(yours[common:]) if theirs is not None else None, newline)
 
 
 def _order(base: dict[str, str], ours: dict[str, str], theirs: dict[str, str]) -> list[str]:

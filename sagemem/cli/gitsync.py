@@ -57,7 +57,9 @@ def _folder(g: Globals, path: str) -> MemoryStore | None:
     try:
         if g.memory_dir is None and (found := folder_of(path, Path.cwd())) is not None:
             g = Globals(found, g.state_dir)
-        return g.store(warn_pending=False)
+        store = g.store(warn_pending=False)
+        store.require_directory()  # no queue made beside a folder that is not there
+        return store
     except SagememError as exc:
         echo(f"sagemem: conflicts will not be queued: {visible(str(exc))}", err=True)
         return None

@@ -58,7 +58,8 @@ def test_a_second_install_changes_nothing_and_says_so(repo: Path) -> None:
 def test_dry_run_prints_the_changes_and_changes_nothing(repo: Path) -> None:
     done = _sagemem(repo, "--dry-run")
     assert done.returncode == 0
-    assert "would write" in done.stdout and "would set git config merge.sagemem.driver" in done.stdout
+    assert "would write" in done.stdout
+    assert "would set git config merge.sagemem.driver" in done.stdout
     assert not (repo / "mem" / ".gitattributes").exists()
     assert _config(repo, "merge.sagemem.driver") is None
 

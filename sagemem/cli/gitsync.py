@@ -35,9 +35,8 @@ def merge_driver(
     """
     from ..gitsync.driver import run_driver
 
-    folder = _folder(ctx.obj, path)
     try:
-        outcome = run_driver(base, ours, theirs, path, folder)
+        outcome = run_driver(base, ours, theirs, path, lambda: _folder(ctx.obj, path))
     except (SagememError, OSError, UnicodeDecodeError, ValueError) as exc:
         _fall_back(base, ours, theirs, path, exc)
     if outcome.clean:

@@ -16,6 +16,7 @@ any fault of the merge itself, fall back to ``git merge-file`` over the three fi
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -51,10 +52,11 @@ def merge_texts(base: str, ours: str, theirs: str, path: str) -> MergeResult:
 
 
 def run_driver(base: Path, ours: Path, theirs: Path, path: str,
-               folder: MemoryFolder | None) -> DriverOutcome:
+               folder: Callable[[], MemoryFolder | None]) -> DriverOutcome:
     """Merge git's three files, write the result into ``ours``, and queue a conflict in
-    ``folder``'s state directory when there is one. Raises ``MergeFailed`` (git cannot
-    merge), ``UnicodeDecodeError`` (not text) or ``OSError``: the caller falls back."""
+    the state directory of ``folder()`` (asked only then; None: not queued). Raises
+    ``MergeFailed`` (git cannot merge), ``UnicodeDecodeError`` (not text) or ``OSError``:
+    the caller falls back."""
     sides = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
     result = merge_texts(sides[0], sides[1], sides[2], path)
     _write_result(ours, result.text.encode("utf-8", errors="surrogateescape"))
@@ -62,8 +64,8 @@ def run_driver(base: Path, ours: Path, theirs: Path, path: str,
         return DriverOutcome(True)
     where = tuple(c.where for c in result.conflicts)
     conflict_id = None
-    if folder is not None:
-        conflict_id = queue_conflict(folder, path, sides[1], sides[2], where)
+    if (opened := folder()) is not None:
+        conflict_id = queue_conflict(opened, path, sides[1], sides[2], where)
     return DriverOutcome(False, where, conflict_id)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..files.paths import INDEX_FILE
+from ..files.revision import revision_of
 from ..writes import conflicts
 from .merge_index import merge_index
 from .merge_memory import merge_memory
@@ -65,7 +66,7 @@ def run_driver(base: Path, ours: Path, theirs: Path, path: str,
     where = tuple(c.where for c in result.conflicts)
     conflict_id = None
     if (opened := folder()) is not None:
-        conflict_id = queue_conflict(opened, path, sides[1], sides[2], where)
+        conflict_id = queue_conflict(opened, path, (sides[1], sides[2]), result.text, where)
     return DriverOutcome(False, where, conflict_id)
 
 
@@ -78,14 +79,18 @@ def fallback(base: Path, ours: Path, theirs: Path) -> bool:
     return not conflicted
 
 
-def queue_conflict(folder: MemoryFolder, path: str, ours: str, theirs: str,
+def queue_conflict(folder: MemoryFolder, path: str, sides: tuple[str, str], marked: str,
                    where: tuple[str, ...]) -> str:
     """An ``unresolved_merge`` record holding both sides whole (ours as ``disk``, theirs
-    as ``mine``), so ``sagemem conflicts`` shows the merge git stopped on."""
+    as ``mine``), so ``sagemem conflicts`` shows the merge git stopped on. Its disk
+    revision is the marked text's, the file git leaves: ``conflicts resolve --keep mine``
+    then writes theirs whole over it."""
     name = folder_name(folder, path)
+    ours, theirs = sides
     reason = f"git merge of {path}: both sides changed {', '.join(where)}"
+    revision = revision_of(marked.encode("utf-8", errors="surrogateescape"))
     record = conflicts.create(folder, "unresolved_merge", name, writer=WRITER, reason=reason,
-                              disk=(None, ours),
+                              disk=(revision, ours),
                               mine={"based_on": None, "text": theirs, "side": "theirs",
                                     "merge": {"path": path, "where": list(where)}})
     return record.id

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sagemem.gitsync.install import ATTRIBUTE, MARK
 from tests.git_clones import git_env
 
 BASE = "---\nname: X\ndescription: old\n---\nbody\n"
@@ -72,3 +73,25 @@ def test_a_conflict_with_no_folder_to_queue_in_is_still_marked(tmp_path: Path) -
     assert done.returncode == 1
     assert "conflicts will not be queued" in done.stderr and "Traceback" not in done.stderr
     assert "<<<<<<< ours" in ours.read_text()
+
+
+def test_a_conflict_outside_an_installed_folder_is_never_queued_elsewhere(
+        tmp_path: Path) -> None:
+    done, ours = _driver(tmp_path, BASE.encode(), BASE.replace("old", "mine").encode(),
+                         BASE.replace("old", "yours").encode(), "notes/x.md")
+    assert done.returncode == 1
+    assert "conflicts will not be queued" in done.stderr
+    assert not (tmp_path / "home" / ".sage-mem").exists()
+    assert "<<<<<<< ours" in ours.read_text()
+
+
+def test_the_folder_is_found_by_install_gits_gitattributes(tmp_path: Path) -> None:
+    (tmp_path / "mem" / "archive").mkdir(parents=True)
+    (tmp_path / "mem" / ".gitattributes").write_text(f"{MARK}\n{ATTRIBUTE}\n")
+    done, _ = _driver(tmp_path, BASE.encode(), BASE.replace("old", "mine").encode(),
+                      BASE.replace("old", "yours").encode(), "mem/archive/x.md")
+    assert done.returncode == 1 and "sagemem conflicts show" in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(tmp_path / "mem"),
+                             "conflicts", "list"], text=True, capture_output=True,
+                            env=git_env(tmp_path / "home"), check=False)
+    assert "unresolved_merge archive/x.md" in listed.stdout

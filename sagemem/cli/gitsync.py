@@ -53,9 +53,14 @@ def _folder(g: Globals, path: str) -> MemoryStore | None:
     or None, said once, when it cannot be opened: the merge itself needs no folder."""
     from ..gitsync.driver import folder_of
 
+    if g.memory_dir is None:
+        found = folder_of(path, Path.cwd())
+        if found is None:  # never the default folder: the conflict is not its business
+            echo("sagemem: conflicts will not be queued: no .gitattributes of "
+                 "'sagemem install git' above this file; give --dir", err=True)
+            return None
+        g = Globals(found, g.state_dir)
     try:
-        if g.memory_dir is None and (found := folder_of(path, Path.cwd())) is not None:
-            g = Globals(found, g.state_dir)
         store = g.store(warn_pending=False)
         store.require_directory()  # no queue made beside a folder that is not there
         return store

@@ -141,3 +141,20 @@ def test_a_field_change_and_a_body_change_both_land(base: str, addition: str) ->
     result = merge_memory(base, ours, theirs)
     assert result.clean
     assert result.text == ours + "\nappended line\n"
+
+
+def test_updated_set_on_both_sides_keeps_the_later_day() -> None:
+    base = "---\nname: A\ndescription: d\nupdated: 2026-11-01\n---\nbody\n"
+    ours = base.replace("name: A", "name: B").replace("2026-11-01", "2026-12-02")
+    theirs = base.replace("body", "body 2").replace("2026-11-01", "2026-11-30")
+    for a, b in ((ours, theirs), (theirs, ours)):
+        result = merge_memory(base, a, b)
+        assert result.clean
+        assert result.text == "---\nname: B\ndescription: d\nupdated: 2026-12-02\n---\nbody 2\n"
+
+
+def test_updated_deleted_on_one_side_and_changed_on_the_other_still_conflicts() -> None:
+    base = "---\nname: A\nupdated: 2026-11-01\n---\nbody\n"
+    result = merge_memory(base, base.replace("updated: 2026-11-01\n", ""),
+                          base.replace("2026-11-01", "2026-11-30"))
+    assert [c.where for c in result.conflicts] == ["field 'updated'"]

@@ -183,6 +183,22 @@ def test_a_delete_against_an_edit_stops_git_with_the_edit_kept(
     assert "alpha.md" not in two.read("MEMORY.md")  # the index merged by the driver
 
 
+@pytest.mark.parametrize("how", sorted(PULLS))
+def test_sagemem_writes_on_both_machines_merge(tmp_path: Path, how: str) -> None:
+    one, two = two_clones(tmp_path)
+    assert one.sagemem("set", "alpha", "description=approved by Dana").returncode == 0
+    one.commit("description")
+    one.git("push", "-q", "origin", "main")
+    assert two.sagemem("set", "alpha", "priority=high", "tags=[ops]").returncode == 0
+    two.commit("priority and tags")
+    two.git(*PULLS[how])
+    merged = two.sagemem("show", "alpha", "--json")
+    fields = json.loads(merged.stdout)
+    assert fields["description"] == "approved by Dana"
+    assert fields["tags"] == ["ops"]
+    assert "priority: high" in two.read("alpha.md")
+
+
 def test_without_the_driver_git_stops_on_edits_of_different_fields(tmp_path: Path) -> None:
     one, two = two_clones(tmp_path, install=False)  # the case the driver exists for
     _pushed(one, "alpha.md", ALPHA.replace("description: the first", "description: 1st"),

@@ -67,7 +67,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
      ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
      ├── NotAnExport              an import file that is no sagemem export of a known version
-     └── ExportTargetRefused      an export asked to land inside the memory folder (or a dir)
+     ├── ExportTargetRefused      an export asked to land inside the memory folder (or a dir)
+     └── GitError                 git could not do what sagemem asked of it
+          ├── NotInGitRepository  ``install git`` for a folder outside any git repository
+          └── MergeFailed         the merge driver's ``git merge-file`` could not run
 """
 
 from __future__ import annotations
@@ -685,3 +688,23 @@ class ExportTargetRefused(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path, self.reason = path, reason
         super().__init__(f"cannot write the export to {path}: {reason}")
+class GitError(SagememError):
+    """git could not do what sagemem asked: not installed, or a command that failed."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)
+
+
+class NotInGitRepository(GitError):
+    """``install git`` for a memory folder no git repository holds."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        super().__init__(f"{directory} is not in a git repository; run 'git init' there "
+                         "(or in a folder above it) first")
+
+
+class MergeFailed(GitError):
+    """The merge driver's own merge could not run (git missing, ``merge-file`` failing):
+    the driver falls back to git's plain merge and says so."""

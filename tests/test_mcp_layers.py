@@ -238,15 +238,18 @@ def test_layer_project_gives_the_project_its_own_memory_of_a_global_name(
     assert "English" in (both.global_ / "user_reply_language.md").read_text()
 
 
-def test_a_stale_global_write_is_refused_as_a_result_in_the_global_layer(
+def test_a_stale_global_write_is_refused_in_the_global_layer_and_its_conflict_listed(
         both: Folders) -> None:
-    (refused,) = calls(both, ("write_memory", {
+    refused, conflicts = calls(both, ("write_memory", {
         "name": "user_reply_language.md", "body": "Reply in French.",
-        "expected_revision": "0" * 64, "layer": "global"}))
+        "expected_revision": "0" * 64, "layer": "global"}), ("list_conflicts", {}))
     assert refused.structured_content["status"] == "refused"
     assert refused.structured_content["layer"] == "global"
-    assert refused.structured_content["conflict_id"]
     assert text_of(refused).startswith("refused in the global layer: ")
+    listed = conflicts.structured_content["conflicts"]
+    assert [(c["id"], c["layer"], c["file"]) for c in listed] == [
+        (refused.structured_content["conflict_id"], "global", "user_reply_language.md")]
+    assert "  [global] user_reply_language.md" in text_of(conflicts)
     assert "English" in (both.global_ / "user_reply_language.md").read_text()
 
 

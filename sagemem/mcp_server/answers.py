@@ -56,11 +56,11 @@ def memory_entry(memory: Memory, layer: str = PROJECT) -> MemoryEntry:
                        memory.tags, memory.revision, memory.archived, memory.baseline, layer)
 
 
-def conflict_entry(record: Any) -> ConflictEntry:
+def conflict_entry(record: Any, layer: str = PROJECT) -> ConflictEntry:
     disk, mine = record.side("disk"), record.side("mine")
     return ConflictEntry(record.id, record.kind, record.status, record.created, record.file,
                          record.writer, record.reason, record.memories,
-                         _str(disk.get("revision")), _str(mine.get("based_on")))
+                         _str(disk.get("revision")), _str(mine.get("based_on")), layer)
 
 
 def room_made(caps: CapReport) -> list[str]:

@@ -106,6 +106,7 @@ class ConflictEntry:
     memories: tuple[str, ...] = ()
     disk_revision: str | None = None
     based_on: str | None = None
+    layer: str = "project"
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,7 @@ def archive_text(outcome: ArchiveOutcome) -> str:
 
 
 def conflicts_text(listing: ConflictList) -> str:
-    lines = [f"{c.id}  {c.kind}  {c.status}  {c.file or ', '.join(c.memories)}"
+    lines = [f"{c.id}  {c.kind}  {c.status}  {_mark(c.layer)}{c.file or ', '.join(c.memories)}"
              f"{'  — ' + visible(c.reason) if c.reason else ''}" for c in listing.conflicts]
     return "\n".join(lines) or "No open conflicts."
 

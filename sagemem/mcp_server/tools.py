@@ -46,7 +46,7 @@ from .answers import (
     room_made,
     same_title,
 )
-from .arguments import field_values, new_text
+from .arguments import field_values, line_range, new_text
 from .consolidation import ConsolidationTools
 from .hints import hints
 from .layered import CreateLayer, Layer, ServedLayers
@@ -187,7 +187,7 @@ class MemoryTools(ConsolidationTools):
         layer "global" (the change holds in every project)."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
-        lines = _line_range(start_line, end_line)
+        lines = line_range(start_line, end_line)
         layer, store = self.served.for_change(name, layer, create=expected is None)
         text, warnings, before = self._new_text(store, layer, name, expected, body, content,
                                                 lines)
@@ -350,11 +350,12 @@ class MemoryTools(ConsolidationTools):
 
     @hints(read_only=True, idempotent=True)
     def list_conflicts(self) -> ConflictList:
-        """The open conflicts: writes that were refused (with both sides kept) and
-        contradictions between memories. Resolve one by reading both memories and
-        writing the merged text."""
-        return ConflictList(tuple(conflict_entry(c) for c in
-                                  list_conflicts(self.store.state_dir, status="open")))
+        """The open conflicts of both layers: writes that were refused (with both sides
+        kept) and contradictions between memories. Resolve one by reading both memories
+        and writing the merged text (in the conflict's layer)."""
+        return ConflictList(tuple(conflict_entry(c, layer)
+                                  for layer, store in self.served.layers.stores()
+                                  for c in list_conflicts(store.state_dir, status="open")))
 
     @hints(read_only=False)
     def record_use(self, name: Name, layer: Layer = None) -> UseOutcome:
@@ -397,16 +398,6 @@ class MemoryTools(ConsolidationTools):
 TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
               "create_memory", "archive_memory", "list_memories", "list_conflicts",
               "record_use", "audit", "dream_plan", "dream_apply")
-
-
-def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:
-    """write_memory's page range: both lines or neither."""
-    if start_line is None and end_line is None:
-        return None
-    if start_line is None or end_line is None:
-        raise InvalidArgument("start_line" if start_line is None else "end_line",
-                              "give start_line and end_line together: the page's range")
-    return start_line, end_line
 
 
 def _now() -> datetime:

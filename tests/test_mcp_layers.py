@@ -315,17 +315,41 @@ def test_with_the_global_layer_off_the_server_serves_the_project_as_before(
     assert "sagemem://global/MEMORY.md" not in [str(r.uri) for r in listed]
 
 
-def test_a_missing_global_folder_finds_nothing_global_and_is_not_made_by_reads(
+def test_a_missing_global_folder_finds_nothing_global_until_it_is_made(
         folders: Folders) -> None:
-    found, read, index = calls(folders, ("search_memory", {"query": "cats"}),
-                               ("read_memory", {"name": "user_pets", "layer": "global"}),
-                               ("list_memories", {}))
+    async def body(client: Client) -> list[Any]:
+        before = [await client.call_tool(tool, arguments) for tool, arguments in (
+            ("search_memory", {"query": "cats"}),
+            ("read_memory", {"name": "user_pets", "layer": "global"}),
+            ("list_memories", {}))]
+        assert not folders.global_.exists()  # reads never make it
+        folders.with_global()  # made meanwhile, as `mkdir -p` and an editor would
+        return [*before, await client.call_tool("search_memory", {
+            "query": "reply language English"})]
+
+    found, read, index, after = over_stdio(folders, body)
     assert [r["layer"] for r in found.structured_content["results"]] == ["project"]
     assert read.is_error
     assert text_of(read).startswith("error: no global layer: ")
     assert f"mkdir -p {folders.global_}" in text_of(read)
     assert {m["layer"] for m in index.structured_content["memories"]} == {"project"}
-    assert not folders.global_.exists()
+    assert [(r["file"], r["layer"]) for r in after.structured_content["results"]][:1] == [
+        ("user_reply_language.md", "global")]
+
+
+def test_a_global_folder_that_is_the_project_folder_is_one_layer(
+        folders: Folders) -> None:
+    found, created = calls(folders, ("search_memory", {"query": "cats"}),
+                           ("create_memory", {"type": "user", "name": "Editor",
+                                              "layer": "global", "description": "Vim.",
+                                              "body": "Vim."}),
+                           SAGE_MEM_GLOBAL_DIR=str(folders.project))
+    assert [r["layer"] for r in found.structured_content["results"]] == ["project"]
+    assert created.is_error
+    assert text_of(created) == (
+        f"error: no global layer: {folders.project} is the project folder itself; set "
+        "SAGE_MEM_GLOBAL_DIR to a folder of its own, or to off")
+    assert not (folders.project / "user_editor.md").exists()
 
 
 def test_the_tool_descriptions_say_when_to_use_the_global_layer(both: Folders) -> None:

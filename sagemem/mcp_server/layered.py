@@ -17,6 +17,7 @@ in the global layer vouches only for the global file of that name.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from typing import Annotated, Literal
@@ -26,7 +27,7 @@ from pydantic import Field
 from ..config import Settings
 from ..errors import InvalidArgument, MemoryNotFound, SagememError
 from ..inject.seen import record_seen
-from ..layers import GLOBAL, PROJECT, Layers
+from ..layers import GLOBAL, PROJECT, Layers, global_folder
 from ..search.results import SearchResult
 from ..store import MemoryStore
 from .views import Views
@@ -125,6 +126,14 @@ class ServedLayers:
         tool call says so."""
         return all(catch_up(store) for _, store in self.layers.stores()
                    if store.directory.is_dir())
+
+    def refresh(self) -> None:
+        """Open a global layer whose folder was made since the server started (``mkdir
+        -p``, ``sagemem new --global`` elsewhere): one stat a call while there is none."""
+        if self.layers.global_ is None and self.settings is not None \
+                and global_folder(self.settings)[0] is not None:
+            with contextlib.suppress(SagememError):  # unusable: the project still answers
+                self.layers.open_global(self.settings)
 
     def watch(self) -> None:
         """Follow each layer's folder (again, once a folder that went away is back)."""

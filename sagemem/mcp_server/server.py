@@ -120,6 +120,7 @@ class SagememMCP(MCPServer[None]):
     def _fresh(self, method: Callable[..., T], kwargs: Mapping[str, Any]) -> T:
         """Call ``method`` on the store thread, first restarting a watcher that stopped
         (its folder went away and is back) or starting one for a global layer made since."""
+        self.served.refresh()
         if self.watch:
             self.served.watch()
         return method(**kwargs)

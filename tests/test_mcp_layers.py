@@ -20,6 +20,7 @@ from conftest import MEMORY_TEXT, write_memory
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from sagemem.files.revision import revision_of
 from sagemem.files.state import default_state_dir
 from sagemem.history.ledger import load as load_ledger
 from sagemem.inject.seen import seen_revision
@@ -157,6 +158,25 @@ def test_a_revision_seen_in_the_global_layer_vouches_only_for_the_global_file(
     assert seen_revision(both.state, SESSION, "user_pets.md") is None
     assert seen_revision(both.state, SESSION, "user_reply_language.md") is None
     assert read_project.structured_content["layer"] == "global"
+
+
+def test_a_part_shown_in_the_global_layer_never_blocks_the_project_file_of_that_name(
+        both: Folders) -> None:
+    # The same bytes in both layers are the same revision: what the server showed of the
+    # global file must not count for the project's (nor the other way round).
+    text = (both.project / "user_pets.md").read_text()
+    write_memory(both.global_, "user_pets.md", text)
+    revision = revision_of(text.encode())
+    edit = {"name": "user_pets.md", "body": "Two cats and a dog.",
+            "expected_revision": revision}
+    page, project_write, global_write = calls(
+        both, ("read_memory", {"name": "user_pets.md", "layer": "global", "max_bytes": 5}),
+        ("write_memory", edit), ("write_memory", {**edit, "layer": "global"}))
+    assert page.structured_content["complete"] is False
+    assert page.structured_content["revision"] == revision
+    assert project_write.structured_content["status"] == "written"
+    assert global_write.is_error and "shown to you only in part" in text_of(global_write)
+    assert (both.global_ / "user_pets.md").read_text() == text
 
 
 # -- writes -------------------------------------------------------------------------------

@@ -75,8 +75,9 @@ Reason = Annotated[str | None, Field(description="Why you make this change, in a
 
 
 class MemoryTools(ConsolidationTools):
-    """The tools over one store. One instance per server; its methods run one at a time
-    on one thread (``server.py``), as the store's SQLite connections require."""
+    """The tools over the layers (``layered.py``). One instance per server; its methods
+    run one at a time on one thread (``server.py``), as the stores' SQLite connections
+    require."""
 
     def __init__(self, layers: Layers | MemoryStore, session_id: str | None = None,
                  settings: Settings | None = None) -> None:
@@ -142,7 +143,8 @@ class MemoryTools(ConsolidationTools):
         change it, send the whole body, edited, as write_memory's body, with the
         result's revision as expected_revision; a page that is not complete (not the
         whole body) goes back with its start_line and end_line. next_start_line/
-        next_start_byte say where the next page starts."""
+        next_start_byte say where the next page starts. A result of layer "global" is
+        written with layer "global" too."""
         if revision is not None:
             revision = checked_revision(revision)
         layer, store = self.served.for_read(name, layer)

@@ -318,3 +318,32 @@ def test_remember_in_the_project_never_updates_a_global_memory_of_that_title(
     assert {p.name: p.read_bytes() for p in global_dir.glob("*.md")} == before
     created = list(project.glob("user_*.md"))
     assert len(created) == 1 and "Chinese" in created[0].read_text()
+
+
+def test_open_global_makes_a_missing_global_folder_and_opens_its_store(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "home" / ".sage-mem" / "global"
+    monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", str(folder))
+    settings = load_settings(memory_dir=project)
+    with Layers.from_settings(settings) as layers:
+        assert layers.global_ is None and not folder.exists()
+        store = layers.open_global(settings)
+        assert folder.is_dir() and store.directory == folder
+        assert [layer for layer, _ in layers.stores()] == ["project", "global"]
+        assert layers.open_global(settings) is store
+        assert store.state_dir == default_state_dir(folder) != layers.project.state_dir
+
+
+@pytest.mark.parametrize("value", ["off", "a_file", "project"])
+def test_open_global_refuses_a_layer_a_new_folder_cannot_fix(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    from sagemem.errors import NoGlobalLayer
+
+    a_file = tmp_path / "not_a_folder"
+    a_file.write_text("x")
+    named = {"off": "off", "a_file": str(a_file), "project": str(project)}[value]
+    monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", named)
+    settings = load_settings(memory_dir=project)
+    with Layers.from_settings(settings) as layers, pytest.raises(NoGlobalLayer):
+        layers.open_global(settings)
+    assert a_file.read_text() == "x" and layers.global_ is None

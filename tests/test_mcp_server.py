@@ -638,7 +638,7 @@ def test_list_memories_by_type_and_record_use(store: MemoryStore) -> None:
     assert {m["type"] for m in listed} == {"user"}
     assert "user_pets.md" in {m["file"] for m in listed}
     used = call(store, "record_use", {"name": "user_pets"}).structured_content
-    assert used == {"file": "user_pets.md", "recorded": True, "warnings": []}
+    assert used == {"file": "user_pets.md", "recorded": True, "warnings": [], "layer": "project"}
     assert load_ledger(store.state_dir)[0]["user_pets.md"].use.count == 1
 
 

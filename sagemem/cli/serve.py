@@ -32,8 +32,9 @@ def mcp(
         address = loopback_address(http) if http is not None else None
     except InvalidArgument as exc:  # a usage mistake: exit 2, as for every bad option
         raise typer.BadParameter(exc.problem, param_hint="--http") from None
-    store = ctx.obj.store()
+    layers = ctx.obj.layers()  # the global layer too, when there is one (docs/layers.md)
     if address is not None:
         check_bindable(*address)  # a port in use: one error line, exit 1
         echo(f"serving MCP at {url(*address)} (Ctrl-C stops)", err=True)
-    serve(store, http=address, session_id=ctx.obj.settings().session)
+    settings = ctx.obj.settings()
+    serve(layers, http=address, session_id=settings.session, settings=settings)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..errors import NoGlobalLayer, SagememError
+from ..files.atomic import make_folder
 from ..files.state import default_state_dir, same_folder
 from ..store import MemoryStore
 from .titles import GLOBAL, PROJECT, shadow_keys
@@ -52,6 +53,13 @@ def _global_layer(settings: Settings) -> tuple[Path | None, str, bool, str]:
     return path, "", False, ""
 
 
+def _global_store(path: Path, settings: Settings, project: MemoryStore) -> MemoryStore:
+    """The global layer's store: its own state directory, the project's embedder."""
+    return MemoryStore(path, default_state_dir(path), semantic=settings.semantic,
+                       embedder=settings.embedder, embedder_of=project,
+                       caps=project.caps)  # each layer counted on its own
+
+
 _SET_A_FOLDER = "set SAGE_MEM_GLOBAL_DIR to a folder"
 _SET_ITS_OWN = "set SAGE_MEM_GLOBAL_DIR to a folder of its own, or to off"
 
@@ -84,13 +92,28 @@ class Layers:
             return cls(project, folder=settings.global_dir, why_off=why, fix=fix,
                        notices=notices)
         try:
-            global_ = MemoryStore(path, default_state_dir(path), semantic=settings.semantic,
-                                  embedder=settings.embedder, embedder_of=project,
-                                  caps=project.caps)  # each layer counted on its own
+            global_ = _global_store(path, settings, project)
         except SagememError as exc:  # its state is unusable: the project still answers
             return cls(project, folder=path, why_off=str(exc),
                        notices=(f"the global layer is off: {exc}",))
         return cls(project, global_)
+
+    def open_global(self, settings: Settings) -> MemoryStore:
+        """The global store for a write that names the global layer, its folder made
+        first when it is only missing (the ``mkdir -p`` the notice asks for): an agent
+        that has MCP alone has no shell to make it. A layer that is off for any other
+        reason (the setting off, a file, the project folder itself) is NoGlobalLayer."""
+        if self.global_ is not None:
+            return self.global_
+        path = settings.global_dir
+        if path is not None and not os.path.lexists(path):
+            make_folder(path)
+        path, why, _, fix = _global_layer(settings)
+        if path is None:
+            raise NoGlobalLayer(settings.global_dir, why, fix)
+        self.global_ = _global_store(path, settings, self.project)
+        self.folder, self.notices, self._keys = path, (), None
+        return self.global_
 
     def __enter__(self) -> Layers:
         return self

@@ -10,6 +10,8 @@ the library only.
   dream_apply) and ``hints`` (their annotations); ``outputs``: their typed results and texts;
   ``answers``: the library's answers made into those results (a refusal, the warnings,
   listing entries).
+- ``layered``: which layer a tool works on (the project's, or the global layer's
+  habits), and what the model saw of each.
 - ``aliases``: the argument names models guess; ``arguments``: what an argument must hold
   before the library sees it; ``views``: what the model was shown of each revision.
 - ``address``: the loopback rule for ``--http``; ``stdio``: an answer to every line,

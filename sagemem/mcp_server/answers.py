@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import MemoryExists, StaleRevision, UnresolvedMerge, WriteRefused
 from ..files.memory import Memory
 from ..history.caps import CapReport
+from ..layers.titles import PROJECT
 from ..writes.remember import RememberResult
 from .outputs import ConflictEntry, MemoryEntry, Refusal, WriteOutcome
 
@@ -34,12 +35,14 @@ def former_title(result: RememberResult, name: str) -> list[str]:
     return [f"matched its former title {name!r}; its name stays {result.memory.title!r}"]
 
 
-def refused(name: str, exc: WriteRefused, expected: str | None) -> WriteOutcome:
+def refused(name: str, exc: WriteRefused, expected: str | None,
+            layer: str = PROJECT) -> WriteOutcome:
     """A refusal as a result the model can act on (never a protocol error)."""
     current = exc.actual if isinstance(exc, StaleRevision) else None
     return WriteOutcome("refused", getattr(exc, "name", name), conflict_id=exc.conflict_id,
                         expected_revision=getattr(exc, "expected", expected),
-                        current_revision=current, message=str(exc), refusal=_refusal(exc))
+                        current_revision=current, message=str(exc), refusal=_refusal(exc),
+                        layer=layer)
 
 
 def _refusal(exc: WriteRefused) -> Refusal:
@@ -48,16 +51,16 @@ def _refusal(exc: WriteRefused) -> Refusal:
     return "merge_marker" if isinstance(exc, UnresolvedMerge) else "changed"
 
 
-def memory_entry(memory: Memory) -> MemoryEntry:
+def memory_entry(memory: Memory, layer: str = PROJECT) -> MemoryEntry:
     return MemoryEntry(memory.file, memory.name, memory.description, memory.type,
-                       memory.tags, memory.revision, memory.archived, memory.baseline)
+                       memory.tags, memory.revision, memory.archived, memory.baseline, layer)
 
 
-def conflict_entry(record: Any) -> ConflictEntry:
+def conflict_entry(record: Any, layer: str = PROJECT) -> ConflictEntry:
     disk, mine = record.side("disk"), record.side("mine")
     return ConflictEntry(record.id, record.kind, record.status, record.created, record.file,
                          record.writer, record.reason, record.memories,
-                         _str(disk.get("revision")), _str(mine.get("based_on")))
+                         _str(disk.get("revision")), _str(mine.get("based_on")), layer)
 
 
 def room_made(caps: CapReport) -> list[str]:

@@ -54,6 +54,16 @@ def _ignored_by_reader(key: str, value: object) -> str | None:
     return next((p.message for p in problems if p.field == key and p.kind == "field"), None)
 
 
+def line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:
+    """write_memory's page range: both lines or neither."""
+    if start_line is None and end_line is None:
+        return None
+    if start_line is None or end_line is None:
+        raise InvalidArgument("start_line" if start_line is None else "end_line",
+                              "give start_line and end_line together: the page's range")
+    return start_line, end_line
+
+
 def check_text(arguments: Mapping[str, Any]) -> None:
     """Refuse a string no file can hold: JSON's ``\\ud800`` decodes to a lone surrogate,
     which UTF-8 cannot encode, so it would fail deep in a write (or a search) as a crash."""

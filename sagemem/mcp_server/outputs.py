@@ -1,20 +1,25 @@
 """What the tools return: typed results (clients get them as ``structuredContent``, with
 a JSON schema in ``tools/list``) and the short text the model reads beside them.
 
-Search and read return the library's own ``SearchResponse`` and ``ReadResult``; the
-shapes here are the ones the library has no single object for (a write that was refused
-is a result, not an error, so it needs fields for the conflict and both revisions).
+Search returns the library's own ``SearchResponse`` (each result has its ``layer``),
+read its ``ReadResult`` with the ``layer`` read from; the other shapes here are the ones
+the library has no single object for (a write that was refused is a result, not an
+error, so it needs fields for the conflict and both revisions). Every result about one
+memory says its ``layer``: ``project``, or ``global`` for the global layer's habits
+(``layered.py``); the texts the model reads mark only a global one, so a server without
+a global layer says what it always said.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..files.controls import visible, visible_name
+from ..layers.titles import GLOBAL
+from ..search.reading import ReadResult
 
 if TYPE_CHECKING:
-    from ..search.reading import ReadResult
     from ..search.results import SearchResponse
 
 WriteStatus = Literal["written", "created", "updated", "unchanged", "similar", "refused"]
@@ -45,6 +50,18 @@ class WriteOutcome:
     refusal: Refusal | None = None
     title: str | None = None
     score: float | None = None
+    layer: str = "project"  # or "global": the layer written (or refused) in
+
+
+@dataclass(frozen=True)
+class ReadOutcome(ReadResult):
+    """A ``ReadResult`` and the layer it was read from."""
+
+    layer: str = "project"
+
+    @classmethod
+    def of(cls, result: ReadResult, layer: str) -> ReadOutcome:
+        return cls(**{f.name: getattr(result, f.name) for f in fields(result)}, layer=layer)
 
 
 @dataclass(frozen=True)
@@ -59,7 +76,7 @@ class MemoryEntry:
     revision: str
     archived: bool = False
     baseline: bool = False
-    layer: str = "project"  # the server serves the project layer (docs/agents/mcp.md)
+    layer: str = "project"  # or "global" (docs/agents/mcp.md, "Both layers")
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,7 @@ class ArchiveOutcome:
     reason: str
     index_changed: bool
     message: str
+    layer: str = "project"
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,7 @@ class ConflictEntry:
     memories: tuple[str, ...] = ()
     disk_revision: str | None = None
     based_on: str | None = None
+    layer: str = "project"
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,7 @@ class UseOutcome:
     file: str
     recorded: bool
     warnings: tuple[str, ...] = ()
+    layer: str = "project"
 
 
 @dataclass(frozen=True)
@@ -152,7 +172,8 @@ def search_text(response: SearchResponse) -> str:
         marks = " (archived)" if r.archived else ""
         marks += f" (invalid since {r.invalid_at})" if r.invalid else ""
         marks += f" (valid from {r.valid_at})" if r.not_yet_valid else ""
-        lines += [f"{r.file}:{r.start_line}-{r.end_line}  [{r.type}]  {r.score:.2f}{marks}"
+        lines += [f"{_mark(r.layer)}{r.file}:{r.start_line}-{r.end_line}  [{r.type}]  "
+                  f"{r.score:.2f}{marks}"
                   f"  revision {r.revision[:12]}", f"  {visible(r.description)}",
                   *(f"    {line}" for line in visible(r.paragraph).splitlines()), ""]
     if not response.results:
@@ -168,7 +189,21 @@ def search_text(response: SearchResponse) -> str:
     return "\n".join(lines)
 
 
-def read_text(result: ReadResult) -> str:
+def _mark(layer: str) -> str:
+    """``[global] `` before a global memory's name, as the CLI marks it; nothing else."""
+    return "[global] " if layer == GLOBAL else ""
+
+
+def _in(layer: str) -> str:
+    return " in the global layer" if layer == GLOBAL else ""
+
+
+def read_text(result: ReadOutcome) -> str:
+    text = _read_text(result)
+    return _mark(result.layer) + text if result.layer == GLOBAL else text
+
+
+def _read_text(result: ReadResult) -> str:
     if result.status == "revision_changed":
         return (f"revision_changed: {result.file} is now at revision {result.revision[:12]}; "
                 "nothing was returned. Search or read it again without a revision.")
@@ -202,21 +237,25 @@ def _past_the_end(result: ReadResult) -> str:
 
 def write_text(outcome: WriteOutcome) -> str:
     if outcome.status == "refused":
-        return f"refused: {visible(outcome.message)} Nothing was written.{_revisions(outcome)}"
+        return (f"refused{_in(outcome.layer)}: {visible(outcome.message)} Nothing was "
+                f"written.{_revisions(outcome)}")
     if outcome.status == "similar" and outcome.message:  # several hold the same title
         return f"similar: nothing was written. {visible(outcome.message)}"
     if outcome.status == "similar":
-        return (f"similar: nothing was written. {outcome.file} has a close title, "
+        return (f"similar: nothing was written. {outcome.file}{_in(outcome.layer)} has a "
+                "close title, "
                 f"{visible(outcome.title or '')!r} (score {outcome.score or 0:.0f}, revision "
                 f"{(outcome.revision or '')[:12]}). If it is the same thing, update that one "
                 "(read_memory, then write_memory; or create_memory again with its exact "
                 "title); if it is another thing, call create_memory again with "
                 "distinct=true.")
+    where = _in(outcome.layer)
     if outcome.status == "unchanged":
-        text = f"{outcome.file} already says that; nothing changed (revision " \
+        text = f"{outcome.file}{where} already says that; nothing changed (revision " \
                f"{(outcome.revision or '')[:12]})."
     else:
-        text = f"{outcome.status} {outcome.file}, now at revision {(outcome.revision or '')[:12]}."
+        text = f"{outcome.status} {outcome.file}{where}, now at revision " \
+               f"{(outcome.revision or '')[:12]}."
     return "\n".join([text, *(f"warning: {visible(w)}" for w in outcome.warnings)])
 
 
@@ -234,7 +273,8 @@ def _revisions(outcome: WriteOutcome) -> str:
 
 
 def list_text(listing: MemoryList) -> str:
-    lines = [f"{m.file}  [{m.type or '?'}]{'  (archived)' if m.archived else ''}  "
+    lines = [f"{_mark(m.layer)}{m.file}  [{m.type or '?'}]"
+             f"{'  (archived)' if m.archived else ''}  "
              f"{visible(m.description)}" for m in listing.memories]
     lines += [f"unreadable: {visible(u)}" for u in listing.unreadable]
     return "\n".join(lines) or "No memories."
@@ -245,13 +285,13 @@ def archive_text(outcome: ArchiveOutcome) -> str:
 
 
 def conflicts_text(listing: ConflictList) -> str:
-    lines = [f"{c.id}  {c.kind}  {c.status}  {c.file or ', '.join(c.memories)}"
+    lines = [f"{c.id}  {c.kind}  {c.status}  {_mark(c.layer)}{c.file or ', '.join(c.memories)}"
              f"{'  — ' + visible(c.reason) if c.reason else ''}" for c in listing.conflicts]
     return "\n".join(lines) or "No open conflicts."
 
 
 def use_text(outcome: UseOutcome) -> str:
-    return "\n".join([f"recorded a use of {outcome.file}",
+    return "\n".join([f"recorded a use of {outcome.file}{_in(outcome.layer)}",
                       *(f"warning: {visible(w)}" for w in outcome.warnings)])
 
 

@@ -1,4 +1,4 @@
-"""The MCP server over one memory folder: tools, resources, and a long-lived store.
+"""The MCP server over the memory layers: tools, resources, and long-lived stores.
 
 Built on the official SDK's ``MCPServer``. Every call into the store runs on one
 thread (``StoreThread``): the index and vectors are SQLite connections, which stay on
@@ -6,7 +6,9 @@ the thread that opened them, and one writer at a time is what the store expects 
 The process stays up, so the index is followed by a watcher (a query with nothing
 changed skips the stat pass) and the embedder stays loaded; both are released when the
 server stops. A folder that disappears makes each tool return an error result naming
-it; when the folder comes back, the watcher is started again.
+it; when the folder comes back, the watcher is started again. The global layer's
+folder, when there is one (``layered.py``), is followed the same way on the same
+thread, and has resources of its own under ``sagemem://global/``.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
 
 from .. import __version__
+from ..config import Settings
 from ..errors import SagememError
 from ..files.controls import visible
+from ..layers import GLOBAL, PROJECT, Layers
 from ..store import MemoryStore
 from . import outputs
 from .address import allowed_hosts
@@ -41,6 +45,8 @@ from .tools import MemoryTools
 T = TypeVar("T")
 INDEX_URI = "sagemem://MEMORY.md"
 MEMORY_URI = "sagemem://memories/{name}"
+GLOBAL_INDEX_URI = "sagemem://global/MEMORY.md"
+GLOBAL_MEMORY_URI = "sagemem://global/memories/{name}"
 INSTRUCTIONS = (
     "Long-term memory kept as Markdown files. Call search_memory before answering from "
     "memory or asking the user something they may have told you; read_memory for a whole "
@@ -48,7 +54,8 @@ INSTRUCTIONS = (
     "title again updates that memory, and a close title writes nothing and names the "
     "memory to update instead (distinct=true saves a new one). A write refused because "
     "the file changed is a normal result: re-read, merge, write again with the new "
-    "revision.")
+    "revision. Results marked layer global are the user's habits for every project: "
+    "save one there (layer: \"global\") only when it holds in every project.")
 
 RENDER: Mapping[str, Callable[[Any], str]] = {
     "search_memory": outputs.search_text, "read_memory": outputs.read_text,
@@ -77,17 +84,18 @@ class StoreThread:
 class SagememMCP(MCPServer[None]):
     """``MCPServer`` whose resource list also names each memory as it is now."""
 
-    def __init__(self, store: MemoryStore, *, watch: bool = True,
-                 session_id: str | None = None) -> None:
-        self.store, self.watch = store, watch
+    def __init__(self, layers: Layers, *, watch: bool = True,
+                 session_id: str | None = None, settings: Settings | None = None) -> None:
+        self.layers, self.store, self.watch = layers, layers.project, watch
         self.thread = StoreThread()
-        self.memory_tools = MemoryTools(store, session_id)
+        self.memory_tools = MemoryTools(layers, session_id, settings)
+        self.served = self.memory_tools.served
         tools = self.memory_tools.tools()
         super().__init__(
             "sagemem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
             lifespan=_lifespan,
             middleware=[ArgumentAliases({t.__name__: _parameters(t) for t in tools},
-                                        store.directory)])
+                                        self.store.directory)])
         for tool in tools:
             self.add_tool(self._tool(tool), annotations=_annotations(tool))
         self._add_resources()
@@ -111,33 +119,45 @@ class SagememMCP(MCPServer[None]):
 
     def _fresh(self, method: Callable[..., T], kwargs: Mapping[str, Any]) -> T:
         """Call ``method`` on the store thread, first restarting a watcher that stopped
-        (its folder went away and is back)."""
-        if self.watch and self.store.directory.is_dir():
-            self.store.search_index().watch()
+        (its folder went away and is back) or starting one for a global layer made since."""
+        self.served.refresh()
+        if self.watch:
+            self.served.watch()
         return method(**kwargs)
 
     def _add_resources(self) -> None:
         @self.resource(INDEX_URI, name="MEMORY.md", mime_type="text/markdown",
                        description="The index of the memories: one line per memory.")
         async def index() -> str:
-            return await self._read_resource(self._index_text)
+            return await self._read_resource(lambda: self._index_text(PROJECT))
 
         @self.resource(MEMORY_URI, name="memory", mime_type="text/markdown",
                        description="One memory's whole file, frontmatter included.")
         async def memory(name: str) -> str:
-            return await self._read_resource(lambda: self._whole_file(name))
+            return await self._read_resource(lambda: self._whole_file(PROJECT, name))
 
-    def _whole_file(self, name: str) -> str:
+        @self.resource(GLOBAL_INDEX_URI, name="global/MEMORY.md", mime_type="text/markdown",
+                       description="The global layer's index: habits for every project.")
+        async def global_index() -> str:
+            return await self._read_resource(lambda: self._index_text(GLOBAL))
+
+        @self.resource(GLOBAL_MEMORY_URI, name="global memory", mime_type="text/markdown",
+                       description="One global memory's whole file, frontmatter included.")
+        async def global_memory(name: str) -> str:
+            return await self._read_resource(lambda: self._whole_file(GLOBAL, name))
+
+    def _whole_file(self, layer: str, name: str) -> str:
         """A memory's whole file, which the model has then seen whole (``views.py``)."""
-        memory = self.store.get(name)
-        self.memory_tools.views.whole(memory.file, memory.revision)
+        memory = self.served.store(layer).get(name)
+        self.served.views(layer).whole(memory.file, memory.revision)
         return memory.text
 
-    def _index_text(self) -> str:
+    def _index_text(self, layer: str) -> str:
         """MEMORY.md, or the starter text when there is none yet; but a folder that is
-        gone is an error, not an empty index."""
-        self.store.require_directory()
-        return self.store.read_index()[0]
+        gone (or a global layer there is none of) is an error, not an empty index."""
+        store = self.served.store(layer)
+        store.require_directory()
+        return store.read_index()[0]
 
     async def _read_resource(self, read: Callable[[], str]) -> str:
         """The file's text with its control characters written out, as every tool shows
@@ -148,35 +168,40 @@ class SagememMCP(MCPServer[None]):
             raise ResourceError(visible(str(exc))) from None
 
     async def list_resources(self) -> list[Resource]:
-        listed = await super().list_resources()
-        try:
-            listing = await self.thread.run(self.store.list, include_archived=False)
-        except SagememError:
-            return listed  # no folder: the index resource still says so when read
-        return [*listed, *(Resource(uri=memory_uri(m.file), name=m.file,
-                                    title=m.title, description=visible(m.description),
-                                    mime_type="text/markdown", size=m.size)
-                           for m in listing.memories)]
+        """The indexes, then each memory of each layer; the global index only while
+        there is a global layer."""
+        listed = [r for r in await super().list_resources()
+                  if self.layers.global_ is not None or str(r.uri) != GLOBAL_INDEX_URI]
+        for layer, store in self.layers.stores():
+            try:
+                listing = await self.thread.run(store.list, include_archived=False)
+            except SagememError:
+                continue  # no folder: the index resource still says so when read
+            listed += [Resource(uri=memory_uri(m.file, layer), name=m.file, title=m.title,
+                                description=visible(m.description),
+                                mime_type="text/markdown", size=m.size)
+                       for m in listing.memories]
+        return listed
 
     # -- start and stop ------------------------------------------------------------------
 
     def start(self) -> None:
-        """On the store thread: follow the folder (the index opens on first use)."""
-        if self.watch and self.store.directory.is_dir():
-            self.store.search_index().watch()
+        """On the store thread: follow each folder (the indexes open on first use)."""
+        if self.watch:
+            self.served.watch()
 
     async def catch_up(self) -> None:
         """Index and embed what changed while the server was down, a slice at a time
-        between tool calls; the embedder is loaded on the way and stays loaded."""
+        between tool calls, each layer in turn; the embedder is loaded on the way and
+        stays loaded."""
         try:
-            while self.store.directory.is_dir() and not await self.thread.run(
-                    self.memory_tools.catch_up):
+            while not await self.thread.run(self.served.catch_up):
                 await asyncio.sleep(0)
         except SagememError:
             pass  # a tool call meets the same problem and says what it is
 
     def stop(self) -> None:
-        self.store.close()
+        self.layers.close()
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport, with an answer for each line it cannot read
@@ -198,10 +223,11 @@ async def _lifespan(server: MCPServer[None]) -> AsyncIterator[None]:
         await server.thread.run(server.stop)
 
 
-def memory_uri(file: str) -> str:
+def memory_uri(file: str, layer: str = PROJECT) -> str:
     """The resource URI of ``file``, percent-encoded: ``?``, ``#`` and ``%`` may be in a
     memory's name, and the SDK decodes the name it matches (``%41`` reads ``A``)."""
-    return MEMORY_URI.format(name=quote(file, safe=""))
+    uri = GLOBAL_MEMORY_URI if layer == GLOBAL else MEMORY_URI
+    return uri.format(name=quote(file, safe=""))
 
 
 def _parameters(tool: Callable[..., Any]) -> frozenset[str]:
@@ -218,11 +244,15 @@ def _text(text: str) -> TextContent:
     return TextContent(type="text", text=text)
 
 
-def build_server(store: MemoryStore, *, watch: bool = True,
-                 session_id: str | None = None) -> SagememMCP:
-    """The MCP server over ``store`` (not started: ``run`` it, or connect a client);
-    what it hands the model is recorded as seen in ``session_id`` (none: not at all)."""
-    return SagememMCP(store, watch=watch, session_id=session_id)
+def build_server(store: MemoryStore | Layers, *, watch: bool = True,
+                 session_id: str | None = None,
+                 settings: Settings | None = None) -> SagememMCP:
+    """The MCP server over ``store`` (not started: ``run`` it, or connect a client): a
+    ``Layers``, or a bare store as the project layer alone; what it hands the model is
+    recorded as seen in ``session_id`` (none: not at all). With ``settings``, a write
+    that names the global layer makes its folder when it is missing."""
+    layers = store if isinstance(store, Layers) else Layers(store)
+    return SagememMCP(layers, watch=watch, session_id=session_id, settings=settings)
 
 
 def transport_security(host: str, port: int) -> TransportSecuritySettings:
@@ -234,11 +264,11 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings:
                                      allowed_origins=[f"http://{h}" for h in hosts])
 
 
-def serve(store: MemoryStore, *, http: tuple[str, int] | None = None,
-          session_id: str | None = None) -> None:
+def serve(store: MemoryStore | Layers, *, http: tuple[str, int] | None = None,
+          session_id: str | None = None, settings: Settings | None = None) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP);
     ``http`` is a loopback host and port (``address.py`` checks it)."""
-    server = build_server(store, session_id=session_id)
+    server = build_server(store, session_id=session_id, settings=settings)
     try:
         if http is None:
             server.run("stdio")

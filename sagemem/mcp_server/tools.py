@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..config import Settings
 from ..errors import (
     InvalidArgument,
     MemoryNotFound,
@@ -32,8 +33,7 @@ from ..history.archive import archive_memory
 from ..history.caps import with_room
 from ..history.caps import write_memory as write_within_caps
 from ..history.ledger import record_if_possible
-from ..inject.seen import record_seen
-from ..search.reading import ReadResult
+from ..layers import GLOBAL, Layers
 from ..search.results import SearchResponse
 from ..store import MemoryStore
 from ..writes.conflicts import list_conflicts
@@ -46,26 +46,25 @@ from .answers import (
     room_made,
     same_title,
 )
-from .arguments import field_values, new_text
+from .arguments import field_values, line_range, new_text
 from .consolidation import ConsolidationTools
 from .hints import hints
+from .layered import CreateLayer, Layer, ServedLayers
 from .outputs import (
     ArchiveOutcome,
     AuditFinding,
     AuditOutcome,
     ConflictList,
     MemoryList,
+    ReadOutcome,
     UseOutcome,
     WriteOutcome,
 )
-from .views import Views
 
 WRITER = "mcp"
 SEARCH_BUDGET_S = 5.0
 """How long a search may spend bringing the index up to date before it answers from what
 is indexed (with a notice): the server catches up in the background meanwhile."""
-CATCH_UP_SLICE_S = 0.25
-"""One slice of the background catch-up; tool calls queue behind at most this long."""
 Mode = Literal["lexical", "semantic", "hybrid"]
 
 
@@ -76,38 +75,19 @@ Reason = Annotated[str | None, Field(description="Why you make this change, in a
 
 
 class MemoryTools(ConsolidationTools):
-    """The tools over one store. One instance per server; its methods run one at a time
-    on one thread (``server.py``), as the store's SQLite connections require."""
+    """The tools over the layers (``layered.py``). One instance per server; its methods
+    run one at a time on one thread (``server.py``), as the stores' SQLite connections
+    require."""
 
-    def __init__(self, store: MemoryStore, session_id: str | None = None) -> None:
-        self.store = store
-        self.session_id = session_id or None
-        """Where what the model saw is recorded (``inject/seen.py``), for Claude Code's
-        write gate: the ``session`` setting (SAGE_MEM_SESSION). Without one nothing is:
-        the server cannot tell which Claude Code session calls it, and a shared record
-        would vouch for every session's writes (issue 20)."""
-        self.views = Views()
-        """What this server showed the model of each revision (``views.py``)."""
-
-    def _seen(self, revisions: Mapping[str, str]) -> list[str]:
-        if self.session_id is None:
-            return []
-        return record_seen(self.store.state_dir, self.session_id, revisions)
-
-    def catch_up(self) -> bool:
-        """One slice of bringing the index (and the vectors) in step with the folder;
-        True once nothing is left. A long-lived server runs slices between tool calls, so
-        a fresh folder of thousands of memories never makes one call wait for all."""
-        index = self.store.search_index()
-        if index.sync(deadline=time.monotonic() + CATCH_UP_SLICE_S).pending:
-            return False
-        if not self.store.semantic:
-            return True
-        from ..search.vector_sync import sync_vectors
-
-        report = sync_vectors(self.store.vector_store(), index, self.store.embedder(),
-                              deadline=time.monotonic() + CATCH_UP_SLICE_S)
-        return not report.behind
+    def __init__(self, layers: Layers | MemoryStore, session_id: str | None = None,
+                 settings: Settings | None = None) -> None:
+        layers = layers if isinstance(layers, Layers) else Layers(layers)  # the project alone
+        self.store = layers.project  # the project's: conflicts, audit and dreams are its
+        self.served = ServedLayers(layers, settings, session_id or None)
+        """Each layer, and what the model saw of it (``layered.py``): the session's seen
+        record goes to the layer's own state only under the ``session`` setting
+        (SAGE_MEM_SESSION): the server cannot tell which Claude Code session calls it,
+        and a shared record would vouch for every session's writes (issue 20)."""
 
     @hints(read_only=True, idempotent=True)
     def search_memory(
@@ -128,16 +108,18 @@ class MemoryTools(ConsolidationTools):
         have told you before. Returns the best memories, each with the paragraph that
         answers and its line range, and coverage (what was scanned; next_cursor for more).
         relevance.passes false means the hits are probably unrelated to the question.
-        Read a whole memory with read_memory, passing its revision."""
+        Both layers are searched: layer "global" marks a habit that holds in every project
+        (a project memory of the same title overrides it). Read a whole memory with
+        read_memory, passing its revision (and its layer)."""
         if not query.strip():
             raise InvalidArgument("query", "it is empty; ask a question or name a topic")
         if mode in ("semantic", "hybrid") and not self.store.semantic:
             raise InvalidArgument("mode", "semantic search is off (setting semantic: false or "
                                     "SAGE_MEM_SEMANTIC=off); use mode lexical")
-        response = self.store.search(query, scope=scope, limit=limit, cursor=cursor, mode=mode,
-                                     deadline=time.monotonic() + SEARCH_BUDGET_S)
-        warnings = self._seen({r.file: r.revision for r in response.results if r.revision})
-        self.views.searched(response.results)
+        response = self.served.layers.search(query, scope=scope, limit=limit, cursor=cursor,
+                                             mode=mode,
+                                             deadline=time.monotonic() + SEARCH_BUDGET_S)
+        warnings = self.served.searched(response.results)
         return dataclasses.replace(response, notices=(*response.notices, *warnings))
 
     @hints(read_only=True, idempotent=True)
@@ -155,21 +137,24 @@ class MemoryTools(ConsolidationTools):
             description="The revision you saw (from search_memory or an earlier read): if "
                         "the file changed since, status is revision_changed and no content "
                         "is returned.")] = None,
-    ) -> ReadResult:
+        layer: Layer = None,
+    ) -> ReadOutcome:
         """Read a memory's body (the text after its frontmatter), a page at a time. To
         change it, send the whole body, edited, as write_memory's body, with the
         result's revision as expected_revision; a page that is not complete (not the
         whole body) goes back with its start_line and end_line. next_start_line/
-        next_start_byte say where the next page starts."""
+        next_start_byte say where the next page starts. A result of layer "global" is
+        written with layer "global" too."""
         if revision is not None:
             revision = checked_revision(revision)
-        result = self.store.read(name, start_line=start_line, start_byte=start_byte,
-                                 max_bytes=max_bytes, revision=revision)
+        layer, store = self.served.for_read(name, layer)
+        result = store.read(name, start_line=start_line, start_byte=start_byte,
+                            max_bytes=max_bytes, revision=revision)
         if result.status == "ok":
-            record_if_possible(self.store.state_dir, "read", [result.file], _now())
-            self._seen({result.file: result.revision})
-            self.views.read(result)
-        return result
+            record_if_possible(store.state_dir, "read", [result.file], _now())
+            self.served.seen(layer, {result.file: result.revision})
+            self.served.views(layer).read(result)
+        return ReadOutcome.of(result, layer)
 
     @hints(read_only=False, destructive=True)
     def write_memory(
@@ -193,28 +178,32 @@ class MemoryTools(ConsolidationTools):
                               "the page read was not complete).")] = None,
         end_line: Annotated[int | None, Field(
             ge=1, description="The last line body replaces, with start_line.")] = None,
+        layer: Layer = None,
     ) -> WriteOutcome:
         """Replace a memory's body (body) or whole file (content), only if nobody changed
         it since you read it. If it changed, nothing is written: status is refused, with
         the conflict id and both revisions; read it again, merge your change into the new
         text, and write again with the new revision. A read_memory page that was not
         complete goes back with its start_line and end_line: the rest stays. To change
-        one field, use set_memory_fields instead."""
+        one field, use set_memory_fields instead. A memory of the global layer needs
+        layer "global" (the change holds in every project)."""
         expected = None if expected_revision in (None, "new") else \
             checked_revision(expected_revision)
-        lines = _line_range(start_line, end_line)
-        text, warnings, before = self._new_text(name, expected, body, content, lines)
+        lines = line_range(start_line, end_line)
+        layer, store = self.served.for_change(name, layer, create=expected is None)
+        text, warnings, before = self._new_text(store, layer, name, expected, body, content,
+                                                lines)
         try:
-            memory, caps = write_within_caps(self.store, name, text, expected, reason=reason,
+            memory, caps = write_within_caps(store, name, text, expected, reason=reason,
                                              writer=WRITER, by=WRITER)  # as CLI `write`
         except WriteRefused as exc:
-            return refused(name, exc, expected)
-        return self._wrote("written" if expected else "created", memory, expected,
+            return refused(name, exc, expected, layer)
+        return self._wrote(layer, "written" if expected else "created", memory, expected,
                            warnings + redaction_warnings(text) + room_made(caps),
                            whole=lines is None, before=before)
 
-    def _new_text(self, name: str, expected: str | None, body: str | None,
-                  content: str | None, lines: tuple[int, int] | None
+    def _new_text(self, store: MemoryStore, layer: str, name: str, expected: str | None,
+                  body: str | None, content: str | None, lines: tuple[int, int] | None
                   ) -> tuple[str, list[str], str | None]:
         """The file's new text (``arguments.new_text``), against the file as it is now
         (the guarded write lands only if now is the revision the model read); its
@@ -222,13 +211,12 @@ class MemoryTools(ConsolidationTools):
         current = None
         if expected is not None:
             with contextlib.suppress(MemoryNotFound):  # deleted: the guard refuses it
-                current = self.store.get(name)
+                current = store.get(name)
         stale = current is not None and expected is not None and \
             not names_revision(expected, current.revision)
-        part = None if current is None else self.views.part_only(current.file,
-                                                                 current.revision)
-        whole = current is not None and self.views.shown_whole(current.file,
-                                                               current.revision)
+        views = self.served.views(layer)
+        part = None if current is None else views.part_only(current.file, current.revision)
+        whole = current is not None and views.shown_whole(current.file, current.revision)
         text, warnings = new_text(current, body, content, lines, stale=stale,
                                   shown_part=part, shown_whole=whole)
         return text, warnings, None if current is None else current.revision
@@ -242,6 +230,7 @@ class MemoryTools(ConsolidationTools):
                         "\"tags\": [\"a\"], \"invalid_at\": \"2026-12-31\"}; null removes "
                         "a field. Other fields and the body stay as they are.")],
         reason: Reason = None,
+        layer: Layer = None,
     ) -> WriteOutcome:
         """Set some frontmatter fields of a memory (description, tags, aliases, type,
         baseline, valid_at, invalid_at, superseded_by…) without rewriting it. No revision
@@ -249,17 +238,19 @@ class MemoryTools(ConsolidationTools):
         from ..files.edit import field_value
 
         values = field_values(fields)
-        memory = self.store.get(name)
+        layer, store = self.served.for_change(name, layer)
+        memory = store.get(name)
         seen = {key: field_value(memory.text, key, memory.file) for key in values}
         try:
-            saved = self.store.write(memory.file, fields=values, expected_fields=seen,
-                                     reason=reason, writer=WRITER)
+            saved = store.write(memory.file, fields=values, expected_fields=seen,
+                                reason=reason, writer=WRITER)
         except WriteRefused as exc:
-            return refused(memory.file, exc, memory.revision)
+            return refused(memory.file, exc, memory.revision, layer)
         from ..writes.redact import fields_notice  # a key can name a secret: its whole value
 
         notice = fields_notice(values)
-        return self._wrote("written", saved, memory.revision, set_warnings(saved.file, values)
+        return self._wrote(layer, "written", saved, memory.revision,
+                           set_warnings(saved.file, values)
                            + ([notice] if notice else []), whole=False,
                            before=memory.revision)
 
@@ -287,6 +278,7 @@ class MemoryTools(ConsolidationTools):
         distinct: Annotated[bool, Field(
             description="true only after a 'similar' answer, when this is another thing "
                         "than the close match: save it as a new memory.")] = False,
+        layer: CreateLayer = "project",
     ) -> WriteOutcome:
         """Save a memory by its title. If a memory already has this title (and when),
         or had it before a rename (a warning says so), it is updated: status updated,
@@ -295,20 +287,24 @@ class MemoryTools(ConsolidationTools):
         written: status similar names it — update that one if it is the same thing, or
         call again with distinct=true if not (when several memories have this very
         title, the answer names them: update the one you mean). Otherwise status
-        created: <type>_<slug>.md, listed in MEMORY.md. Never store secrets (passwords,
-        tokens, keys) — store where they are kept."""
+        created: <type>_<slug>.md, listed in MEMORY.md. layer "global" saves a habit or
+        preference that holds in every project (titles are matched within that layer);
+        the default is this project. Never store secrets (passwords, tokens, keys) —
+        store where they are kept."""
+        store = self.served.for_create(layer)
         try:
-            result, caps = with_room(self.store, lambda: self.store.remember(
+            result, caps = with_room(store, lambda: store.remember(
                 type=type, title=name, body=body, description=description, when=when,
                 tags=tags, aliases=aliases, distinct=distinct, writer=WRITER), by=WRITER)
         except WriteRefused as exc:
-            return refused(name, exc, None)
+            return refused(name, exc, None, layer)
         memory = result.memory
         if result.action == "similar":
             return WriteOutcome("similar", memory.file, memory.revision, title=memory.title,
-                                score=round(result.score, 1), message=same_title(result))
+                                score=round(result.score, 1), message=same_title(result),
+                                layer=layer)
         status: Literal["created", "updated", "unchanged"] = result.action
-        outcome = self._wrote(status, memory, result.previous_revision,
+        outcome = self._wrote(layer, status, memory, result.previous_revision,
                               former_title(result, name) + redaction_warnings(
                                   name, description or "", body, *(tags or ()),
                                   *(aliases or ())) + room_made(caps), whole=True)
@@ -322,15 +318,19 @@ class MemoryTools(ConsolidationTools):
         name: Name,
         reason: Annotated[str, Field(description="Why it no longer belongs (required; kept "
                                                  "in the archive log).")],
+        layer: Layer = None,
     ) -> ArchiveOutcome:
         """Move a memory that is wrong or obsolete into archive/ (nothing is deleted; the
-        user can restore it). Locked memories are refused."""
+        user can restore it). Locked memories are refused; a global memory needs layer
+        "global"."""
         if not reason.strip():
             raise InvalidArgument("reason", "archiving needs a reason: why it no longer belongs")
-        result = archive_memory(self.store, name, reason, by=WRITER)
+        layer, store = self.served.for_change(name, layer)
+        result = archive_memory(store, name, reason, by=WRITER)
+        flag = " --global" if layer == GLOBAL else ""
         return ArchiveOutcome(result.file, reason.strip(), result.index_changed,
-                              f"archived {result.file} (restore: sagemem restore "
-                              f"{result.file})")
+                              f"archived {result.file} (restore: sagemem restore{flag} "
+                              f"{result.file})", layer)
 
     @hints(read_only=True, idempotent=True)
     def list_memories(
@@ -339,27 +339,34 @@ class MemoryTools(ConsolidationTools):
                         Field(description="Only this type.")] = None,
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
     ) -> MemoryList:
-        """List the memories (not archived): file, type, description. To find what
-        answers a question, search_memory is better."""
-        listing = self.store.list(include_archived=False, type=type, tag=tag)
-        return MemoryList(tuple(memory_entry(m) for m in listing.memories),
-                          tuple(f"{e.file}: {e.error}" for e in listing.errors))
+        """List the memories (not archived) of both layers: file, type, description,
+        layer (global: a habit that holds in every project). To find what answers a
+        question, search_memory is better."""
+        entries, unreadable = [], []
+        for layer, store in self.served.layers.stores():
+            listing = store.list(include_archived=False, type=type, tag=tag)
+            entries += [memory_entry(m, layer) for m in listing.memories]
+            mark = "[global] " if layer == GLOBAL else ""
+            unreadable += [f"{mark}{e.file}: {e.error}" for e in listing.errors]
+        return MemoryList(tuple(entries), tuple(unreadable))
 
     @hints(read_only=True, idempotent=True)
     def list_conflicts(self) -> ConflictList:
-        """The open conflicts: writes that were refused (with both sides kept) and
-        contradictions between memories. Resolve one by reading both memories and
-        writing the merged text."""
-        return ConflictList(tuple(conflict_entry(c) for c in
-                                  list_conflicts(self.store.state_dir, status="open")))
+        """The open conflicts of both layers: writes that were refused (with both sides
+        kept) and contradictions between memories. Resolve one by reading both memories
+        and writing the merged text (in the conflict's layer)."""
+        return ConflictList(tuple(conflict_entry(c, layer)
+                                  for layer, store in self.served.layers.stores()
+                                  for c in list_conflicts(store.state_dir, status="open")))
 
     @hints(read_only=False)
-    def record_use(self, name: Name) -> UseOutcome:
+    def record_use(self, name: Name, layer: Layer = None) -> UseOutcome:
         """Say that you relied on a memory in your answer (it counts in the access
-        ledger the user sees; it never changes ranking)."""
-        memory = self.store.get(name)
-        warnings = record_if_possible(self.store.state_dir, "use", [memory.file], _now())
-        return UseOutcome(memory.file, True, tuple(warnings))
+        ledger the user sees, in the memory's own layer; it never changes ranking)."""
+        layer, store = self.served.for_read(name, layer)  # a count, not an edit
+        memory = store.get(name)
+        warnings = record_if_possible(store.state_dir, "use", [memory.file], _now())
+        return UseOutcome(memory.file, True, tuple(warnings), layer)
 
     @hints(read_only=True, idempotent=True)
     def audit(self) -> AuditOutcome:
@@ -372,17 +379,18 @@ class MemoryTools(ConsolidationTools):
                             tuple(AuditFinding(f.category, f.severity, f.file, f.line,
                                                f.message) for f in report.findings))
 
-    def _wrote(self, status: Literal["written", "created", "updated", "unchanged"],
-               memory: Memory,
-               previous: str | None, warnings: list[str] | None = None, *, whole: bool,
-               before: str | None = None) -> WriteOutcome:
-        """A write that landed; the model knows the text it wrote, so it has seen it
-        (the whole body when it sent it, ``whole``; else as much as it saw ``before``)."""
+    def _wrote(self, layer: str, status: Literal["written", "created", "updated",
+                                                 "unchanged"],
+               memory: Memory, previous: str | None, warnings: list[str] | None = None, *,
+               whole: bool, before: str | None = None) -> WriteOutcome:
+        """A write that landed in ``layer``; the model knows the text it wrote, so it has
+        seen it (the whole body when it sent it, ``whole``; else what it saw ``before``)."""
         problems = [f"{p.field}: {p.message}" for p in memory.problems]
-        unrecorded = self._seen({memory.file: memory.revision})
-        self.views.carry(memory.file, before, memory.revision, whole=whole)
+        unrecorded = self.served.seen(layer, {memory.file: memory.revision})
+        self.served.views(layer).carry(memory.file, before, memory.revision, whole=whole)
         return WriteOutcome(status, memory.file, memory.revision, previous,
-                            warnings=tuple([*(warnings or []), *problems, *unrecorded]))
+                            warnings=tuple([*(warnings or []), *problems, *unrecorded]),
+                            layer=layer)
 
     def tools(self) -> list[Callable[..., Any]]:
         """The tool methods, in the order ``tools/list`` shows them."""
@@ -392,16 +400,6 @@ class MemoryTools(ConsolidationTools):
 TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
               "create_memory", "archive_memory", "list_memories", "list_conflicts",
               "record_use", "audit", "dream_plan", "dream_apply")
-
-
-def _line_range(start_line: int | None, end_line: int | None) -> tuple[int, int] | None:
-    """write_memory's page range: both lines or neither."""
-    if start_line is None and end_line is None:
-        return None
-    if start_line is None or end_line is None:
-        raise InvalidArgument("start_line" if start_line is None else "end_line",
-                              "give start_line and end_line together: the page's range")
-    return start_line, end_line
 
 
 def _now() -> datetime:

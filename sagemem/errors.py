@@ -65,7 +65,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── RunInProgress            another consolidation run holds the folder's run lock
      ├── RunIncomplete            a run stopped after it began writing (a full disk)
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
-     └── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     └── ImportSourceError        another tool's memories that cannot be read at all (no
+                                  such folder, a malformed mem0 export, an auto-memory
+                                  folder not in sagemem's format)
 """
 
 from __future__ import annotations
@@ -665,3 +668,14 @@ class PlannerFailed(SagememError):
     def __init__(self, problem: str) -> None:
         self.problem = problem
         super().__init__(f"the LLM planner failed: {problem}; nothing was changed")
+
+
+class ImportSourceError(SagememError):
+    """An import whose source cannot be read as a whole: the folder or file is missing,
+    a mem0 export is not the JSON it documents, an auto-memory folder to adopt is not
+    in sagemem's format. A single broken file inside a source is never this: it is
+    skipped, with its reason, and the rest is read."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}; nothing was imported")

@@ -62,7 +62,7 @@ def read_batch(path: Path) -> Batch:
 def _note(relative: str, text: str, names: Names) -> Incoming:
     parts = split(text)
     meta = _frontmatter(parts.frontmatter)
-    body = text[parts.body_start:] if parts.frontmatter is not None else text
+    body = (text[parts.body_start:] if parts.frontmatter is not None else text).lstrip("\r\n")
     title = title_of(_text(meta.get("title")) or Path(relative).stem)
     type_ = note_type(_text(meta.get("type")), relative)
     permalink = _text(meta.get("permalink")) or permalink_of(relative)

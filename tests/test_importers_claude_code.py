@@ -6,12 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
-
 from importer_helpers import by_name, copy_fixture, parsed, source_of
+
 from sagemem.errors import ImportSourceError
 from sagemem.importers import claude_code
-from sagemem.importers.claude_project import (auto_memory_dir, format_problem, project_key,
-                                              project_root)
+from sagemem.importers.claude_project import (
+    auto_memory_dir,
+    format_problem,
+    project_key,
+    project_root,
+)
 
 
 @pytest.fixture
@@ -193,5 +197,5 @@ def test_adopt_refuses_when_there_is_no_auto_memory(project: Path, home: Path) -
 def test_adopt_refuses_a_folder_not_in_sagemem_format(project: Path, home: Path) -> None:
     folder = with_auto_memory(home, project)
     (folder / "MEMORY.md").unlink()
-    with pytest.raises(ImportSourceError, match="has no MEMORY.md"):
+    with pytest.raises(ImportSourceError, match=r"has no MEMORY\.md"):
         claude_code.adopt(project, home)

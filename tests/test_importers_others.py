@@ -9,8 +9,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from importer_helpers import FIXTURES, by_name, copy_fixture, parsed, source_of
+
 from sagemem.errors import ImportSourceError
 from sagemem.importers import basic_memory, mem0, openclaw
 from sagemem.importers.basic_memory import permalink_of

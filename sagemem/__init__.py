@@ -14,6 +14,7 @@ from .errors import (
     AmbiguousName,
     ConflictNotFound,
     DirectoryMissing,
+    ExportTargetRefused,
     FieldTooLong,
     FileChangedDuringRead,
     FileTooLarge,
@@ -27,6 +28,7 @@ from .errors import (
     MoveIncomplete,
     NameCollision,
     NearDuplicate,
+    NotAnExport,
     NotArchived,
     PlannerFailed,
     ReservedName,
@@ -92,6 +94,11 @@ if TYPE_CHECKING:
     )
     from .memory_tool.handler import MemoryToolHandler
     from .store import ListError, Listing, MemoryStore
+    from .transfer.apply import apply_batch
+    from .transfer.export import export_folder, write_export
+    from .transfer.incoming import Batch, Incoming, Skipped
+    from .transfer.read_export import read_export
+    from .transfer.report import ImportReport
 
 __version__ = "0.1.0"
 _LAZY = {  # public name: module, or module:attribute where the name differs
@@ -154,6 +161,15 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "set_fields": "files.edit",
     "unlock_memory": "history.locks",
     "verify_snapshot": "history.snapshots",
+    # moving memories (docs/moving.md)
+    "Batch": "transfer.incoming",
+    "ImportReport": "transfer.report",
+    "Incoming": "transfer.incoming",
+    "Skipped": "transfer.incoming",
+    "apply_batch": "transfer.apply",
+    "export_folder": "transfer.export",
+    "read_export": "transfer.read_export",
+    "write_export": "transfer.export",
 }
 
 
@@ -175,16 +191,20 @@ __all__ = [
     "ArchiveResult",
     "AuditDiff",
     "AuditReport",
+    "Batch",
     "Candidate",
     "CandidateReport",
     "ConflictNotFound",
     "DirectoryMissing",
+    "ExportTargetRefused",
     "FieldTooLong",
     "FileChangedDuringRead",
     "FileTooLarge",
     "Finding",
     "FixReport",
     "FrontmatterDropped",
+    "ImportReport",
+    "Incoming",
     "IndexTooLarge",
     "InitReport",
     "InvalidName",
@@ -203,6 +223,7 @@ __all__ = [
     "MoveIncomplete",
     "NameCollision",
     "NearDuplicate",
+    "NotAnExport",
     "NotArchived",
     "Operation",
     "Plan",
@@ -219,6 +240,7 @@ __all__ = [
     "SagememError",
     "Settings",
     "SettingsError",
+    "Skipped",
     "Snapshot",
     "SnapshotDamaged",
     "SnapshotNotFound",
@@ -229,6 +251,7 @@ __all__ = [
     "UnsafeFile",
     "WriteFailed",
     "WriteRefused",
+    "apply_batch",
     "apply_rollback",
     "archive_candidates",
     "archive_memory",
@@ -237,6 +260,7 @@ __all__ = [
     "dream_auto",
     "dream_run",
     "dream_undo",
+    "export_folder",
     "finish_interrupted_runs",
     "fix_audit",
     "follow_audit",
@@ -252,6 +276,7 @@ __all__ = [
     "parse",
     "plan_rollback",
     "purge_memory",
+    "read_export",
     "read_log",
     "render_new",
     "restore_memory",
@@ -262,4 +287,5 @@ __all__ = [
     "set_fields",
     "unlock_memory",
     "verify_snapshot",
+    "write_export",
 ]

@@ -66,6 +66,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── RunIncomplete            a run stopped after it began writing (a full disk)
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
      ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
+     ├── NotAnExport              an import file that is no sagemem export of a known version
+     ├── ExportTargetRefused      an export asked to land inside the memory folder (or a dir)
      └── ImportSourceError        another tool's memories that cannot be read at all (no
                                   such folder, a malformed mem0 export, an auto-memory
                                   folder not in sagemem's format)
@@ -668,6 +670,24 @@ class PlannerFailed(SagememError):
     def __init__(self, problem: str) -> None:
         self.problem = problem
         super().__init__(f"the LLM planner failed: {problem}; nothing was changed")
+
+
+class NotAnExport(SagememError):
+    """``import FILE`` given something that is not a sagemem export this version reads:
+    not JSON, truncated, not an object, another format, a newer ``format_version``."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: not a sagemem export ({reason}); nothing was imported")
+
+
+class ExportTargetRefused(SagememError):
+    """An export's FILE where it must not go: inside the memory folder or its state
+    directory (it would be read, snapshotted and exported as part of the folder)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"cannot write the export to {path}: {reason}")
 
 
 class ImportSourceError(SagememError):

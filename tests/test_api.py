@@ -33,6 +33,9 @@ def test_public_names_are_exactly_these() -> None:
         "InvalidPlan", "Operation", "Plan", "PlannerFailed", "RunInProgress", "RunNotFound",
         "RunNotUndoable", "RunReport", "dream_auto", "dream_run", "dream_undo",
         "finish_interrupted_runs", "load_plan", "make_plan",
+        # moving memories (docs/moving.md)
+        "Batch", "ExportTargetRefused", "ImportReport", "Incoming", "NotAnExport", "Skipped",
+        "apply_batch", "export_folder", "read_export", "write_export",
     }
 
 

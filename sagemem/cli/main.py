@@ -42,6 +42,7 @@ COMMANDS = {
     **dict.fromkeys(("archive", "restore", "purge", "lock", "unlock", "locks"), "archive"),
     **dict.fromkeys(("audit", "watch"), "audit"),
     "dream": "dream",
+    **dict.fromkeys(("export", "import"), "transfer"),
     **dict.fromkeys(("index", "eval"), "engine"),
     "config": "memories",
     **dict.fromkeys(("ledger", "use", "session", "task"), "agent"),

@@ -37,9 +37,11 @@ class Skipped:
 class Batch:
     """What one source offers: ``source`` names it (``export``, ``claude-code``,
     ``basic-memory``, ``openclaw``, ``mem0``); ``notes`` are lines for the report (a
-    section classified by default, an import not followed)."""
+    section classified by default, an import not followed); ``index`` is the source's
+    own MEMORY.md text when it brings one (an export), None otherwise."""
 
     source: str
     items: tuple[Incoming, ...]
     skipped: tuple[Skipped, ...] = ()
     notes: tuple[str, ...] = ()
+    index: str | None = None

@@ -1,0 +1,201 @@
+"""The one apply path of every import: a Batch (an export, another tool's notes) goes
+into the folder through the store's guarded writes — redaction, size, caps, the index
+line — and nothing already here is overwritten in a merge.
+
+Before the first write an ``auto`` snapshot is taken (``history/snapshots.py``), so an
+import killed half way, or one regretted, is undone with ``sagemem rollback ID --scope
+all``; a merge killed half way is also finished by running it again, since it is
+idempotent (every memory it already made is ``unchanged`` the second time). Each create
+is itself atomic with its MEMORY.md line (``writes/guard.py``).
+
+The index: when the folder holds no memory and its MEMORY.md is the starter one (or
+missing), an export's MEMORY.md is written as it is, so an export imported into a fresh
+``sagemem init`` gives byte-identical files; ``replace`` writes it as it is too (the
+folder is made to match the export); otherwise each created memory gets its own line,
+as every create does, and the rest of the index is left alone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..errors import SagememError
+from ..files import indexfile
+from ..history import journal
+from ..history.archive import archive_memory, restore_memory
+from ..history.locks import lock_memory, locked_names
+from ..history.snapshots import create_snapshot
+from ..store import MemoryStore
+from ..writes import conflicts
+from .incoming import Batch, Skipped
+from .plan import Plan, Step, plan_import
+from .report import ImportReport, Placed
+
+if TYPE_CHECKING:
+    from ..files.memory import Memory
+
+
+def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
+                dry_run: bool = False, writer: str = "library", snapshot_keep: int = 20,
+                now: datetime | None = None) -> ImportReport:
+    """Import ``batch`` into ``store``: ``merge`` (the default) creates what is new and
+    records a conflict for every name that holds another text here; ``replace`` also
+    overwrites those and archives the live memories the batch does not name. With
+    ``dry_run`` the report says what would happen and nothing is written."""
+    plan = plan_import(store, batch, mode)
+    if dry_run:
+        return _preview(plan)
+    journal.require_none_pending(store.state_dir)
+    # A conflict record changes no memory: only creates, overwrites and archives need
+    # a way back.
+    writes = [s for s in plan.steps if s.action in ("create", "overwrite")] or plan.to_archive
+    copy_index = _index_to_copy(store, plan)
+    snapshot = None
+    if writes or copy_index:
+        snapshot = create_snapshot(store, kind="auto", keep=snapshot_keep, now=now,
+                                   label=f"before import from {batch.source}").id
+    run = _Run(store, batch.source, writer, now)
+    for step in plan.steps:
+        run.step(step)
+    for file in plan.to_archive:
+        run.archive_absent(file)
+    if copy_index:
+        run.copy_index(batch.index or "")
+    return run.report(plan, snapshot)
+
+
+def _preview(plan: Plan) -> ImportReport:
+    placed = {action: tuple(_placed(s) for s in plan.steps if s.action == action)
+              for action in ("create", "unchanged", "conflict", "overwrite")}
+    return ImportReport(plan.batch.source, plan.mode, True, placed["create"],
+                        placed["unchanged"], placed["conflict"], placed["overwrite"],
+                        plan.to_archive, plan.skipped, plan.batch.notes)
+
+
+def _placed(step: Step, conflict_id: str | None = None) -> Placed:
+    return Placed(step.file, step.item.origin, step.item.archived, step.item.locked,
+                  conflict_id)
+
+
+def _starter_index(store: MemoryStore) -> bool:
+    """No memory here, live or archived, and MEMORY.md missing or the starter text."""
+    text, _ = store.read_index()
+    return text == indexfile.INDEX_HEADER and not store.files() and not store.files(True)
+
+
+def _index_to_copy(store: MemoryStore, plan: Plan) -> bool:
+    """Whether the source's MEMORY.md is written as it is (see the module docstring)."""
+    if plan.batch.index is None or store.read_index()[0] == plan.batch.index:
+        return False
+    return plan.mode == "replace" or _starter_index(store)
+
+
+class _Run:
+    """One import being applied: each step's outcome, gathered for the report."""
+
+    def __init__(self, store: MemoryStore, source: str, writer: str,
+                 now: datetime | None) -> None:
+        self.store, self.source, self.writer, self.now = store, source, writer, now
+        self.done: dict[str, list[Placed]] = {a: [] for a in
+                                              ("create", "unchanged", "conflict", "overwrite")}
+        self.archived: list[str] = []
+        self.skipped: list[Skipped] = []
+        self.notes: list[str] = []
+
+    def step(self, step: Step) -> None:
+        try:
+            conflict_id = self._apply(step)
+        except SagememError as exc:  # caps, a locked memory, a full disk: said, not fatal
+            self.skipped.append(Skipped(step.item.origin, str(exc)))
+            return
+        self.done[step.action].append(_placed(step, conflict_id))
+        if step.action in ("create", "overwrite") and step.text != step.item.text:
+            self.notes.append(f"{step.file}: secrets were redacted from the imported text")
+
+    def _apply(self, step: Step) -> str | None:
+        if step.action == "unchanged":
+            return None
+        if step.action == "conflict":
+            assert step.current is not None
+            return self._conflict(step, step.current)
+        if step.action == "create":
+            self.store.write(step.file, step.text, None, writer=self._writer(),
+                             reason=self._reason(step))
+        else:
+            assert step.current is not None
+            self._overwrite(step, step.current)
+        self._place(step)
+        return None
+
+    def _conflict(self, step: Step, current: Memory) -> str:
+        record = conflicts.create(
+            self.store, "external_change", current.file, writer=self._writer(),
+            reason=f"{self._reason(step)}: another text under this name; nothing was "
+                   f"overwritten", disk=(current.revision, current.text),
+            mine={"based_on": current.revision, "text": step.text}, now=self.now)
+        return record.id
+
+    def _overwrite(self, step: Step, current: Memory) -> None:
+        """Replace: bring an archived one back first, then a guarded write on the
+        revision the plan saw (an edit made since is refused, not lost)."""
+        if current.file in locked_names(self.store):
+            raise _locked(current.file)
+        if current.archived:  # guarded writes reach live memories only
+            restore_memory(self.store, current.file, reason=self._reason(step),
+                           by=self._writer(), now=self.now)
+        if step.text != current.text:
+            self.store.write(current.file, step.text, current.revision,
+                             writer=self._writer(), reason=self._reason(step))
+
+    def _place(self, step: Step) -> None:
+        """Archive and lock what the source had archived and locked."""
+        if step.item.archived:
+            archive_memory(self.store, step.file, f"{self._reason(step)}: archived there",
+                           by=self._writer(), now=self.now)
+        if step.item.locked:
+            lock_memory(self.store, step.file, by=self._writer(), now=self.now)
+
+    def archive_absent(self, file: str) -> None:
+        try:
+            archive_memory(self.store, file, f"import --replace from {self.source}: not in "
+                                             f"the import", by=self._writer(), now=self.now)
+        except SagememError as exc:
+            self.skipped.append(Skipped(file, f"not archived: {exc}"))
+            return
+        self.archived.append(file)
+
+    def copy_index(self, text: str) -> None:
+        """MEMORY.md as the source has it (guarded like any MEMORY.md write) — unless a
+        memory could not be written: its line would point at nothing, while each memory
+        created already has its own line."""
+        if self.skipped:
+            self.notes.append("MEMORY.md was not copied from the import, since not every "
+                              "memory could be written; each created one has its line")
+            return
+        try:
+            with self.store.locked():
+                self.store.update_index(lambda _: text)
+        except SagememError as exc:
+            self.notes.append(f"MEMORY.md was not copied from the import: {exc}")
+            return
+        self.notes.append("MEMORY.md was copied from the import as it is")
+
+    def report(self, plan: Plan, snapshot: str | None) -> ImportReport:
+        done = {action: tuple(placed) for action, placed in self.done.items()}
+        return ImportReport(self.source, plan.mode, False, done["create"], done["unchanged"],
+                            done["conflict"], done["overwrite"], tuple(self.archived),
+                            (*plan.skipped, *self.skipped),
+                            (*plan.batch.notes, *self.notes), snapshot)
+
+    def _reason(self, step: Step) -> str:
+        return f"import from {self.source} ({step.item.origin})"
+
+    def _writer(self) -> str:
+        return self.writer
+
+
+def _locked(file: str) -> SagememError:
+    from ..errors import MemoryLocked
+
+    return MemoryLocked(file, "replace")

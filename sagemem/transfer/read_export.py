@@ -1,0 +1,113 @@
+"""Reading an export back: the JSON document ``export.py`` writes, checked, turned into
+the ``Batch`` every import applies (``apply.py``).
+
+Anything that is not an export this version reads — not JSON, cut short, not an object,
+another ``format``, a ``format_version`` newer than ``FORMAT_VERSION`` — is refused as a
+whole with ``NotAnExport`` before anything is written. One bad memory in a good document
+is skipped with its reason instead, so one damaged entry does not cost the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotAnExport
+from ..files.revision import revision_of
+from .export import FORMAT, FORMAT_VERSION
+from .incoming import Batch, Incoming, Skipped
+
+MAX_EXPORT_BYTES = 2 * 1024 ** 3
+"""Refused unread beyond this: 10k memories at the 1 MiB per-file limit, JSON-escaped,
+stay well under; a larger file is not an export of one folder."""
+
+
+def read_export(path: Path) -> Batch:
+    """The export at ``path`` as a Batch (source ``export``), its MEMORY.md in ``index``."""
+    return parse_export(_read(path), path)
+
+
+def parse_export(text: str, path: Path) -> Batch:
+    """An export's text as a Batch; ``path`` names it in errors."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotAnExport(path, f"it is not complete JSON, cut short or damaged: {exc.msg} "
+                                f"at line {exc.lineno}") from None
+    _check_header(document, path)
+    memories = document.get("memories")
+    if not isinstance(memories, list):
+        raise NotAnExport(path, "it has no 'memories' list")
+    items: list[Incoming] = []
+    skipped: list[Skipped] = []
+    for number, entry in enumerate(memories, start=1):
+        read = _entry(entry, number)
+        if isinstance(read, Incoming):
+            items.append(read)
+        else:
+            skipped.append(read)
+    return Batch("export", tuple(items), tuple(skipped), index=_index(document, path))
+
+
+def _read(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_EXPORT_BYTES + 1)
+    except OSError as exc:
+        raise NotAnExport(path, f"it cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_EXPORT_BYTES:
+        raise NotAnExport(path, f"it is larger than {MAX_EXPORT_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotAnExport(path, f"it is not UTF-8 text (bad byte at offset {exc.start})"
+                          ) from None
+
+
+def _check_header(document: object, path: Path) -> None:
+    if not isinstance(document, dict):
+        raise NotAnExport(path, f"it holds a JSON {type(document).__name__}, not an object")
+    if document.get("format") != FORMAT:
+        raise NotAnExport(path, f"its format is {document.get('format')!r}, not {FORMAT!r}")
+    version = document.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise NotAnExport(path, f"its format_version {version!r} is not a version number")
+    if version > FORMAT_VERSION:
+        raise NotAnExport(path, f"format_version {version} is newer than this sagemem reads "
+                                f"({FORMAT_VERSION}); upgrade sagemem to import it")
+
+
+def _index(document: dict[str, Any], path: Path) -> str | None:
+    index = document.get("index")
+    if index is None:
+        return None
+    if not isinstance(index, dict) or not isinstance(index.get("text"), str):
+        raise NotAnExport(path, "its 'index' is not an object with a 'text'")
+    text: str = index["text"]
+    return text
+
+
+def _entry(entry: object, number: int) -> Incoming | Skipped:
+    """One memory of the document, or why it cannot be imported."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        return Skipped(f"export: memory #{number}", "not an object with a 'file' name")
+    origin = f"export: {entry['file']}"
+    if entry.get("encoding") == "base64":
+        return Skipped(origin, "not UTF-8 text (kept in base64 in the export); sagemem "
+                               "memories are UTF-8, so it is left out")
+    text = entry.get("text")
+    if not isinstance(text, str):
+        return Skipped(origin, "it has no 'text'")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return Skipped(origin, "its text holds a lone surrogate, which no file can")
+    revision = entry.get("revision")
+    if revision is not None and revision != revision_of(data):
+        return Skipped(origin, "its text does not match its revision (the export was "
+                               "changed or damaged)")
+    flags = {key: entry.get(key, False) for key in ("archived", "locked")}
+    if not all(isinstance(value, bool) for value in flags.values()):
+        return Skipped(origin, "'archived' and 'locked' must be true or false")
+    return Incoming(entry["file"], text, origin, **flags)

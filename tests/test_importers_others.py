@@ -142,3 +142,22 @@ def test_a_malformed_mem0_file_is_one_error_naming_the_problem(tmp_path: Path, c
 def test_readers_are_deterministic(notes: Path, workspace: Path) -> None:
     assert basic_memory.read_batch(notes) == basic_memory.read_batch(notes)
     assert openclaw.read_batch(workspace) == openclaw.read_batch(workspace)
+
+
+def test_an_oversized_note_is_skipped_and_the_rest_read(notes: Path) -> None:
+    (notes / "huge.md").write_text("x" * (512 * 1024 + 1))
+    batch = basic_memory.read_batch(notes)
+    assert len(batch.items) == 3
+    assert batch.skipped[0].origin == "huge.md" and "512" in batch.skipped[0].reason
+
+
+def test_every_text_a_reader_makes_parses_with_the_fields_it_meant(notes: Path,
+                                                                   workspace: Path) -> None:
+    batches = [basic_memory.read_batch(notes), openclaw.read_batch(workspace),
+               mem0.read_batch(FIXTURES / "mem0" / "export.json")]
+    for batch in batches:
+        for item in batch.items:
+            memory = parsed(item)
+            assert item.name.startswith(f"{memory.type}_")
+            assert memory.name and memory.description
+            assert source_of(item).startswith(f"{batch.source}:")

@@ -199,3 +199,15 @@ def test_adopt_refuses_a_folder_not_in_sagemem_format(project: Path, home: Path)
     (folder / "MEMORY.md").unlink()
     with pytest.raises(ImportSourceError, match=r"has no MEMORY\.md"):
         claude_code.adopt(project, home)
+
+
+def test_adopt_records_the_auto_memory_folder_as_the_projects(project: Path,
+                                                              home: Path) -> None:
+    """Needs ``files/scopes.py`` (the scopes branch); skipped until it is merged."""
+    scopes = pytest.importorskip("sagemem.files.scopes")
+    folder = with_auto_memory(home, project)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert claude_code.adopt(project, home) == folder
+    assert scopes.read_project_map(scopes.projects_file(home)) == {
+        str(project): {"memory_dir": str(folder)}}
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before

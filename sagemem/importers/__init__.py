@@ -11,6 +11,8 @@
 - ``mem0``: a mem0 export (JSON), one memory per mem0 memory.
 - ``classify``: the documented rules giving a section of instructions its type.
 - ``sections``: a Markdown file cut at its ``#``/``##`` headings, never inside code.
+- ``section_memories``: a file of instructions made memories, one per section (typed,
+  named and sourced alike for every reader that splits by section).
 - ``build``: an Incoming from a title, a type and a body: names, descriptions, text.
 - ``source``: the bounded read path: no links followed, capped files and sizes.
 """

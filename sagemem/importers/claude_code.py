@@ -30,11 +30,9 @@ from ..errors import ImportSourceError, SagememError
 from ..files.memory import load_yaml, parse, split
 from ..files.paths import INDEX_FILE, check_new_name
 from ..transfer.incoming import Batch, Incoming, Skipped
-from .build import Names, anchor, first_sentence, incoming, title_of
-from .classify import classify
-from .claude_imports import Collector, SourceFile
+from .claude_imports import Collector
 from .claude_project import auto_memory_dir, format_problem, project_root
-from .sections import Section, split_sections
+from .section_memories import Gathered, SectionFile, add_sections
 from .source import markdown_files, try_read
 
 SOURCE = "claude-code"
@@ -129,46 +127,16 @@ def _rule_files(folder: Path) -> list[Path]:
 
 
 def _batch(collector: Collector, auto_dir: Path | None) -> Batch:
-    names = Names()
-    items: list[Incoming] = []
-    skipped = list(collector.skipped)
-    notes = list(collector.notes)
+    into = Gathered(skipped=list(collector.skipped), notes=list(collector.notes))
     if auto_dir is not None:  # first: their names are theirs, sections number around them
-        _auto_memories(auto_dir, items, skipped, names)
+        _auto_memories(auto_dir, into)
     for source in collector.files:
-        _from_file(source, names, items, skipped, notes)
-    return Batch(SOURCE, tuple(items), tuple(skipped), tuple(notes))
-
-
-def _from_file(source: SourceFile, names: Names, items: list[Incoming],
-               skipped: list[Skipped], notes: list[str]) -> None:
-    text, first_line, paths = _without_frontmatter(source.text)
-    is_rule = "/rules/" in f"/{source.label}"
-    for section in split_sections(text, first_line):
-        origin = f"{source.label}:{section.line}" + (f" § {section.heading}"
-                                                     if section.heading else "")
-        if not section.body.strip():
-            skipped.append(Skipped(origin, "a heading with no text under it"))
-            continue
-        items.append(_section_memory(source, section, origin, names, notes, is_rule, paths))
-
-
-def _section_memory(source: SourceFile, section: Section, origin: str, names: Names,
-                    notes: list[str], is_rule: bool, paths: str | None) -> Incoming:
-    verdict = classify(section.heading, section.body)
-    type_ = verdict.type
-    if not verdict.classified and is_rule:
-        type_ = "feedback"
-    elif not verdict.classified:
-        notes.append(f"{origin}: no rule gave it a type; imported as reference")
-    title = title_of(section.heading or first_sentence(section.body) or source.label)
-    body = section.body
-    if paths is not None:
-        body = f"Applies to files matching {paths}.\n\n{body}"
-    place = f"{source.label}#{anchor(section.heading)}" if section.heading else source.label
-    fields = {"name": title, "description": first_sentence(section.body) or title,
-              "type": type_, "source": f"{SOURCE}:{place}"}
-    return incoming(names.claim(type_, title), fields, body, origin)
+        text, first_line, paths = _without_frontmatter(source.text)
+        is_rule = "/rules/" in f"/{source.label}"
+        preface = None if paths is None else f"Applies to files matching {paths}."
+        add_sections(SOURCE, SectionFile(source.label, text, first_line,
+                                         "feedback" if is_rule else None, preface), into)
+    return Batch(SOURCE, tuple(into.items), tuple(into.skipped), tuple(into.notes))
 
 
 def _without_frontmatter(text: str) -> tuple[str, int, str | None]:
@@ -191,22 +159,21 @@ def _without_frontmatter(text: str) -> tuple[str, int, str | None]:
     return text[parts.body_start:], first, shown or None
 
 
-def _auto_memories(folder: Path, items: list[Incoming], skipped: list[Skipped],
-                   names: Names) -> None:
+def _auto_memories(folder: Path, into: Gathered) -> None:
     for path in sorted(folder.glob("*.md")):
         if path.name == INDEX_FILE:
             continue
         origin = f"auto memory: {path.name}"
         text = try_read(path, origin)
         if isinstance(text, Skipped):
-            skipped.append(text)
+            into.skipped.append(text)
             continue
         reason = _auto_refusal(path.name, text)
         if reason is not None:
-            skipped.append(Skipped(origin, reason))
+            into.skipped.append(Skipped(origin, reason))
             continue
-        names.claim_exact(path.name)
-        items.append(Incoming(name=path.name, text=text, origin=origin))
+        into.names.claim_exact(path.name)
+        into.items.append(Incoming(name=path.name, text=text, origin=origin))
 
 
 def _auto_refusal(name: str, text: str) -> str | None:

@@ -68,7 +68,10 @@ def read_batch(path: Path) -> Batch:
         notes.append(f"only the first {MAX_MEMORIES} of {len(entries)} memories were read")
     for number, entry in enumerate(entries[:MAX_MEMORIES], start=1):
         made = _memory(entry, number, names, notes)
-        (items if isinstance(made, Incoming) else skipped).append(made)  # type: ignore[arg-type]
+        if isinstance(made, Skipped):
+            skipped.append(made)
+        else:
+            items.append(made)
     return Batch(SOURCE, tuple(items), tuple(skipped), tuple(notes))
 
 

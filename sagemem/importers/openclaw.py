@@ -16,10 +16,9 @@ import re
 from datetime import date
 from pathlib import Path
 
-from ..transfer.incoming import Batch, Incoming, Skipped
-from .build import Names, anchor, first_sentence, incoming, title_of
-from .classify import classify
-from .sections import split_sections
+from ..transfer.incoming import Batch, Skipped
+from .build import first_sentence, incoming
+from .section_memories import Gathered, SectionFile, add_sections
 from .source import markdown_files, require_folder, try_read
 
 SOURCE = "openclaw"
@@ -29,56 +28,39 @@ _DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(.+))?\.md$")
 def read_batch(path: Path) -> Batch:
     """The long-term memory and daily logs of the OpenClaw workspace ``path``."""
     root = require_folder(path, "an OpenClaw workspace (the folder holding MEMORY.md)")
-    names = Names()
-    items: list[Incoming] = []
-    skipped: list[Skipped] = []
-    notes: list[str] = []
-    _long_term(root, names, items, skipped, notes)
+    into = Gathered()
+    _long_term(root, into)
     if (root / "memory").is_dir() and not (root / "memory").is_symlink():
         files, walk_notes = markdown_files(root / "memory")
-        notes.extend(walk_notes)
+        into.notes.extend(walk_notes)
         for file in files:
-            _daily(root, file, names, items, skipped)
-    return Batch(SOURCE, tuple(items), tuple(skipped), tuple(notes))
+            _daily(root, file, into)
+    return Batch(SOURCE, tuple(into.items), tuple(into.skipped), tuple(into.notes))
 
 
-def _long_term(root: Path, names: Names, items: list[Incoming], skipped: list[Skipped],
-               notes: list[str]) -> None:
+def _long_term(root: Path, into: Gathered) -> None:
     label = next((n for n in ("MEMORY.md", "memory.md") if (root / n).is_file()), None)
     if label is None:
         return
     text = try_read(root / label, label)
     if isinstance(text, Skipped):
-        skipped.append(text)
-        return
-    for section in split_sections(text):
-        origin = f"{label}:{section.line}" + (f" § {section.heading}" if section.heading else "")
-        if not section.body.strip():
-            skipped.append(Skipped(origin, "a heading with no text under it"))
-            continue
-        verdict = classify(section.heading, section.body)
-        if not verdict.classified:
-            notes.append(f"{origin}: no rule gave it a type; imported as reference")
-        title = title_of(section.heading or first_sentence(section.body) or label)
-        place = f"{label}#{anchor(section.heading)}" if section.heading else label
-        fields = {"name": title, "description": first_sentence(section.body) or title,
-                  "type": verdict.type, "source": f"{SOURCE}:{place}"}
-        items.append(incoming(names.claim(verdict.type, title), fields, section.body, origin))
+        into.skipped.append(text)
+    else:
+        add_sections(SOURCE, SectionFile(label, text), into)
 
 
-def _daily(root: Path, file: Path, names: Names, items: list[Incoming],
-           skipped: list[Skipped]) -> None:
+def _daily(root: Path, file: Path, into: Gathered) -> None:
     relative = file.relative_to(root).as_posix()
     day, slug = _day_of(file) if file.parent == root / "memory" else (None, None)
     if day is None:
-        skipped.append(Skipped(relative, "not a daily log (memory/YYYY-MM-DD.md)"))
+        into.skipped.append(Skipped(relative, "not a daily log (memory/YYYY-MM-DD.md)"))
         return
     text = try_read(file, relative)
     if isinstance(text, Skipped):
-        skipped.append(text)
+        into.skipped.append(text)
         return
     if not text.strip():
-        skipped.append(Skipped(relative, "an empty daily log"))
+        into.skipped.append(Skipped(relative, "an empty daily log"))
         return
     title = f"Daily log {day.isoformat()}" + (f" ({slug})" if slug else "")
     summary = first_sentence(text, 160)
@@ -87,7 +69,7 @@ def _daily(root: Path, file: Path, names: Names, items: list[Incoming],
                                       + (f": {summary}" if summary else ""),
         "type": "project", "updated": day, "when": day.isoformat(),
         "source": f"{SOURCE}:{relative}"}
-    items.append(incoming(names.claim("project", title), fields, text, relative))
+    into.items.append(incoming(into.names.claim("project", title), fields, text, relative))
 
 
 def _day_of(file: Path) -> tuple[date | None, str | None]:

@@ -77,7 +77,8 @@ def markdown_files(root: Path, *, skip_hidden: bool = True) -> tuple[list[Path],
     _walk(root, 0, found, notes, skip_hidden)
     found.sort(key=lambda p: p.relative_to(root).as_posix())
     if len(found) > MAX_SOURCE_FILES:
-        notes.append(f"only the first {MAX_SOURCE_FILES} of {len(found)} files were read")
+        notes.append(f"more than {MAX_SOURCE_FILES} files: only the first "
+                     f"{MAX_SOURCE_FILES} were read")
         found = found[:MAX_SOURCE_FILES]
     return found, notes
 

@@ -55,7 +55,10 @@ class Collector:
         self._read(Path(os.path.normpath(path)), label, None, ())
 
     def _read(self, path: Path, label: str, via: str | None, chain: tuple[Path, ...]) -> None:
-        if path in self._seen or len(self._seen) >= MAX_SOURCE_FILES:
+        if path in self._seen:
+            return
+        if len(self._seen) >= MAX_SOURCE_FILES:
+            self.notes.append(f"{label}: not read, over {MAX_SOURCE_FILES} files")
             return
         self._seen.add(path)
         text = try_read(path, label)

@@ -211,3 +211,26 @@ def test_adopt_records_the_auto_memory_folder_as_the_projects(project: Path,
     assert scopes.read_project_map(scopes.projects_file(home)) == {
         str(project): {"memory_dir": str(folder)}}
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_the_folders_down_to_the_working_directory_are_read(project: Path, home: Path) -> None:
+    (project / ".git").mkdir()  # the project root is the repository's
+    (project / "api").mkdir()
+    (project / "api" / "CLAUDE.md").write_text("## Api errors\n\nReturn problem+json.\n")
+    (project / ".claude" / "CLAUDE.md").write_text("## Review\n\nAsk for one reviewer.\n")
+    (project / "unrelated").mkdir()
+    (project / "unrelated" / "CLAUDE.md").write_text("## Elsewhere\n\nNot loaded here.\n")
+    origins = [i.origin for i in claude_code.read_batch(None, home=home,
+                                                        cwd=project / "api").items]
+    assert "api/CLAUDE.md:1 § Api errors" in origins
+    assert ".claude/CLAUDE.md:1 § Review" in origins
+    assert not any(o.startswith("unrelated/") for o in origins)
+
+
+def test_a_home_import_is_read_only_under_home(project: Path, home: Path) -> None:
+    (home / "notes.md").write_text("## Editor\n\nI am a vim user.\n")
+    (project / "CLAUDE.md").write_text("## Notes\n\nSee @~/notes.md and @~/../x.md too.\n")
+    batch = claude_code.read_batch(project, home=home, cwd=project)
+    assert source_of(by_name(batch)["user_editor.md"]) == "claude-code:~/notes.md#editor"
+    assert "CLAUDE.md imports @~/../x.md: not followed, outside the folders imported " \
+        "from" in batch.notes

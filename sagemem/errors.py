@@ -68,6 +68,9 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
      ├── NotAnExport              an import file that is no sagemem export of a known version
      ├── ExportTargetRefused      an export asked to land inside the memory folder (or a dir)
+     ├── ImportSourceError        another tool's memories that cannot be read at all (no
+                                  such folder, a malformed mem0 export, an auto-memory
+                                  folder not in sagemem's format)
      └── GitError                 git could not do what sagemem asked of it
           ├── NotInGitRepository  ``install git`` for a folder outside any git repository
           └── MergeFailed         the merge driver's ``git merge-file`` could not run
@@ -688,6 +691,19 @@ class ExportTargetRefused(SagememError):
     def __init__(self, path: Path, reason: str) -> None:
         self.path, self.reason = path, reason
         super().__init__(f"cannot write the export to {path}: {reason}")
+
+
+class ImportSourceError(SagememError):
+    """An import whose source cannot be read as a whole: the folder or file is missing,
+    a mem0 export is not the JSON it documents, an auto-memory folder to adopt is not
+    in sagemem's format. A single broken file inside a source is never this: it is
+    skipped, with its reason, and the rest is read."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}; nothing was imported")
+
+
 class GitError(SagememError):
     """git could not do what sagemem asked: not installed, or a command that failed."""
 

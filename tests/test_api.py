@@ -36,6 +36,7 @@ def test_public_names_are_exactly_these() -> None:
         # moving memories (docs/moving.md)
         "Batch", "ExportTargetRefused", "ImportReport", "Incoming", "NotAnExport", "Skipped",
         "apply_batch", "export_folder", "read_export", "write_export",
+        "ImportSourceError",
     }
 
 

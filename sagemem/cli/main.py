@@ -44,6 +44,7 @@ COMMANDS = {
     "dream": "dream",
     **dict.fromkeys(("index", "eval"), "engine"),
     "config": "memories",
+    "scope": "scope",
     **dict.fromkeys(("ledger", "use", "session", "task"), "agent"),
     **dict.fromkeys(("install", "doctor"), "hosts"),
     "hook": "agent",

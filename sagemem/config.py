@@ -36,8 +36,8 @@ from .errors import (
     StateDirNotDirectory,
 )
 from .files.paths import MAX_FILE_BYTES, read_state_file
-from .files.scopes import Choice, choose_folder, find_project, project_home
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
+from .files.scopes import Choice, choose_folder, find_project, project_home
 from .files.state import OWNER_FILE, StrayState, check_owner, left_state, stray_states
 from .files.state import default_state_dir as default_state_dir
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -137,7 +138,7 @@ def choose_folder(project: Project, *, home: Path | None = None) -> Choice:
     if repo.get("memory") == "off" and entry.get("memory") != "on":
         return Choice(project, "repository file", None, repo_path)
     if "memory_dir" in repo:
-        return Choice(project, "repository file", inside(project.root, repo["memory_dir"]),
+        return Choice(project, "repository file", inside(project.root, str(repo["memory_dir"])),
                       repo_path)
     return Choice(project, "git root", project_home(project.root, home) / "memory")
 
@@ -166,7 +167,7 @@ def _legal_entry(root: str, entry: object) -> bool:
     return entry.get("memory") in ("off", "on")
 
 
-def read_repo_file(root: Path) -> dict[str, str]:
+def read_repo_file(root: Path) -> dict[str, object]:
     """A repository's ``.sagemem.json`` (absent: empty), its keys checked."""
     path = root / REPO_FILE
     data = _read_json(path, RepositoryFileError)
@@ -262,6 +263,6 @@ def _set_repo(root: Path, on: bool) -> Path:
     return path
 
 
-def _write_json(path: Path, data: dict[str, object]) -> None:
+def _write_json(path: Path, data: Mapping[str, object]) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     atomic_write(path, text.encode("utf-8"), create=False)

@@ -27,13 +27,23 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from .errors import IllegalSetting, SettingsError, StateDirNotDirectory
+from .errors import (
+    IllegalSetting,
+    MemoryOff,
+    ProjectMapError,
+    RepositoryFileError,
+    SettingsError,
+    StateDirNotDirectory,
+)
 from .files.paths import MAX_FILE_BYTES, read_state_file
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
+from .files.scopes import Choice, choose_folder, find_project, project_home
 from .files.state import OWNER_FILE, StrayState, check_owner, left_state, stray_states
 from .files.state import default_state_dir as default_state_dir
 
-Source = Literal["default", "env", "settings", "option"]
+Source = Literal["default", "env", "settings", "option", "project"]
+"""``project``: the memory folder was chosen from the working directory's git project
+(``files/scopes.py``; ``Settings.scope`` says by which rule)."""
 
 JSON_VERSION = 1
 """The ``version`` of every JSON object sagemem prints or keeps; later versions only add
@@ -147,6 +157,9 @@ class Settings:
     dream_llm_url: str | None = None
     dream_llm_model: str | None = None
     dream_auto_kinds: str = "dates,links,index,expired"
+    scope: Choice | None = None
+    """The git project the memory folder was chosen for, and by which rule (None: the
+    folder came from --dir, SAGE_MEM_DIR or the default outside any repository)."""
     sources: Mapping[str, Source] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     # The settings that guard (snapshot_keep, idle_days_*): the legal values given, and
@@ -273,28 +286,64 @@ def parse_text(raw: object) -> str | None:
     return None
 
 
-def resolve_dirs(
-    env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | None
-) -> tuple[Path, Path, dict[str, Source]]:
-    """The memory and state directories, from options, then the environment, then defaults
-    (``files/state.py``); a state directory of another memory folder is WrongFolder."""
-    sources: dict[str, Source] = {}
+def resolve_memory_dir(env: Mapping[str, str], memory_dir: Path | None,
+                       cwd: Path | None = None) -> tuple[Path, Source, Choice | None]:
+    """The memory folder by docs/configuration.md's "Which folder": ``--dir``, then
+    ``SAGE_MEM_DIR``, then the git project of ``cwd`` (default: the process's), then
+    ``~/.sage-mem/memory``. A project whose memory is off comes back with its choice
+    (``off``) and the folder the git-root rule would give; callers decide (MemoryOff)."""
     if memory_dir is not None:
-        mem, sources["memory_dir"] = memory_dir, "option"
-    elif parse_text(env.get("SAGE_MEM_DIR")):
-        mem, sources["memory_dir"] = Path(env["SAGE_MEM_DIR"].strip()), "env"
-    else:
-        mem, sources["memory_dir"] = Path(DEFAULT_MEMORY_DIR), "default"
-    mem = Path(os.path.abspath(mem.expanduser()))
+        return Path(os.path.abspath(memory_dir.expanduser())), "option", None
+    if parse_text(env.get("SAGE_MEM_DIR")):
+        return Path(os.path.abspath(Path(env["SAGE_MEM_DIR"].strip()).expanduser())), "env", None
+    project = find_project(_cwd() if cwd is None else cwd)
+    if project is None:
+        return Path(os.path.abspath(Path(DEFAULT_MEMORY_DIR).expanduser())), "default", None
+    choice = choose_folder(project)
+    # off: the folder the git-root rule would give, so `config` has a path to show
+    folder = choice.memory_dir or project_home(project.root) / "memory"
+    return Path(os.path.abspath(folder)), "project", choice
+
+
+def _cwd() -> Path:
+    try:
+        return Path.cwd()
+    except OSError:  # the working directory was deleted: no project to find
+        return Path("/")
+
+
+def resolve_dirs(
+    env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | None,
+    *, cwd: Path | None = None, allow_off: bool = False,
+) -> tuple[Path, Path, dict[str, Source]]:
+    """The memory and state directories, from options, then the environment, then the
+    project or defaults (``files/state.py``); a state directory of another memory folder
+    is WrongFolder; a project whose memory is off is MemoryOff unless ``allow_off``."""
+    return _resolve(env, memory_dir, state_dir, cwd, allow_off)[:3]
+
+
+def _resolve(env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | None,
+             cwd: Path | None, allow_off: bool
+             ) -> tuple[Path, Path, dict[str, Source], Choice | None]:
+    mem, source, choice = resolve_memory_dir(env, memory_dir, cwd)
+    if choice is not None and choice.off and not allow_off:
+        raise MemoryOff(choice.project.root, choice.file or choice.project.root)
+    sources: dict[str, Source] = {"memory_dir": source}
     if state_dir is not None:
         state, sources["state_dir"] = state_dir, "option"
     elif parse_text(env.get("SAGE_MEM_STATE_DIR")):
         state, sources["state_dir"] = Path(env["SAGE_MEM_STATE_DIR"].strip()), "env"
+    elif choice is not None and choice.rule == "repository file":
+        # a folder inside a cloned repository keeps its state outside it: a state
+        # directory the repository shipped (snapshots, folder.json) is never adopted
+        state = project_home(choice.project.root) / STATE_DIR_NAME
+        check_owner(state, mem)
+        return mem, state, {**sources, "state_dir": "project"}, choice
     else:
-        return mem, default_state_dir(mem), {**sources, "state_dir": "default"}
+        return mem, default_state_dir(mem), {**sources, "state_dir": "default"}, choice
     state = Path(os.path.abspath(state.expanduser()))
     check_owner(state, mem)
-    return mem, state, sources
+    return mem, state, sources, choice
 
 
 def resolve_global_dir(env: Mapping[str, str], file: Mapping[str, object]
@@ -387,11 +436,16 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     memory_dir: Path | None = None,
     state_dir: Path | None = None,
+    *,
+    cwd: Path | None = None,
+    allow_off: bool = False,
 ) -> Settings:
     """Build the settings in effect for this process; an illegal value of a setting that
-    guards is recorded as refused, with a warning (see the module doc)."""
+    guards is recorded as refused, with a warning (see the module doc). The memory folder
+    follows ``cwd``'s git project (see ``resolve_memory_dir``); a project with memory off
+    is MemoryOff, unless ``allow_off`` (``config`` and ``scope`` show it: ``scope.off``)."""
     env = os.environ if env is None else env
-    mem, state, sources = resolve_dirs(env, memory_dir, state_dir)
+    mem, state, sources, choice = _resolve(env, memory_dir, state_dir, cwd, allow_off)
     file = read_settings_file(state)
     values: dict[str, object] = {}
     guarded: dict[str, int] = {}
@@ -416,6 +470,8 @@ def load_settings(
     values["global_dir"], global_source = resolve_global_dir(env, file)
     if global_source != "default":
         sources["global_dir"] = global_source
+    if choice is not None and not choice.off and values["global_dir"] == mem:
+        raise _global_clash(choice, mem)
     known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV) | {"global_dir"}
     warnings = tuple(f"{state / SETTINGS_FILE}: unknown setting {key!r} ignored"
                      for key in file if key not in known)
@@ -425,11 +481,19 @@ def load_settings(
     warnings += tuple(_refused_warning(exc) for exc in refused.values())
     if sources["state_dir"] == "default":
         warnings += tuple(_stray_warning(stray, mem) for stray in stray_states(mem))
-    elif (old := left_state(mem, state)) is not None:
+    elif sources["state_dir"] != "project" and (old := left_state(mem, state)) is not None:
         warnings += (_left_warning(old, state, sources["state_dir"]),)
     return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
-                    guarded_values=guarded, refused=refused,
+                    guarded_values=guarded, refused=refused, scope=choice,
                     **values)  # type: ignore[arg-type]
+
+
+def _global_clash(choice: Choice, folder: Path) -> SettingsError:
+    """A project folder that is the global layer's: every project's memories would be
+    this one's, and this one's every project's."""
+    error = ProjectMapError if choice.rule == "user project map" else RepositoryFileError
+    return error(choice.file or folder, f"names {folder}, the global layer's folder (every "
+                                        "project's), as this project's")
 
 
 def describe_settings(settings: Settings) -> list[tuple[str, object, Source, str]]:
@@ -446,6 +510,29 @@ def describe_settings(settings: Settings) -> list[tuple[str, object, Source, str
     shown = "off" if settings.global_dir is None else str(settings.global_dir)
     rows.append(("global_dir", shown, settings.source("global_dir"), GLOBAL_ENV))
     return rows
+
+
+def folder_rule(settings: Settings) -> dict[str, object]:
+    """Which rule of "Which folder" chose the memory folder: ``option``, ``env``, one of
+    the project rules (with the project root and the file that decided) or ``default``;
+    ``memory`` is ``off`` when the project turned memory off."""
+    choice = settings.scope
+    if choice is None:
+        return {"rule": settings.source("memory_dir"), "project_root": None, "file": None,
+                "memory": "on"}
+    return {"rule": choice.rule, "project_root": str(choice.project.root),
+            "file": None if choice.file is None else str(choice.file),
+            "memory": "off" if choice.off else "on"}
+
+
+def scope_text(settings: Settings) -> str:
+    """The memory folder and the rule that chose it: ``/…/memory  (git root /src/app)``;
+    ``off  (user project map /src/app)`` when memory is off for the project."""
+    choice = settings.scope
+    if choice is None:
+        return str(settings.memory_dir)  # the FROM column names the rule: option, env, default
+    shown = "off" if choice.off else str(settings.memory_dir)
+    return f"{shown}  ({choice.rule} {choice.project.root})"
 
 
 def _shown_value(settings: Settings, spec: IntSetting) -> object:

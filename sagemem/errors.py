@@ -8,9 +8,14 @@ happened and what to do about it. Callers branch on the class, never on the text
      │    ├── IllegalSetting      a value a setting that deletes or archives cannot take
      │    ├── StateDirNotDirectory  the state directory is a file (SAGE_MEM_STATE_DIR=/dev/null)
      │    ├── UnknownEmbedder  an ``embedder`` setting that names no registered embedder
-     │    └── UnknownChoice    a setting naming what does not exist (dream_auto_kinds)
+     │    ├── UnknownChoice    a setting naming what does not exist (dream_auto_kinds)
+     │    ├── ProjectMapError  ~/.sage-mem/projects.json (the user's project map) malformed
+     │    └── RepositoryFileError  a repository's .sagemem.json malformed, or naming a
+     │                         folder outside the repository (never followed)
      ├── DirectoryMissing         the memory directory does not exist
      │    └── NoGlobalLayer       ``--global`` with no global layer (off, missing, the project)
+     ├── MemoryOff                memory turned off for this repository (sagemem scope on)
+     ├── NotInProject             ``sagemem scope`` run outside any git working tree
      ├── WrongFolder              a state directory or snapshot of another memory folder
      ├── InvalidName              a memory name breaks the naming rules
      │    └── ReservedName        MEMORY.md, session-log.md, names in reserved.json
@@ -144,6 +149,37 @@ class DirectoryMissing(SagememError):
         state = "is not a directory" if exists else "does not exist"
         super().__init__(f"memory directory {path} {state}; "
                          "create it with `sagemem init` or point --dir / SAGE_MEM_DIR at it")
+
+
+class ProjectMapError(SettingsError):
+    """The user's project map (``~/.sage-mem/projects.json``) cannot be read as one: no
+    folder is guessed, and ``sagemem scope`` refuses to write over it."""
+
+
+class RepositoryFileError(SettingsError):
+    """A repository's ``.sagemem.json`` that is malformed or names a folder outside the
+    repository (``..``, an absolute path, a symlink out): a cloned repository may only
+    turn memory off or name a folder inside itself, so it is refused, never followed."""
+
+
+class MemoryOff(SagememError):
+    """Memory is turned off for this repository (by the user's project map or the
+    repository's ``.sagemem.json``); ``--dir`` or ``SAGE_MEM_DIR`` still name a folder."""
+
+    def __init__(self, root: Path, file: Path) -> None:
+        self.root, self.file = root, file
+        super().__init__(f"memory is off for {root} ({file}); sagemem scope on turns it "
+                         "back on, or pass --dir")
+
+
+class NotInProject(SagememError):
+    """A ``sagemem scope`` change asked for outside any git working tree: there is no
+    project to turn on, off, or give a folder."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        super().__init__(f"{cwd} is not inside a git working tree, so it has no project "
+                         "scope; run it in the repository, or pass --dir to name a folder")
 
 
 class WrongFolder(SagememError):

@@ -54,10 +54,12 @@ ILLEGAL_INTEGERS = ["abc", "", "   ", "1.5", "--5", "1e3", "0x10", "5 5", "٣"]
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake home directory, so ``~`` never means the real one."""
+    """A fake home directory, so ``~`` never means the real one, and a working directory
+    outside any git repository, so the folder is not chosen for this checkout's project."""
     path = tmp_path / "home"
     path.mkdir()
     monkeypatch.setenv("HOME", str(path))
+    monkeypatch.chdir(tmp_path)
     return path
 
 
@@ -140,6 +142,7 @@ def test_explicit_env_ignores_the_process_environment(
 ) -> None:
     monkeypatch.setenv("SAGE_MEM_MAX_RESULTS", "3")
     monkeypatch.setenv("SAGE_MEM_DIR", str(state_dir / "elsewhere"))
+    monkeypatch.chdir(state_dir.parent)  # outside any git repository: the default folder
     settings = load_settings(env={}, state_dir=state_dir)
     assert settings.max_results == 10
     assert settings.source("memory_dir") == "default"

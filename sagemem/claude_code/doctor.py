@@ -332,7 +332,7 @@ def _mcp_extra(*, served: bool) -> Finding:
 def _folder_and_probe(wired: list[Wired], env: Mapping[str, str], project: Path,
                       run_hook: bool) -> list[Finding]:
     try:
-        memory_dir, state_dir, _ = resolve_dirs(env, None, None)
+        memory_dir, state_dir, _ = resolve_dirs(env, None, None, cwd=project)
     except SagememError as exc:
         return [Finding("problem", "memory", str(exc))]
     with state_copy(state_dir) as copy:

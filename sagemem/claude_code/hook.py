@@ -9,6 +9,9 @@ the session is reset and the same memories may be injected again. On ``PreToolUs
 (``gate.py``; it reads no settings, only where the folders are). A hook that fails
 shows errors to the user, and exit 2 blocks the prompt outright, so every failure is
 one line in ``<state>/logs/hook.log`` while the hook prints nothing and exits 0.
+The folder follows the git project Claude Code starts the hook in (its working
+directory; docs/configuration.md, "Which folder"); where memory is off for that
+repository the hook prints nothing, logs nothing, and exits 0.
 
 Claude Code kills a hook at its timeout, and a killed hook injects nothing, so the hook
 keeps to ``hook_budget_ms``: bringing the index up to date stops at a share of it (the
@@ -35,7 +38,7 @@ from ..config import (
     resolve_dirs,
     resolve_global_dir,
 )
-from ..errors import SagememError
+from ..errors import MemoryOff, SagememError
 from ..files.atomic import append_line, make_folder
 from ..history.journal import pending_notice
 from ..inject.block import inject
@@ -93,6 +96,8 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
         return _respond(event, settings, log, started)
+    except MemoryOff:  # turned off for this repository: nothing to inject, nothing to log
+        return ""
     except Exception as exc:  # anything at all: the user's prompt must go through
         _log(log, f"{where}: {type(exc).__name__}: {exc}")
         return ""

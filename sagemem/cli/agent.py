@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..config import JSON_VERSION, Settings
-from ..errors import NoCheckpoint
+from ..errors import MemoryOff, NoCheckpoint
 from ..inject.session import DEFAULT_SESSION
 from ..store import MemoryStore
 from .base import (
@@ -186,7 +186,10 @@ def inject(
     from ..inject.block import inject as inject_block
     from .output_agent import explain_text, injection_json
 
-    settings = ctx.obj.settings()
+    try:
+        settings = ctx.obj.settings()
+    except MemoryOff:  # a prompt hook runs this: off means no block, never a failure
+        return
     with ctx.obj.layers(warn_pending=False) as layers:
         if batch is not None:
             raise typer.Exit(_inject_batch(layers, settings, batch))

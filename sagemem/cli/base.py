@@ -60,12 +60,26 @@ class Globals:
         ``snapshot_keep``, a state directory left by a moved folder) go to stderr then."""
         return self._settings
 
+    def any_settings(self) -> Settings:
+        """The settings even when memory is off for this project (``config`` and
+        ``scope`` show that); every other command reads ``settings``, which refuses."""
+        settings = self._any_settings
+        if settings.scope is None or not settings.scope.off:
+            for warning in settings.warnings:
+                echo(f"warning: {warning}", err=True)
+        return settings
+
     @cached_property  # writes the instance __dict__, which a frozen dataclass allows
     def _settings(self) -> Settings:
         settings = load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir)
         for warning in settings.warnings:
             echo(f"warning: {warning}", err=True)
         return settings
+
+    @cached_property
+    def _any_settings(self) -> Settings:
+        return load_settings(memory_dir=self.memory_dir, state_dir=self.state_dir,
+                             allow_off=True)
 
     def store(self, *, warn_pending: bool = True, global_: bool = False) -> MemoryStore:
         """The store (the global layer's with ``global_``: NoGlobalLayer if there is

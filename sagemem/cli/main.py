@@ -45,6 +45,7 @@ COMMANDS = {
     **dict.fromkeys(("export", "import"), "transfer"),
     **dict.fromkeys(("index", "eval"), "engine"),
     "config": "memories",
+    "scope": "scope",
     **dict.fromkeys(("ledger", "use", "session", "task"), "agent"),
     **dict.fromkeys(("install", "doctor"), "hosts"),
     "merge-driver": "gitsync",

@@ -186,7 +186,7 @@ def new(
 @app.command()
 def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every setting in effect, its value, and where it came from."""
-    settings = ctx.obj.settings()
+    settings = ctx.obj.any_settings()
     if as_json:
         echo_json(settings_json(settings))
     else:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..config import JSON_VERSION, Settings, describe_settings
+from ..config import JSON_VERSION, Settings, describe_settings, folder_rule, scope_text
 
 if TYPE_CHECKING:  # annotations only: `sagemem config` imports neither store nor parser
     from ..files.fields import Problem
@@ -119,6 +119,7 @@ def settings_json(settings: Settings) -> dict[str, Any]:
         "version": JSON_VERSION,
         "settings": {key: {"value": value, "source": source, "env": env}
                      for key, value, source, env in describe_settings(settings)},
+        "folder": folder_rule(settings),
     }
 
 
@@ -261,7 +262,8 @@ def settings_text(settings: Settings) -> list[str]:
     key_w = max(len(key) for key, *_ in rows)  # idle_days_reference is 19: no fixed width
     lines = [f"{'SETTING':<{key_w}} {'FROM':<9} VALUE"]
     for key, value, source, _env in rows:
-        lines.append(f"{key:<{key_w}} {source:<9} {_shown(value)}")
+        shown = scope_text(settings) if key == "memory_dir" else _shown(value)
+        lines.append(f"{key:<{key_w}} {source:<9} {shown}")
     return lines
 
 

@@ -17,6 +17,8 @@
   edits, change notices.
 - ``state``: which state directory belongs to which folder (``default_state_dir``, ``stray_states``,
   the ``folder.json`` owner file, ``claim``, ``check_owner``).
+- ``scopes``: which folder a git project has (``find_project``, ``choose_folder``,
+  ``use_folder``, ``set_memory``) — docs/configuration.md, "Which folder".
 - ``body``: ``with_body`` — a new body under the frontmatter kept byte for byte.
 
 Imports only ``errors`` from outside itself.

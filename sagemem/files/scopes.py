@@ -1,0 +1,268 @@
+"""Which memory folder a project has: the project is found from where the agent works.
+
+With no ``--dir`` and no ``SAGE_MEM_DIR`` the folder follows the git working tree the
+working directory is in (docs/configuration.md, "Which folder"). The rules, in order:
+
+1. ``find_project`` walks up (at most ``MAX_PARENTS`` folders) to the first ``.git``,
+   a directory or a file, read as plain files — git is never run (it would execute the
+   repository's hooks and config). A ``.git`` file whose git directory has a
+   ``commondir`` is a linked worktree: its project is the main working tree, so every
+   worktree of a repository shares one folder. A ``.git`` file without one (a
+   submodule's, into ``.git/modules/…``) is a project of its own.
+2. The user's project map ``~/.sage-mem/projects.json`` (the user's own file, trusted):
+   a folder anywhere, or memory off, per project root.
+3. The repository's ``.sagemem.json``. A repository someone cloned is not trusted like
+   the user's files: it may turn memory off or name a folder *inside itself* — no
+   ``..``, no absolute path, no symlink out; anything else is RepositoryFileError.
+4. Otherwise ``~/.sage-mem/projects/<slug>/memory``, ``<slug>`` the root's path with
+   every character outside ``[A-Za-z0-9]`` made ``-`` (Claude Code's rule for
+   ``~/.claude/projects/<project>/``).
+
+Kept cheap: ``sagemem config`` comes through here; json and os only, no store, no YAML.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..errors import ProjectMapError, RepositoryFileError, SagememError, SettingsError
+from .atomic import atomic_write, make_folder
+from .paths import read_state_file
+
+Rule = Literal["user project map", "repository file", "git root"]
+PROJECTS_FILE = "projects.json"
+REPO_FILE = ".sagemem.json"
+MAP_VERSION = 1
+MAX_PARENTS = 64  # githead.py's bound: a walk from a deep folder must end
+MAX_GIT_FILE_BYTES = 64 * 1024  # a .git file or commondir holds one path
+_SLUG = re.compile(r"[^A-Za-z0-9]")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A git project: ``root`` is its identity (the main working tree), ``worktree``
+    the working tree the walk found (``root`` itself unless a linked worktree)."""
+
+    root: Path
+    worktree: Path
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the rules chose for a project: the folder (None: memory is off), the rule,
+    and the file that decided (None for the git-root rule)."""
+
+    project: Project
+    rule: Rule
+    memory_dir: Path | None
+    file: Path | None = None
+
+    @property
+    def off(self) -> bool:
+        return self.memory_dir is None
+
+
+def sage_home(home: Path | None = None) -> Path:
+    """``~/.sage-mem``, beside which the project map and project folders live."""
+    return (Path.home() if home is None else home) / ".sage-mem"
+
+
+def projects_file(home: Path | None = None) -> Path:
+    return sage_home(home) / PROJECTS_FILE
+
+
+def project_home(root: Path, home: Path | None = None) -> Path:
+    """``~/.sage-mem/projects/<slug>``: the git-root rule's folder is its ``memory``."""
+    return sage_home(home) / "projects" / slug(root)
+
+
+def slug(root: Path) -> str:
+    """Claude Code's project name for a folder: ``/home/u/src/app`` → ``-home-u-src-app``."""
+    return _SLUG.sub("-", str(root))
+
+
+def find_project(cwd: Path) -> Project | None:
+    """The git project holding ``cwd``, or None outside any working tree (or past
+    ``MAX_PARENTS`` folders up)."""
+    cwd = Path(os.path.abspath(cwd))
+    for folder in [cwd, *cwd.parents][:MAX_PARENTS]:
+        git = folder / ".git"
+        if git.is_dir():
+            return Project(folder, folder)
+        if git.is_file():
+            return Project(_main_tree(git) or folder, folder)
+    return None
+
+
+def _main_tree(git_file: Path) -> Path | None:
+    """The main working tree of a linked worktree's ``.git`` file; None when the file
+    points at a git directory without ``commondir`` (a submodule: its own project) or
+    when the common directory is not a ``.git`` (a bare repository's worktree)."""
+    text = _read_text(git_file)
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    git_dir = Path(text[len("gitdir:"):].strip())
+    git_dir = git_dir if git_dir.is_absolute() else git_file.parent / git_dir
+    common = _read_text(git_dir / "commondir")
+    if common is None:
+        return None
+    common_dir = Path(os.path.abspath(git_dir / common))
+    return common_dir.parent if common_dir.name == ".git" and common_dir.is_dir() else None
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        data = read_state_file(path, MAX_GIT_FILE_BYTES)
+        return None if data is None else data.decode("utf-8").strip()
+    except (SagememError, UnicodeDecodeError):
+        return None
+
+
+def choose_folder(project: Project, *, home: Path | None = None) -> Choice:
+    """The folder for ``project`` by the rules of the module doc; a malformed project
+    map is ProjectMapError, a refused repository file RepositoryFileError."""
+    path = projects_file(home)
+    entry = read_project_map(path).get(str(project.root), {})
+    if entry.get("memory") == "off":
+        return Choice(project, "user project map", None, path)
+    if isinstance(entry.get("memory_dir"), str):
+        return Choice(project, "user project map", Path(entry["memory_dir"]), path)
+    repo = read_repo_file(project.root)
+    repo_path = project.root / REPO_FILE
+    if repo.get("memory") == "off" and entry.get("memory") != "on":
+        return Choice(project, "repository file", None, repo_path)
+    if "memory_dir" in repo:
+        return Choice(project, "repository file", inside(project.root, str(repo["memory_dir"])),
+                      repo_path)
+    return Choice(project, "git root", project_home(project.root, home) / "memory")
+
+
+def read_project_map(path: Path) -> dict[str, dict[str, str]]:
+    """The ``projects`` of the user's map (absent file: none); anything malformed is
+    ProjectMapError naming the file."""
+    data = _read_json(path, ProjectMapError)
+    if not data:
+        return {}
+    projects = data.get("projects", {})
+    if data.get("version", MAP_VERSION) != MAP_VERSION or not isinstance(projects, dict):
+        raise ProjectMapError(path, f'must be {{"version": {MAP_VERSION}, "projects": {{…}}}}')
+    for root, entry in projects.items():
+        if not _legal_entry(root, entry):
+            raise ProjectMapError(path, f'{root!r} must map to {{"memory_dir": "<absolute '
+                                        'path>"}, {"memory": "off"} or {"memory": "on"}')
+    return projects
+
+
+def _legal_entry(root: str, entry: object) -> bool:
+    if not isinstance(entry, dict) or not os.path.isabs(root):
+        return False
+    if "memory_dir" in entry:
+        return isinstance(entry["memory_dir"], str) and os.path.isabs(entry["memory_dir"])
+    return entry.get("memory") in ("off", "on")
+
+
+def read_repo_file(root: Path) -> dict[str, object]:
+    """A repository's ``.sagemem.json`` (absent: empty), its keys checked."""
+    path = root / REPO_FILE
+    data = _read_json(path, RepositoryFileError)
+    if "memory" in data and data["memory"] not in ("off", "on"):
+        raise RepositoryFileError(path, '"memory" may only be "off" or "on"')
+    if "memory_dir" in data and not (isinstance(data["memory_dir"], str)
+                                     and data["memory_dir"].strip()):
+        raise RepositoryFileError(path, '"memory_dir" must be a folder inside the repository')
+    return data
+
+
+def inside(root: Path, relative: str) -> Path:
+    """``root/relative``, if it stays inside the repository once every symlink on the way
+    is followed; otherwise RepositoryFileError (a cloned repository must not point
+    sagemem at ``~/.ssh`` or another project's memories)."""
+    path = root / REPO_FILE
+    given = Path(relative)
+    if given.is_absolute() or ".." in given.parts:
+        raise RepositoryFileError(path, f'"memory_dir" {relative!r} must be a relative path '
+                                        'inside the repository (no "..", not absolute)')
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(root / given))
+    if real != real_root and real_root not in real.parents:
+        raise RepositoryFileError(path, f'"memory_dir" {relative!r} leads out of the '
+                                        f'repository (to {real}) through a symlink')
+    if real == real_root:
+        raise RepositoryFileError(path, '"memory_dir" must be a folder inside the '
+                                        'repository, not its root')
+    return root / given
+
+
+def _read_json(path: Path, error: type[SettingsError]) -> dict[str, object]:
+    try:
+        raw = read_state_file(path)
+    except SettingsError as exc:
+        raise error(path, exc.problem) from exc
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise error(path, f"not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise error(path, "must hold a JSON object")
+    return data
+
+
+def use_folder(project_root: Path, memory_dir: Path, *, home: Path | None = None) -> Path:
+    """Name ``memory_dir`` as the folder of the project at ``project_root`` in the user's
+    map — how an existing folder (the old ``~/.sage-mem/memory``, Claude Code's
+    auto-memory folder) is adopted in place. Returns the folder as recorded (absolute)."""
+    folder = Path(os.path.abspath(memory_dir.expanduser()))
+    _set_entry(project_root, {"memory_dir": str(folder)}, home)
+    return folder
+
+
+def set_memory(project_root: Path, on: bool, *, repo: bool = False,
+               home: Path | None = None) -> Path:
+    """Turn memory on or off for a project, in the user's map (nothing in the repository
+    changes) or, with ``repo``, in ``<root>/.sagemem.json``. Returns the file written."""
+    if repo:
+        return _set_repo(project_root, on)
+    if not on:
+        return _set_entry(project_root, {"memory": "off"}, home)
+    # "on" must outvote a repository's off; with no such off there is nothing to keep
+    repo_off = read_repo_file(project_root).get("memory") == "off"
+    return _set_entry(project_root, {"memory": "on"} if repo_off else None, home)
+
+
+def _set_entry(root: Path, entry: dict[str, str] | None, home: Path | None) -> Path:
+    """Write one project's entry (None: drop it), keeping every other project's; a
+    malformed map is refused, never overwritten."""
+    path = projects_file(home)
+    projects = dict(read_project_map(path))
+    key = str(Path(os.path.abspath(root)))
+    if entry is None:
+        projects.pop(key, None)
+    else:
+        projects[key] = entry
+    make_folder(path.parent, follow_link=True)
+    _write_json(path, {"version": MAP_VERSION, "projects": projects})
+    return path
+
+
+def _set_repo(root: Path, on: bool) -> Path:
+    path = root / REPO_FILE
+    data = dict(read_repo_file(root))
+    if on:
+        data.pop("memory", None)
+    else:
+        data["memory"] = "off"
+    _write_json(path, data)
+    return path
+
+
+def _write_json(path: Path, data: Mapping[str, object]) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(path, text.encode("utf-8"), create=False)

@@ -28,11 +28,12 @@ COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "
             "read", "eval", "index", "inject", "ledger", "use", "config", "rollback", "recover",
             "log", "revert",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
-            "doctor", "mcp", "ui", "export"]
+            "doctor", "mcp", "ui", "export", "merge-driver"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
-               "snapshot diff", "install claude-code", "import claude-code",
-               "import basic-memory", "import openclaw", "import mem0"]
+               "snapshot diff", "install claude-code", "install git", "import claude-code",
+               "import basic-memory", "import openclaw", "import mem0", "scope off",
+               "scope on", "scope use"]
 SUMMARY_KEYS = {
     "file", "name", "type", "description", "tags", "aliases", "baseline", "baselinePriority",
     "updated", "valid_at", "invalid_at", "superseded_by", "archived", "invalid", "size",

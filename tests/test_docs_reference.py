@@ -33,7 +33,8 @@ def _every_command() -> list[str]:
         assert command is not None
         paths.append(f"sagemem {name}")
         if isinstance(command, click.Group):
-            paths += [f"sagemem {name} {sub}" for sub in command.commands]
+            paths += [f"sagemem {name} {sub}" for sub, c in command.commands.items()
+                      if not c.hidden]  # the page promises what --help lists
     return paths
 
 

@@ -11,7 +11,6 @@ imported by their command only. They register on the one ``app`` of ``base.py``;
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -69,7 +68,7 @@ def export(
     if file == "-":
         from ..files.controls import json_safe
 
-        sys.stdout.write(json_safe(export_text(document)))
+        echo(json_safe(export_text(document)), nl=False)
         return
     write_export(document, Path(file), store)
     echo(f"exported {counted(len(document['memories']), 'memory', 'memories')} to {file}",

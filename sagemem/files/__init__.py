@@ -17,6 +17,8 @@
   edits, change notices.
 - ``state``: which state directory belongs to which folder (``default_state_dir``, ``stray_states``,
   the ``folder.json`` owner file, ``claim``, ``check_owner``).
+- ``gitignore``: ``ignore_state_dir`` — the state directory kept out of git, in the
+  right ``.gitignore``, whatever the layout.
 - ``body``: ``with_body`` — a new body under the frontmatter kept byte for byte.
 
 Imports only ``errors`` from outside itself.

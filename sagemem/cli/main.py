@@ -49,6 +49,7 @@ COMMANDS = {
     "hook": "agent",
     "mcp": "serve",
     "ui": "ui",
+    "sync": "sync",
 }
 
 

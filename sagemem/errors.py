@@ -66,9 +66,11 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── RunIncomplete            a run stopped after it began writing (a full disk)
      ├── RunNotUndoable           undoing a run that changed nothing or was undone already
      ├── PlannerFailed            the LLM planner's endpoint refused, failed or is unknown
-     └── GitFailed                git could not do what ``sync`` asked (git's own words)
-          ├── GitMissing          no ``git`` program to run
-          ├── NotARepository      the memory folder is not inside a git working tree
+     └── GitError                 git could not do what sagemem asked of it
+          ├── NotInGitRepository  the memory folder is outside any git repository
+          ├── MergeFailed         the merge driver's ``git merge-file`` could not run
+          ├── GitMissing          no ``git`` program to run (``sync``)
+          ├── GitFailed           a git command ``sync`` ran failed (git's own words)
           ├── NoUpstream          no remote, or no upstream branch, to pull from and push to
           ├── PushRejected        the remote has commits this clone lacks (never forced)
           ├── SyncStopped         a pull stopped on conflicting files, or one is in progress
@@ -674,7 +676,29 @@ class PlannerFailed(SagememError):
         super().__init__(f"the LLM planner failed: {problem}; nothing was changed")
 
 
-class GitFailed(SagememError):
+class GitError(SagememError):
+    """git could not do what sagemem asked: not installed, or a command that failed."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)
+
+
+class NotInGitRepository(GitError):
+    """``install git`` for a memory folder no git repository holds."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        super().__init__(f"{directory} is not in a git repository; run 'git init' there "
+                         "(or in a folder above it) first")
+
+
+class MergeFailed(GitError):
+    """The merge driver's own merge could not run (git missing, ``merge-file`` failing):
+    the driver falls back to git's plain merge and says so."""
+
+
+class GitFailed(GitError):
     """A git command ``sync`` ran failed; ``detail`` is git's own last line (the caller
     neutralises its control characters), ``command`` what was run."""
 
@@ -683,26 +707,17 @@ class GitFailed(SagememError):
         super().__init__(f"`git {command}` failed: {detail or 'no output'}")
 
 
-class GitMissing(GitFailed):
+class GitMissing(GitError):
     def __init__(self) -> None:
-        self.command, self.detail = "", ""
-        SagememError.__init__(self, "git is not installed (no `git` on PATH); install git "
-                                    "to sync the memory folder")
+        GitError.__init__(self, "git is not installed (no `git` on PATH); install git "
+                                "to sync the memory folder")
 
 
-class NotARepository(GitFailed):
-    def __init__(self, folder: Path) -> None:
-        self.command, self.detail, self.path = "", "", folder
-        SagememError.__init__(self, f"{folder} is not in a git repository; run `git init` "
-                                    "there (or clone one) before `sagemem sync`")
-
-
-class NoUpstream(GitFailed):
+class NoUpstream(GitError):
     """No remote to sync with, or a branch that tracks none: the message names the
     command that sets it up."""
 
     def __init__(self, branch: str, remote: str | None) -> None:
-        self.command, self.detail = "", ""
         self.branch, self.remote = branch, remote
         if remote is None:
             todo = (f"the repository has no remote; add one with `git remote add origin "
@@ -710,34 +725,34 @@ class NoUpstream(GitFailed):
         else:
             todo = (f"branch {branch} has no upstream; set it with `git push -u {remote} "
                     f"{branch}`")
-        SagememError.__init__(self, f"{todo}; nothing was synced")
+        GitError.__init__(self, f"{todo}; nothing was synced")
 
 
-class PushRejected(GitFailed):
+class PushRejected(GitError):
     def __init__(self, upstream: str) -> None:
-        self.command, self.detail, self.upstream = "push", "", upstream
-        SagememError.__init__(self, f"the push was rejected: {upstream} got new commits "
-                                    "meanwhile; your commit is kept — run `sagemem sync` "
+        self.upstream = upstream
+        GitError.__init__(self, f"the push was rejected: {upstream} got new commits "
+                                "meanwhile; your commit is kept — run `sagemem sync` "
                                     "again to pull them first (sagemem never forces a push)")
 
 
-class SyncStopped(GitFailed):
+class SyncStopped(GitError):
     """A rebase that needs a person: conflicting ``files`` (names made visible by the
     caller), or one already in progress."""
 
     def __init__(self, files: list[str], *, in_progress: bool = False) -> None:
-        self.command, self.detail, self.files = "rebase", "", files
+        self.files = files
         named = ", ".join(files) or "no file yet"
         what = ("a sync is stopped half-way" if in_progress
                 else "sync stopped: the pulled changes conflict with yours")
-        SagememError.__init__(self, f"{what} in {named}; resolve them (remove every "
-                                    "<<<<<<< and >>>>>>> block), then run `sagemem sync "
+        GitError.__init__(self, f"{what} in {named}; resolve them (remove every "
+                                "<<<<<<< and >>>>>>> block), then run `sagemem sync "
                                     "--continue` — or `sagemem sync --abort` to go back")
 
 
-class StateWouldTravel(GitFailed):
+class StateWouldTravel(GitError):
     def __init__(self, paths: list[str]) -> None:
-        self.command, self.detail, self.paths = "commit", "", paths
-        SagememError.__init__(self, f"refusing to commit the state directory "
+        self.paths = paths
+        GitError.__init__(self, f"refusing to commit the state directory "
                                     f"({', '.join(paths[:3])}); "
                                     "ignore it in .gitignore — nothing was committed")

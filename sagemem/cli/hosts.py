@@ -1,5 +1,6 @@
 """``sagemem install claude-code`` and ``sagemem doctor``: wiring sagemem into Claude Code
-and checking the wiring (the work is in ``sagemem.claude_code``)."""
+and checking the wiring (the work is in ``sagemem.claude_code``); ``sagemem install git``:
+the merge driver wired into a repository (``sagemem.gitsync.install``)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 import click
 import typer
 
+from ..files.controls import visible
 from . import base as cli
 from .base import Globals, JsonOption, YesOption, app, echo, echo_json
 
 if TYPE_CHECKING:
     from ..claude_code.wiring import Wiring
+    from ..gitsync.install import GitChange
 
 install_app = typer.Typer(help="Wire sagemem into an agent host.", no_args_is_help=True)
 app.add_typer(install_app, name="install")
@@ -85,6 +88,50 @@ def install_claude_code(
     if not undo:
         echo(f"{where.scope} scope; undo with: sagemem install claude-code --undo "
              f"--{where.scope}", err=True)
+
+
+@install_app.command("git")
+def install_git(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print what would change; change nothing.")] = False,
+    undo: Annotated[bool, typer.Option(
+        "--undo", help="Take out exactly what install git put in.")] = False,
+) -> None:
+    """Wire sagemem's merge driver into the git repository that holds the memory folder.
+
+    Writes `*.md merge=sagemem` into the folder's own .gitattributes and the driver into
+    the repository's local git config (merge.sagemem.*), run with this Python's absolute
+    path. Running it twice changes nothing.
+    """
+    from ..gitsync.install import apply, plan_install, plan_undo
+
+    store = ctx.obj.store(warn_pending=False)
+    store.require_directory()
+    plan = (plan_undo if undo else plan_install)(store.directory)
+    if not plan.changes:
+        echo(f"nothing to {'undo' if undo else 'change'} in {plan.repository.top}", err=True)
+        return
+    for change in plan.changes:
+        echo(_git_change_line(change, dry_run))
+    if dry_run:
+        echo("dry run: nothing was changed", err=True)
+        return
+    apply(plan)
+    if not undo:
+        echo("undo with: " + ctx.obj.command("install", "git", "--undo"), err=True)
+
+
+def _git_change_line(change: GitChange, dry_run: bool) -> str:
+    """One line per change: a file written or removed, a git config key set or unset."""
+    verb = {True: "would ", False: ""}[dry_run]
+    if change.what.startswith("merge."):
+        if change.after is None:
+            return f"{verb}unset git config {change.what}"
+        return f"{verb}set git config {change.what} = {visible(change.after)}"
+    done = "remove" if change.after is None else "write"
+    past = {"remove": "removed", "write": "wrote"}[done]
+    return f"{verb}{done if dry_run else past} {visible(change.what)}"
 
 
 def _wiring(g: Globals, scope: str, home: Path, project: Path

@@ -46,6 +46,7 @@ COMMANDS = {
     "config": "memories",
     **dict.fromkeys(("ledger", "use", "session", "task"), "agent"),
     **dict.fromkeys(("install", "doctor"), "hosts"),
+    "merge-driver": "gitsync",
     "hook": "agent",
     "mcp": "serve",
     "ui": "ui",

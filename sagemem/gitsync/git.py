@@ -16,8 +16,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import GitFailed, GitMissing, NotARepository
+from ..errors import GitFailed, GitMissing
 from ..files.controls import visible
+from .repo import find_repository
 
 TIMEOUT_SECONDS = 600
 """A push or fetch over a slow network; past this, the sync stops with git's command
@@ -75,14 +76,11 @@ def run_git(cwd: Path, *args: str, check: bool = True, editor: bool = False) -> 
 
 
 def open_repo(folder: Path) -> Repo:
-    """The working tree holding ``folder``; NotARepository when there is none (or the
-    folder is inside a ``.git`` directory, or a bare repository)."""
-    ran = run_git(folder, "rev-parse", "--is-inside-work-tree", "--show-toplevel",
-                  check=False)
-    answer = ran.out.splitlines()
-    if ran.code != 0 or not answer or answer[0] != "true" or len(answer) < 2:
-        raise NotARepository(folder)
-    return Repo(Path(answer[1]))
+    """The working tree holding ``folder`` (``repo.find_repository``, which the merge
+    driver and ``install git`` share); NotInGitRepository when there is none."""
+    if shutil.which("git") is None:
+        raise GitMissing()
+    return Repo(find_repository(folder).top)
 
 
 def last_line(text: str) -> str:

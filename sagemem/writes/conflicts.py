@@ -47,7 +47,7 @@ MAX_RECORDS = 10_000
 RECORD_VERSION = 1
 KINDS = ("stale_version", "external_change", "unresolved_merge", "contradiction")
 WRITE_KINDS = KINDS[:3]
-WRITERS = ("cli", "library", "mcp", "consolidation", "memory-tool", "ui")
+WRITERS = ("cli", "library", "mcp", "consolidation", "memory-tool", "ui", "git")
 _VOLATILE = ("id", "created")  # two contradictions differing only here are the same
 COLLAPSE_WINDOW = timedelta(minutes=15)
 """A refusal identical to an open record last seen this recently (or with the same run

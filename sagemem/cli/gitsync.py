@@ -1,0 +1,76 @@
+"""``sagemem merge-driver``: the command git runs to merge a memory folder's files (the
+work is in ``sagemem.gitsync.driver``; ``install git`` wires it in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+from ..errors import SagememError
+from ..files.controls import visible
+from .base import Globals, app, echo
+
+if TYPE_CHECKING:
+    from ..store import MemoryStore
+
+CONFLICT = 1
+
+
+@app.command("merge-driver")
+def merge_driver(
+    ctx: typer.Context,
+    base: Annotated[Path, typer.Argument(help="git's %O: the common ancestor's file.")],
+    ours: Annotated[Path, typer.Argument(help="git's %A: ours; the result is written here.")],
+    theirs: Annotated[Path, typer.Argument(help="git's %B: theirs.")],
+    path: Annotated[str, typer.Argument(help="git's %P: the file's path in the repository.")],
+) -> None:
+    """Merge one memory file (or MEMORY.md) for git: frontmatter field by field, the body
+    with git's line merge, the index line by line.
+
+    Git runs this itself once `sagemem install git` has wired it in. Exit 0: merged;
+    exit 1: a conflict, marked in the file as git marks one and recorded in `sagemem
+    conflicts`. Anything the driver cannot do falls back to git's own merge.
+    """
+    from ..gitsync.driver import run_driver
+
+    folder = _folder(ctx.obj, path)
+    try:
+        outcome = run_driver(base, ours, theirs, path, folder)
+    except (SagememError, OSError, UnicodeDecodeError, ValueError) as exc:
+        _fall_back(base, ours, theirs, path, exc)
+    if outcome.clean:
+        return
+    record = f"; see: sagemem conflicts show {outcome.conflict_id}" if outcome.conflict_id else ""
+    echo(f"sagemem: {visible(path)}: conflict in {visible(', '.join(outcome.where))}{record}",
+         err=True)
+    raise typer.Exit(CONFLICT)
+
+
+def _folder(g: Globals, path: str) -> MemoryStore | None:
+    """The memory folder whose queue records a conflict — ``--dir``, else the one whose
+    ``.gitattributes`` wired ``path`` in (git runs the driver at the repository's top) —
+    or None, said once, when it cannot be opened: the merge itself needs no folder."""
+    from ..gitsync.driver import folder_of
+
+    try:
+        if g.memory_dir is None and (found := folder_of(path, Path.cwd())) is not None:
+            g = Globals(found, g.state_dir)
+        return g.store(warn_pending=False)
+    except SagememError as exc:
+        echo(f"sagemem: conflicts will not be queued: {visible(str(exc))}", err=True)
+        return None
+
+
+def _fall_back(base: Path, ours: Path, theirs: Path, path: str, exc: Exception) -> NoReturn:
+    """Git's plain merge when sagemem's could not run: never worse than no driver."""
+    from ..gitsync.driver import fallback
+
+    echo(f"sagemem: {visible(path)}: merged as plain text ({visible(str(exc))})", err=True)
+    try:
+        clean = fallback(base, ours, theirs)
+    except (SagememError, OSError) as again:
+        echo(f"sagemem: {visible(path)}: left unmerged ({visible(str(again))})", err=True)
+        raise typer.Exit(CONFLICT) from None
+    raise typer.Exit(0 if clean else CONFLICT)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import GitFailed, NoUpstream, SyncStopped
 from ..files.controls import visible
@@ -39,9 +40,9 @@ class Upstream:
 def upstream_of(repo: Repo) -> Upstream:
     """The checked-out branch's upstream; NoUpstream naming the command that sets one."""
     ran = repo.run("symbolic-ref", "--short", "-q", "HEAD", check=False)
-    if ran.code != 0:
+    branch = ran.out.strip() if ran.code == 0 else _rebased_branch(repo)
+    if branch is None:
         raise GitFailed("symbolic-ref HEAD", "HEAD is detached; check out a branch to sync")
-    branch = ran.out.strip()
     remote = _config(repo, f"branch.{branch}.remote")
     merge = _config(repo, f"branch.{branch}.merge")
     if remote is None or merge is None or remote == ".":
@@ -84,6 +85,18 @@ def unmerged(repo: Repo) -> list[str]:
     """The files a stopped rebase left conflicting, as git names them (from the top)."""
     names = repo.lines("diff", "--name-only", "--diff-filter=U", "-z")
     return [visible(name) for name in dict.fromkeys(names)]
+
+
+def _rebased_branch(repo: Repo) -> str | None:
+    """The branch a stopped rebase is replaying (HEAD is detached meanwhile)."""
+    for name in ("rebase-merge", "rebase-apply"):
+        path = Path(repo.run("rev-parse", "--git-path", f"{name}/head-name").out.strip())
+        try:
+            ref = (path if path.is_absolute() else repo.top / path).read_text().strip()
+        except OSError:
+            continue
+        return ref.removeprefix(HEADS) if ref.startswith(HEADS) else None
+    return None
 
 
 def _config(repo: Repo, key: str) -> str | None:

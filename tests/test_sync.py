@@ -7,9 +7,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from sagemem.history import journal
-
 from git_clones import ALPHA, Clone, _clone, git_env, two_clones
+
+from sagemem.history import journal
 
 
 def synced(clone: Clone, *args: str) -> subprocess.CompletedProcess[str]:

@@ -128,6 +128,77 @@ def test_a_body_line_changed_differently_stops_git_with_markers(
     assert _one_open_merge(two)["mine"]["merge"]["where"] == ["body"]  # type: ignore[index]
 
 
+@pytest.mark.parametrize("how", sorted(PULLS))
+def test_keeping_theirs_from_the_queue_finishes_the_merge(tmp_path: Path, how: str) -> None:
+    one, two = two_clones(tmp_path)
+    _pushed(one, "alpha.md", ALPHA.replace("priority: low", "priority: high"), "high")
+    two.write("alpha.md", ALPHA.replace("priority: low", "priority: urgent"))
+    two.commit("urgent")
+    two.git(*PULLS[how], check=False)
+    record = _one_open_merge(two)
+    done = two.sagemem("conflicts", "resolve", str(record["id"]), "--keep", "mine")
+    assert done.returncode == 0, done.stderr
+    assert two.read("alpha.md") == record["mine"]["text"]  # type: ignore[index]
+    two.git("add", "mem/alpha.md")
+    finish = ("rebase", "--continue") if how == "rebase" else ("commit", "-q", "--no-edit")
+    two.env["GIT_EDITOR"] = "true"
+    two.git(*finish)
+    assert two.git("status", "--porcelain").stdout == ""
+
+
+@pytest.mark.parametrize("how", sorted(PULLS))
+def test_an_archive_against_a_rewrite_carries_the_rewrite_into_the_archive(
+        tmp_path: Path, how: str) -> None:
+    one, two = two_clones(tmp_path)
+    assert one.sagemem("archive", "alpha.md", "--reason", "done", "--yes").returncode == 0
+    one.commit("archive alpha")
+    one.git("push", "-q", "origin", "main")
+    rewritten = ("---\nname: Alpha\ndescription: rewritten whole\n---\n"
+                 + "".join(f"a new line {n}\n" for n in range(30)))
+    two.write("alpha.md", rewritten)
+    two.commit("rewrite alpha")
+    two.git(*PULLS[how])
+    # the archive is a pure rename, which git detects however much the other side
+    # changed the file: the rewrite lands in archive/alpha.md, whole.
+    assert two.read("archive/alpha.md") == rewritten
+    assert not (two.mem / "alpha.md").exists()
+
+
+@pytest.mark.parametrize("how", sorted(PULLS))
+def test_a_delete_against_an_edit_stops_git_with_the_edit_kept(
+        tmp_path: Path, how: str) -> None:
+    one, two = two_clones(tmp_path)
+    one.git("rm", "-q", "mem/alpha.md")
+    one.write("MEMORY.md", INDEX.replace("- [Alpha](alpha.md) — the first\n", ""))
+    one.commit("delete alpha")
+    one.git("push", "-q", "origin", "main")
+    edited = ALPHA.replace("line three", "line three, edited")
+    two.write("alpha.md", edited)
+    two.commit("edit alpha")
+    done = two.git(*PULLS[how], check=False)
+    # modify/delete: no merge driver is asked; git stops and the edit stays in the tree
+    assert done.returncode != 0
+    assert "CONFLICT (modify/delete)" in done.stdout + done.stderr
+    assert two.read("alpha.md") == edited
+    assert "alpha.md" not in two.read("MEMORY.md")  # the index merged by the driver
+
+
+@pytest.mark.parametrize("how", sorted(PULLS))
+def test_sagemem_writes_on_both_machines_merge(tmp_path: Path, how: str) -> None:
+    one, two = two_clones(tmp_path)
+    assert one.sagemem("set", "alpha", "description=approved by Dana").returncode == 0
+    one.commit("description")
+    one.git("push", "-q", "origin", "main")
+    assert two.sagemem("set", "alpha", "priority=high", "tags=[ops]").returncode == 0
+    two.commit("priority and tags")
+    two.git(*PULLS[how])
+    merged = two.sagemem("show", "alpha", "--json")
+    fields = json.loads(merged.stdout)
+    assert fields["description"] == "approved by Dana"
+    assert fields["tags"] == ["ops"]
+    assert "priority: high" in two.read("alpha.md")
+
+
 def test_without_the_driver_git_stops_on_edits_of_different_fields(tmp_path: Path) -> None:
     one, two = two_clones(tmp_path, install=False)  # the case the driver exists for
     _pushed(one, "alpha.md", ALPHA.replace("description: the first", "description: 1st"),

@@ -10,7 +10,8 @@ task, hook claude-code) with ``embedding`` (``--mode``) and ``batch`` (``--batch
 files), ``engine`` (index, eval), ``audit`` (audit, watch), ``conflicts``, ``history``
 (log, revert), ``snapshot`` (snapshots, rollback, recover), ``archive`` (archive,
 restore, purge, locks), ``dream`` (consolidation: plan, run, history, show, undo,
-auto), ``hosts`` (install claude-code, doctor), ``serve`` (mcp), ``ui`` (the panel);
+auto), ``hosts`` (install claude-code, install git, doctor), ``gitsync``
+(merge-driver), ``serve`` (mcp), ``ui`` (the panel);
 ``output`` and ``output_agent`` hold the JSON and text shapes.
 """
 

@@ -35,9 +35,8 @@ def merge_driver(
     """
     from ..gitsync.driver import run_driver
 
-    folder = _folder(ctx.obj, path)
     try:
-        outcome = run_driver(base, ours, theirs, path, folder)
+        outcome = run_driver(base, ours, theirs, path, lambda: _folder(ctx.obj, path))
     except (SagememError, OSError, UnicodeDecodeError, ValueError) as exc:
         _fall_back(base, ours, theirs, path, exc)
     if outcome.clean:
@@ -54,10 +53,17 @@ def _folder(g: Globals, path: str) -> MemoryStore | None:
     or None, said once, when it cannot be opened: the merge itself needs no folder."""
     from ..gitsync.driver import folder_of
 
+    if g.memory_dir is None:
+        found = folder_of(path, Path.cwd())
+        if found is None:  # never the default folder: the conflict is not its business
+            echo("sagemem: conflicts will not be queued: no .gitattributes of "
+                 "'sagemem install git' above this file; give --dir", err=True)
+            return None
+        g = Globals(found, g.state_dir)
     try:
-        if g.memory_dir is None and (found := folder_of(path, Path.cwd())) is not None:
-            g = Globals(found, g.state_dir)
-        return g.store(warn_pending=False)
+        store = g.store(warn_pending=False)
+        store.require_directory()  # no queue made beside a folder that is not there
+        return store
     except SagememError as exc:
         echo(f"sagemem: conflicts will not be queued: {visible(str(exc))}", err=True)
         return None

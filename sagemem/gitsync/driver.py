@@ -16,11 +16,13 @@ any fault of the merge itself, fall back to ``git merge-file`` over the three fi
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..files.paths import INDEX_FILE
+from ..files.revision import revision_of
 from ..writes import conflicts
 from .merge_index import merge_index
 from .merge_memory import merge_memory
@@ -51,10 +53,11 @@ def merge_texts(base: str, ours: str, theirs: str, path: str) -> MergeResult:
 
 
 def run_driver(base: Path, ours: Path, theirs: Path, path: str,
-               folder: MemoryFolder | None) -> DriverOutcome:
+               folder: Callable[[], MemoryFolder | None]) -> DriverOutcome:
     """Merge git's three files, write the result into ``ours``, and queue a conflict in
-    ``folder``'s state directory when there is one. Raises ``MergeFailed`` (git cannot
-    merge), ``UnicodeDecodeError`` (not text) or ``OSError``: the caller falls back."""
+    the state directory of ``folder()`` (asked only then; None: not queued). Raises
+    ``MergeFailed`` (git cannot merge), ``UnicodeDecodeError`` (not text) or ``OSError``:
+    the caller falls back."""
     sides = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
     result = merge_texts(sides[0], sides[1], sides[2], path)
     _write_result(ours, result.text.encode("utf-8", errors="surrogateescape"))
@@ -62,8 +65,8 @@ def run_driver(base: Path, ours: Path, theirs: Path, path: str,
         return DriverOutcome(True)
     where = tuple(c.where for c in result.conflicts)
     conflict_id = None
-    if folder is not None:
-        conflict_id = queue_conflict(folder, path, sides[1], sides[2], where)
+    if (opened := folder()) is not None:
+        conflict_id = queue_conflict(opened, path, (sides[1], sides[2]), result.text, where)
     return DriverOutcome(False, where, conflict_id)
 
 
@@ -76,14 +79,18 @@ def fallback(base: Path, ours: Path, theirs: Path) -> bool:
     return not conflicted
 
 
-def queue_conflict(folder: MemoryFolder, path: str, ours: str, theirs: str,
+def queue_conflict(folder: MemoryFolder, path: str, sides: tuple[str, str], marked: str,
                    where: tuple[str, ...]) -> str:
     """An ``unresolved_merge`` record holding both sides whole (ours as ``disk``, theirs
-    as ``mine``), so ``sagemem conflicts`` shows the merge git stopped on."""
+    as ``mine``), so ``sagemem conflicts`` shows the merge git stopped on. Its disk
+    revision is the marked text's, the file git leaves: ``conflicts resolve --keep mine``
+    then writes theirs whole over it."""
     name = folder_name(folder, path)
+    ours, theirs = sides
     reason = f"git merge of {path}: both sides changed {', '.join(where)}"
+    revision = revision_of(marked.encode("utf-8", errors="surrogateescape"))
     record = conflicts.create(folder, "unresolved_merge", name, writer=WRITER, reason=reason,
-                              disk=(None, ours),
+                              disk=(revision, ours),
                               mine={"based_on": None, "text": theirs, "side": "theirs",
                                     "merge": {"path": path, "where": list(where)}})
     return record.id

@@ -78,13 +78,24 @@ def _merge_lines(base: dict[str, str], ours: list[_Line], theirs: dict[str, str]
         if key in seen or (key in base and key not in theirs):
             continue
         seen.add(key)
-        resolved, line = pick(base.get(key), text, theirs.get(key))
+        other = text if _same_entry(text, theirs.get(key)) else theirs.get(key)
+        resolved, line = pick(base.get(key), text, other)
         if resolved:
             merged.append((key, line or ""))
         else:
             conflicts.append(MergeConflict(f"index line for {key}", text, theirs.get(key)))
             merged.append((key, markers(text, theirs.get(key), newline)))
     return merged, conflicts
+
+
+def _same_entry(line: str, other: str | None) -> bool:
+    """Two lines that say the same (title, file, hook), spelt differently (``./x.md``,
+    another dash, a line break): one line, not a conflict."""
+    if other is None:
+        return False
+    mine, yours = entries(line), entries(other)
+    return bool(mine and yours) and (mine[0].title, mine[0].hook) == (yours[0].title,
+                                                                      yours[0].hook)
 
 
 def _insert_theirs(merged: list[_Line], base: dict[str, str], ours: dict[str, str],

@@ -6,8 +6,9 @@ The frontmatter is cut into one *unit* per top-level key: the key's lines as
 (lines before the first key go with the first key, lines after the last key are the
 tail). Each unit takes the three-way rule of ``merge_text.pick``: a key each side changed
 differently — or one side changed and the other deleted — is a conflict, marked around
-that key's lines. A nested mapping is one unit: two sides editing ``metadata`` differently
-conflict even on different sub-keys (seeing them as one value is the safe reading).
+that key's lines — but for ``updated`` (``LATEST_WINS``) the later date wins. A nested
+mapping is one unit: two sides editing ``metadata`` differently conflict even on
+different sub-keys (seeing them as one value is the safe reading).
 
 Bytes no side touched stay exactly ours: the result is ours' units in ours' order, with
 theirs' changed or added units spliced in. A side whose frontmatter is missing or cannot
@@ -18,13 +19,18 @@ merge) makes the whole file one text for ``git merge-file``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, datetime
 
 from ..errors import UneditableFrontmatter
 from ..files.edit_spans import compose, find_entry, line_start
-from ..files.memory import split
+from ..files.memory import load_yaml, split
 from .merge_text import MergeConflict, MergeResult, markers, merge_file, newline_of, pick
 
 _TAIL = "\x00tail"  # the unit of lines after the last key: no YAML key can be spelt so
+LATEST_WINS = ("updated",)
+"""Fields both sides set on every write (``remember`` stamps ``updated``): two edits of
+one memory on two machines would always conflict on it, and no fact is lost by keeping
+the later day — the merged memory was touched on both."""
 
 
 @dataclass(frozen=True)
@@ -106,13 +112,51 @@ def _merge_units(base: dict[str, str], ours: dict[str, str], theirs: dict[str, s
     conflicts: list[MergeConflict] = []
     for key in order:
         resolved, text = pick(base.get(key), ours.get(key), theirs.get(key))
+        if not resolved and key in LATEST_WINS:
+            resolved, text = _later(key, ours.get(key), theirs.get(key))
         if resolved:
             parts.append(text or "")
             continue
         where = "frontmatter after the last field" if key == _TAIL else f"field '{key}'"
         conflicts.append(MergeConflict(where, ours.get(key), theirs.get(key)))
-        parts.append(markers(ours.get(key), theirs.get(key), newline))
+        parts.append(_marked(ours.get(key), theirs.get(key), newline))
     return "".join(parts), conflicts
+
+
+def _later(key: str, ours: str | None, theirs: str | None) -> tuple[bool, str | None]:
+    """For a ``LATEST_WINS`` field both sides set: the side with the later date, its
+    lines as written; unresolved when either is gone or is not a date."""
+    dates = [_date_in(key, text) for text in (ours, theirs)]
+    if dates[0] is None or dates[1] is None:
+        return False, None
+    return True, ours if dates[0] >= dates[1] else theirs
+
+
+def _date_in(key: str, text: str | None) -> date | None:
+    """The date a unit's ``key: value`` holds (a datetime's date), or None."""
+    if text is None:
+        return None
+    try:
+        loaded = load_yaml(text)
+    except Exception:  # any YAML error: not a date to compare, so the conflict stands
+        return None
+    value = loaded.get(key) if isinstance(loaded, dict) else None
+    if isinstance(value, datetime):
+        return value.date()
+    return value if isinstance(value, date) else None
+
+
+def _marked(ours: str | None, theirs: str | None, newline: str) -> str:
+    """The markers around the key's own lines: the comment or blank lines both sides
+    still share before it stay outside, as git keeps a hunk's common lines out."""
+    mine = (ours or "").splitlines(keepends=True)
+    yours = (theirs or "").splitlines(keepends=True)
+    common = 0
+    while common < min(len(mine), len(yours)) - 1 and mine[common] == yours[common]:
+        common += 1
+    return "".join(mine[:common]) + markers(
+        "".join(mine[common:]) if ours is not None else None,
+        "".join(yours[common:]) if theirs is not None else None, newline)
 
 
 def _order(base: dict[str, str], ours: dict[str, str], theirs: dict[str, str]) -> list[str]:

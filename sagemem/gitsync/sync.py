@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import GitFailed, PushRejected, SyncStopped
+from ..errors import GitFailed, PushRejected, SagememError, SyncStopped
 from ..files.controls import visible
 from ..files.paths import INDEX_FILE, read_chunks
 from ..history import journal
@@ -302,7 +302,7 @@ def _has_markers(path: Path) -> bool:
     """Whether a file holds ``<<<<<<<``/``>>>>>>>`` lines: read whole, in chunks."""
     try:
         data = b"".join(read_chunks(path))
-    except Exception:  # a file gone or unreadable holds no markers to report
+    except (SagememError, OSError):  # a file gone or unreadable holds no markers to report
         return False
     return merge_marker_line(data.decode("utf-8", errors="replace")) is not None
 

@@ -30,7 +30,7 @@ def commit_message(entries: Sequence[Entry], by_hand: Sequence[str], *,
     ``by_hand``; ``subject``, when given, replaces the counted subject line."""
     body = [_entry_line(item) for item in entries]
     body += [f"{HAND}: {visible(name)}" for name in by_hand]
-    head = " ".join((subject or "").split()) or counted_subject(entries, by_hand)
+    head = visible(" ".join((subject or "").split())) or counted_subject(entries, by_hand)
     return head + ("\n\n" + "\n".join(body) if body else "") + "\n"
 
 

@@ -229,7 +229,7 @@ def _finish(run: _Sync, before: str | None, snapshot: str | None, *, push: bool,
     reached = head(run.repo)
     warned = record.log_sync(state_dir, reached, incoming, writer=writer,
                              pushed=bool(pushed)) if reached else None
-    return SyncReport(run.upstream.name, committed, message, files, incoming, pulled,
+    return SyncReport(visible(run.upstream.name), committed, message, files, incoming, pulled,
                       pushed, reached, snapshot, markers,
                       notices + ((warned,) if warned else ()))
 
@@ -263,7 +263,7 @@ def _dry_run(run: _Sync, notices: tuple[str, ...], subject: str | None) -> SyncR
     pulled = _fetch(run)
     up = run.upstream
     ahead = count(run.repo, f"{up.tracking}..HEAD") if exists(run.repo, up.tracking) else 0
-    return SyncReport(up.name, None, text, files, (), pulled, ahead + (1 if files else 0),
+    return SyncReport(visible(up.name), None, text, files, (), pulled, ahead + (1 if files else 0),
                       head(run.repo), None, (), notices, dry_run=True)
 
 

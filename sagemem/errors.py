@@ -77,8 +77,14 @@ happened and what to do about it. Callers branch on the class, never on the text
                                   such folder, a malformed mem0 export, an auto-memory
                                   folder not in sagemem's format)
      └── GitError                 git could not do what sagemem asked of it
-          ├── NotInGitRepository  ``install git`` for a folder outside any git repository
-          └── MergeFailed         the merge driver's ``git merge-file`` could not run
+          ├── NotInGitRepository  the memory folder is outside any git repository
+          ├── MergeFailed         the merge driver's ``git merge-file`` could not run
+          ├── GitMissing          no ``git`` program to run (``sync``)
+          ├── GitFailed           a git command ``sync`` ran failed (git's own words)
+          ├── NoUpstream          no remote, or no upstream branch, to pull from and push to
+          ├── PushRejected        the remote has commits this clone lacks (never forced)
+          ├── SyncStopped         a pull stopped on conflicting files, or one is in progress
+          └── StateWouldTravel    a commit that would carry a path of the state directory
 """
 
 from __future__ import annotations
@@ -760,3 +766,63 @@ class NotInGitRepository(GitError):
 class MergeFailed(GitError):
     """The merge driver's own merge could not run (git missing, ``merge-file`` failing):
     the driver falls back to git's plain merge and says so."""
+
+
+class GitFailed(GitError):
+    """A git command ``sync`` ran failed; ``detail`` is git's own last line (the caller
+    neutralises its control characters), ``command`` what was run."""
+
+    def __init__(self, command: str, detail: str) -> None:
+        self.command, self.detail = command, detail
+        super().__init__(f"`git {command}` failed: {detail or 'no output'}")
+
+
+class GitMissing(GitError):
+    def __init__(self) -> None:
+        GitError.__init__(self, "git is not installed (no `git` on PATH); install git "
+                                "to sync the memory folder")
+
+
+class NoUpstream(GitError):
+    """No remote to sync with, or a branch that tracks none: the message names the
+    command that sets it up."""
+
+    def __init__(self, branch: str, remote: str | None) -> None:
+        self.branch, self.remote = branch, remote
+        if remote is None:
+            todo = (f"the repository has no remote; add one with `git remote add origin "
+                    f"<url>`, then `git push -u origin {branch}`")
+        else:
+            todo = (f"branch {branch} has no upstream; set it with `git push -u {remote} "
+                    f"{branch}`")
+        GitError.__init__(self, f"{todo}; nothing was synced")
+
+
+class PushRejected(GitError):
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        GitError.__init__(self, f"the push was rejected: {upstream} got new commits "
+                                "meanwhile; your commit is kept — run `sagemem sync` "
+                                    "again to pull them first (sagemem never forces a push)")
+
+
+class SyncStopped(GitError):
+    """A rebase that needs a person: conflicting ``files`` (names made visible by the
+    caller), or one already in progress."""
+
+    def __init__(self, files: list[str], *, in_progress: bool = False) -> None:
+        self.files = files
+        named = ", ".join(files) or "no file yet"
+        what = ("a sync is stopped half-way" if in_progress
+                else "sync stopped: the pulled changes conflict with yours")
+        GitError.__init__(self, f"{what} in {named}; resolve them (remove every "
+                                "<<<<<<< and >>>>>>> block), then run `sagemem sync "
+                                    "--continue` — or `sagemem sync --abort` to go back")
+
+
+class StateWouldTravel(GitError):
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        GitError.__init__(self, f"refusing to commit the state directory "
+                                    f"({', '.join(paths[:3])}); "
+                                    "ignore it in .gitignore — nothing was committed")

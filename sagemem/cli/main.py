@@ -52,6 +52,7 @@ COMMANDS = {
     "hook": "agent",
     "mcp": "serve",
     "ui": "ui",
+    "sync": "sync",
 }
 
 

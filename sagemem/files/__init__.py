@@ -19,6 +19,8 @@
   the ``folder.json`` owner file, ``claim``, ``check_owner``).
 - ``scopes``: which folder a git project has (``find_project``, ``choose_folder``,
   ``use_folder``, ``set_memory``) — docs/configuration.md, "Which folder".
+- ``gitignore``: ``ignore_state_dir`` — the state directory kept out of git, in the
+  right ``.gitignore``, whatever the layout.
 - ``body``: ``with_body`` — a new body under the frontmatter kept byte for byte.
 
 Imports only ``errors`` from outside itself.

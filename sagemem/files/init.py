@@ -4,17 +4,16 @@ directory — never overwriting anything a person already has."""
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MemoryExists, MemoryNotFound, SagememError
+from ..errors import MemoryExists, SagememError
 from . import indexfile
 from .atomic import atomic_write, make_folder
-from .paths import INDEX_FILE, read_regular
+from .gitignore import GITIGNORE as GITIGNORE
+from .gitignore import ignore_state_dir
+from .paths import INDEX_FILE
 from .state import claim
-
-GITIGNORE = ".gitignore"
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,8 @@ class InitReport:
 def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
     """Create the memory directory, a starter MEMORY.md and the state directory, which
     records that it belongs to this folder (``files/state.py``), and, when the state
-    directory lies inside the memory directory, a .gitignore line that keeps it out of git.
+    directory lies inside the memory directory or a git working tree, a .gitignore line
+    that keeps it out of git (``files/gitignore.py``).
 
     Never overwrites anything: what already exists is reported and left alone; an
     existing .gitignore only gets the missing line appended (reported as updated).
@@ -74,34 +74,16 @@ def init_directory(memory_dir: Path, state_dir: Path) -> InitReport:
 
 def _ignore_state_dir(memory_dir: Path, state_dir: Path
                       ) -> tuple[Path, bool] | Updated | None:
-    """Keep a state directory that lies inside the memory directory out of git: add
-    ``/<state>/`` to the memory directory's .gitignore — appended to an existing one,
-    never overwriting it. (.gitignore, True) if the file was created, False if the line
-    was there; Updated if it was appended; None when the state directory is elsewhere."""
-    memory, state = Path(os.path.abspath(memory_dir)), Path(os.path.abspath(state_dir))
-    if memory == state or memory not in state.parents:
+    """Keep the state directory out of git (``files/gitignore.py``: inside the memory
+    directory, or inside the working tree holding it). (.gitignore, True) if the file
+    was created, False if the line was there; Updated if it was appended; None when
+    nothing needs ignoring."""
+    done = ignore_state_dir(memory_dir, state_dir)
+    if done is None:
         return None
-    relative = state.relative_to(memory).as_posix()
-    line = f"/{gitignore_escape(relative)}/"
-    path = memory / GITIGNORE
-    try:
-        old = read_regular(path).data
-    except MemoryNotFound:
-        old = b""
-    if any(existing.strip() in (line, line.rstrip("/"), line[1:], line[1:-1])
-           for existing in old.decode("utf-8", errors="replace").splitlines()):
-        return path, False
-    separator = b"\n" if old and not old.endswith(b"\n") else b""
-    fresh = not old and not os.path.lexists(path)
-    atomic_write(path, old + separator + f"{line}\n".encode(), create=fresh)
-    return (path, True) if fresh else Updated(path, line)
-
-
-def gitignore_escape(path: str) -> str:
-    """``path`` as a literal .gitignore pattern: ``[a1]``, ``*``, ``?`` and ``\\`` are
-    pattern syntax to git, and a trailing space is dropped unless escaped."""
-    escaped = re.sub(r"([\\\[\]*?])", r"\\\1", path)
-    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
+    if done.appended:
+        return Updated(done.ignore.gitignore, done.ignore.line)
+    return done.ignore.gitignore, done.created
 
 
 def _make_dir(folder: Path, created: list[Path], existed: list[Path]) -> None:

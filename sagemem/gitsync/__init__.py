@@ -7,4 +7,10 @@
 - ``driver``: what git runs: %O %A %B %P in, the result in %A, conflicts queued
 - ``repo``: the repository that holds a folder, and git run as a subprocess
 - ``install``: install git and --undo: the folder's .gitattributes, the git config
+- ``git``: sync's git runs (``run_git``, ``open_repo``): one subprocess each, no prompt
+- ``upstream``: where a sync pulls from and pushes to (``upstream_of``), a stopped rebase
+- ``keepout``: state never travels (``keep_state_out``, ``refuse_staged_state``)
+- ``message``: ``commit_message`` from the change journal and the hand edits
+- ``record``: ``<state>/gitsync.json`` (the journal position) and the sync journal line
+- ``sync``: ``sync``, ``continue_sync``, ``abort_sync`` and the ``SyncReport``
 """

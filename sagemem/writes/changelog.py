@@ -43,7 +43,10 @@ MAX_REASON_CHARS = 300
 """A reason is a sentence; a longer one is cut so a line stays a line."""
 NOT_GIVEN = "not given"
 OPS = ("create", "write", "set", "new", "archive", "restore", "purge", "rename",
-       "rollback", "fix", "revert")
+       "rollback", "fix", "revert", "sync")
+"""``sync``: ``sagemem sync`` reached a commit (``commit``); its ``file`` is ``.``, the
+folder, and its reason says what came in."""
+SYNC_FILE = "."
 WRITERS = ("cli", "library", "mcp", "memory-tool", "hook", "consolidation", "candidates", "ui")
 """The callers' own names (``writes.conflicts.WRITERS``, ``history.archive_log.BY``)."""
 
@@ -75,6 +78,8 @@ class Entry:
     to: str | None = None
     run: str | None = None
     """The consolidation run that made the change (``dream run``), if one did."""
+    commit: str | None = None
+    """The git commit a ``sync`` line reached."""
 
 
 def facts_of(data: bytes) -> Facts:
@@ -93,7 +98,7 @@ def stamp(now: datetime | None = None) -> str:
 
 def entry(file: str, op: str, *, writer: str, reason: str | None, before: Facts | None,
           after: Facts | None, now: datetime | None = None, to: str | None = None,
-          run: str | None = None) -> Entry:
+          run: str | None = None, commit: str | None = None) -> Entry:
     """The line for a change from ``before`` to ``after`` (None: absent)."""
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}")
@@ -103,17 +108,19 @@ def entry(file: str, op: str, *, writer: str, reason: str | None, before: Facts 
     return Entry(stamp(now), file, op, writer, said,
                  before.revision if before else None, after.revision if after else None,
                  (after.size if after else 0) - (before.size if before else 0),
-                 (after.lines if after else 0) - (before.lines if before else 0), to, run)
+                 (after.lines if after else 0) - (before.lines if before else 0), to, run,
+                 commit)
 
 
 def record(state_dir: Path, file: str, op: str, *, writer: str, reason: str | None,
            before: Facts | None, after: Facts | None, now: datetime | None = None,
-           to: str | None = None, run: str | None = None) -> str | None:
+           to: str | None = None, run: str | None = None,
+           commit: str | None = None) -> str | None:
     """Append the line for one change; the caller holds the store lock. Never raises
     for the state directory: a warning is logged and returned instead (None: written)."""
     return _warned(append(state_dir, entry(file, op, writer=writer, reason=reason,
                                            before=before, after=after, now=now, to=to,
-                                           run=run)))
+                                           run=run, commit=commit)))
 
 
 def record_write(state_dir: Path, file: str, op: str, *, writer: str, reason: str | None,
@@ -306,22 +313,23 @@ def _entry_from(item: dict[str, Any]) -> Entry:
     texts = [item[k] for k in ("time", "file", "op", "writer", "reason")]
     optional = [item.get(k) for k in ("before", "after")]
     counts = [item[k] for k in ("bytes", "lines")]
-    to, run = item.get("to"), item.get("run")
+    to, run, commit = item.get("to"), item.get("run"), item.get("commit")
     if not (all(isinstance(t, str) for t in texts)
-            and all(r is None or isinstance(r, str) for r in (*optional, to, run))
+            and all(r is None or isinstance(r, str) for r in (*optional, to, run, commit))
             and all(type(c) is int for c in counts)):
         raise TypeError("not a change log line")
     time, file, op, writer, reason = texts
     return Entry(time, file, op, writer, reason, optional[0], optional[1], counts[0],
-                 counts[1], to, run)
+                 counts[1], to, run, commit)
 
 
 def entry_json(item: Entry) -> dict[str, Any]:
     """The stable JSON shape of a line, as ``log --json`` prints it; ``run`` only on the
-    lines a consolidation run wrote."""
+    lines a consolidation run wrote, ``commit`` only on a sync's."""
     shape = dict(vars(item))
-    if shape["run"] is None:
-        del shape["run"]
+    for optional in ("run", "commit"):
+        if shape[optional] is None:
+            del shape[optional]
     return shape
 
 

@@ -167,9 +167,21 @@ def test_the_project_is_the_git_root_and_a_worktree_shares_its_main_tree(tmp_pat
     linked = tmp_path / "wt"
     linked.mkdir()
     (linked / ".git").write_text(f"gitdir: {main}/.git/worktrees/wt\n")
+    (main / ".git" / "worktrees" / "wt" / "gitdir").write_text(f"{linked}/.git\n")
     assert project_root(main / "src") == main
     assert project_root(linked) == main
     assert project_key(Path("/home/u/my_app.v2")) == "-home-u-my-app-v2"
+
+
+def test_a_git_file_without_gits_back_link_is_a_project_of_its_own(tmp_path: Path) -> None:
+    # a .git file claiming another repository's commondir would otherwise adopt that
+    # project's auto memory (files/gitroot.py's back-link check)
+    (tmp_path / "victim" / ".git").mkdir(parents=True)
+    unpacked = tmp_path / "unpacked"
+    (unpacked / "fake").mkdir(parents=True)
+    (unpacked / ".git").write_text("gitdir: fake\n")
+    (unpacked / "fake" / "commondir").write_text(f"{tmp_path / 'victim' / '.git'}\n")
+    assert project_root(unpacked) == unpacked
 
 
 def test_an_auto_memory_folder_is_found_and_checked(project: Path, home: Path) -> None:

@@ -5,6 +5,7 @@ with HOME pointed at tmp_path."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from sagemem.errors import ProjectMapError
-from sagemem.files.scopes import find_project, slug, use_folder
+from sagemem.files.gitroot import claude_project_key
+from sagemem.files.scopes import MAX_READABLE_CHARS, find_project, slug, use_folder
 
 pytestmark = pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True)
                                 .returncode != 0, reason="needs git")
@@ -103,8 +105,26 @@ def test_git_root_rule_names_the_folder_by_the_roots_slug(home: Path, repo: Path
     assert f"{expected}  (git root {repo})" in text
 
 
-def test_slug_is_claude_codes_rule() -> None:
-    assert slug(Path("/home/u/src/my_app.v2")) == "-home-u-src-my-app-v2"
+def test_slug_is_the_readable_path_then_eight_hex_of_its_sha256() -> None:
+    digest = hashlib.sha256(b"/home/u/src/my_app.v2").hexdigest()[:8]
+    assert slug(Path("/home/u/src/my_app.v2")) == f"-home-u-src-my-app-v2-{digest}"
+
+
+@pytest.mark.parametrize("roots", [
+    ("/home/u/client.app", "/home/u/client-app", "/home/u/client_app"),
+    ("/home/u/日本", "/home/u/中国"),
+])
+def test_roots_claude_codes_rule_folds_together_get_their_own_folders(roots: tuple[str, ...]
+                                                                      ) -> None:
+    assert len({claude_project_key(Path(root)) for root in roots}) == 1
+    assert len({slug(Path(root)) for root in roots}) == len(roots)
+
+
+def test_a_long_roots_slug_keeps_its_tail_readable() -> None:
+    root = Path("/home/u/" + "deep/" * 40 + "my-project")
+    name = slug(root)
+    assert len(name) == MAX_READABLE_CHARS + 9 and name[:-9].endswith("-deep-my-project")
+    assert name != slug(root.parent / "my_project")
 
 
 def test_a_subdirectory_and_a_linked_worktree_share_the_projects_folder(
@@ -132,6 +152,21 @@ def test_a_submodules_git_file_is_a_project_of_its_own(home: Path, repo: Path) -
     chosen = folder(home, sub)
     assert chosen["project_root"] == str(sub)
     assert chosen["memory_dir"] == str(home / ".sage-mem" / "projects" / slug(sub) / "memory")
+
+
+def test_a_forged_git_file_does_not_lead_to_another_projects_memory(
+        home: Path, repo: Path, tmp_path: Path) -> None:
+    # an unpacked folder: .git = "gitdir: fake", fake/commondir = the victim's .git
+    unpacked = tmp_path / "x" / "unpacked"
+    (unpacked / "fake").mkdir(parents=True)
+    (unpacked / ".git").write_text("gitdir: fake\n")
+    (unpacked / "fake" / "commondir").write_text(f"{repo / '.git'}\n")
+    chosen = folder(home, unpacked)
+    assert chosen["project_root"] == str(unpacked)
+    assert chosen["memory_dir"] == str(home / ".sage-mem" / "projects" / slug(unpacked)
+                                       / "memory")
+    shown = sagemem(home, unpacked, "scope").stdout
+    assert f"project     {unpacked}" in shown and str(repo) not in shown
 
 
 def test_the_users_map_names_a_folder_anywhere(home: Path, repo: Path, tmp_path: Path

@@ -17,8 +17,11 @@
   edits, change notices.
 - ``state``: which state directory belongs to which folder (``default_state_dir``, ``stray_states``,
   the ``folder.json`` owner file, ``claim``, ``check_owner``).
+- ``gitroot``: the one walk up to ``.git``, read without git (``find_dot_git``,
+  ``git_dir``, ``common_dir``, ``main_tree`` with git's back-link check,
+  ``claude_project_key``).
 - ``scopes``: which folder a git project has (``find_project``, ``choose_folder``,
-  ``use_folder``, ``set_memory``) — docs/configuration.md, "Which folder".
+  ``slug``, ``use_folder``, ``set_memory``) — docs/configuration.md, "Which folder".
 - ``gitignore``: ``ignore_state_dir`` — the state directory kept out of git, in the
   right ``.gitignore``, whatever the layout.
 - ``body``: ``with_body`` — a new body under the frontmatter kept byte for byte.

@@ -15,8 +15,8 @@ Which directory is ignored, and in which ``.gitignore``:
 
 The pattern is anchored and escaped so it matches exactly that directory; an existing
 ``.gitignore`` only gets the line appended, never rewritten. Git is never run here (the
-working tree is found by its ``.git``, as ``history/githead.py`` does): ``init`` calls
-this, and ``sagemem sync`` checks the result with ``git check-ignore``.
+working tree is found by its ``.git``, ``files/gitroot.py``'s walk): ``init`` calls this,
+and ``sagemem sync`` checks the result with ``git check-ignore``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from pathlib import Path
 
 from ..errors import MemoryNotFound
 from .atomic import atomic_write
+from .gitroot import find_dot_git
 from .paths import STATE_DIR_NAME, read_regular
 from .state import FOLDERS_DIR
 
 GITIGNORE = ".gitignore"
-MAX_PARENTS = 64
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,8 @@ def has_line(text: str, line: str) -> bool:
 
 def in_work_tree(directory: Path) -> bool:
     """Whether ``directory`` lies in a git working tree: a ``.git`` (a directory, or the
-    file of a linked worktree) at or above it."""
-    for folder in [directory, *directory.parents][:MAX_PARENTS]:
-        if os.path.isdir(folder / ".git") or os.path.isfile(folder / ".git"):
-            return True
-    return False
+    file of a linked worktree or submodule) at or above it."""
+    return find_dot_git(directory) is not None
 
 
 def gitignore_escape(path: str) -> str:

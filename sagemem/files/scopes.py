@@ -3,45 +3,46 @@
 With no ``--dir`` and no ``SAGE_MEM_DIR`` the folder follows the git working tree the
 working directory is in (docs/configuration.md, "Which folder"). The rules, in order:
 
-1. ``find_project`` walks up (at most ``MAX_PARENTS`` folders) to the first ``.git``,
-   a directory or a file, read as plain files — git is never run (it would execute the
-   repository's hooks and config). A ``.git`` file whose git directory has a
-   ``commondir`` is a linked worktree: its project is the main working tree, so every
-   worktree of a repository shares one folder. A ``.git`` file without one (a
-   submodule's, into ``.git/modules/…``) is a project of its own.
+1. ``find_project`` finds the working tree by ``files/gitroot.py``'s walk to the first
+   ``.git`` (git is never run). A linked worktree's project is its main working tree, so
+   every worktree of a repository shares one folder; a ``.git`` file that is not one by
+   git's back-link check (a submodule's, a forged one) is a project of its own.
 2. The user's project map ``~/.sage-mem/projects.json`` (the user's own file, trusted):
    a folder anywhere, or memory off, per project root.
 3. The repository's ``.sagemem.json``. A repository someone cloned is not trusted like
    the user's files: it may turn memory off or name a folder *inside itself* — no
    ``..``, no absolute path, no symlink out; anything else is RepositoryFileError.
-4. Otherwise ``~/.sage-mem/projects/<slug>/memory``, ``<slug>`` the root's path with
-   every character outside ``[A-Za-z0-9]`` made ``-`` (Claude Code's rule for
-   ``~/.claude/projects/<project>/``).
+4. Otherwise ``~/.sage-mem/projects/<slug>/memory``, ``<slug>`` the root's path made
+   readable by Claude Code's rule, then 8 hex digits of its sha256 (``slug``): the
+   readable part alone gave ``client.app`` and ``client_app`` one folder.
 
-Kept cheap: ``sagemem config`` comes through here; json and os only, no store, no YAML.
+Kept cheap: ``sagemem config`` comes through here; json, os and hashlib (which ``paths``
+loads anyway) only, no store, no YAML.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import ProjectMapError, RepositoryFileError, SagememError, SettingsError
+from ..errors import ProjectMapError, RepositoryFileError, SettingsError
 from .atomic import atomic_write, make_folder
+from .gitroot import claude_project_key, find_dot_git, main_tree
 from .paths import read_state_file
 
 Rule = Literal["user project map", "repository file", "git root"]
 PROJECTS_FILE = "projects.json"
 REPO_FILE = ".sagemem.json"
 MAP_VERSION = 1
-MAX_PARENTS = 64  # githead.py's bound: a walk from a deep folder must end
-MAX_GIT_FILE_BYTES = 64 * 1024  # a .git file or commondir holds one path
-_SLUG = re.compile(r"[^A-Za-z0-9]")
+# the readable part of a project folder's name, the path's tail: 80 keeps a deep root's
+# own name in view and the whole name (ASCII, hash included) far under a file system's
+# 255 bytes; the hash, not this part, keeps two projects apart
+MAX_READABLE_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -83,45 +84,20 @@ def project_home(root: Path, home: Path | None = None) -> Path:
 
 
 def slug(root: Path) -> str:
-    """Claude Code's project name for a folder: ``/home/u/src/app`` → ``-home-u-src-app``."""
-    return _SLUG.sub("-", str(root))
+    """sagemem's folder name for a project root: its path made readable by Claude Code's
+    rule (its last ``MAX_READABLE_CHARS`` characters), then the first 8 hex digits of
+    the path's sha256 — ``/home/u/src/app`` → ``-home-u-src-app-<8 hex>``. The hash keeps
+    apart the roots that rule folds together (``client.app``, ``client_app``; ``日本``
+    and ``中国`` both ``--``)."""
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{claude_project_key(root)[-MAX_READABLE_CHARS:]}-{digest[:8]}"
 
 
 def find_project(cwd: Path) -> Project | None:
-    """The git project holding ``cwd``, or None outside any working tree (or past
-    ``MAX_PARENTS`` folders up)."""
-    cwd = Path(os.path.abspath(cwd))
-    for folder in [cwd, *cwd.parents][:MAX_PARENTS]:
-        git = folder / ".git"
-        if git.is_dir():
-            return Project(folder, folder)
-        if git.is_file():
-            return Project(_main_tree(git) or folder, folder)
-    return None
-
-
-def _main_tree(git_file: Path) -> Path | None:
-    """The main working tree of a linked worktree's ``.git`` file; None when the file
-    points at a git directory without ``commondir`` (a submodule: its own project) or
-    when the common directory is not a ``.git`` (a bare repository's worktree)."""
-    text = _read_text(git_file)
-    if text is None or not text.startswith("gitdir:"):
-        return None
-    git_dir = Path(text[len("gitdir:"):].strip())
-    git_dir = git_dir if git_dir.is_absolute() else git_file.parent / git_dir
-    common = _read_text(git_dir / "commondir")
-    if common is None:
-        return None
-    common_dir = Path(os.path.abspath(git_dir / common))
-    return common_dir.parent if common_dir.name == ".git" and common_dir.is_dir() else None
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        data = read_state_file(path, MAX_GIT_FILE_BYTES)
-        return None if data is None else data.decode("utf-8").strip()
-    except (SagememError, UnicodeDecodeError):
-        return None
+    """The git project holding ``cwd`` (``files/gitroot.py``), or None outside any
+    working tree (or past its ``MAX_PARENTS`` folders up)."""
+    dot_git = find_dot_git(cwd)
+    return None if dot_git is None else Project(main_tree(dot_git), dot_git.parent)
 
 
 def choose_folder(project: Project, *, home: Path | None = None) -> Choice:

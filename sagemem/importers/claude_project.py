@@ -10,62 +10,29 @@ rule Claude Code's ``sanitizePath`` applies (as slopus/happy's
 ``normalizePathForKey`` documents it); a name over 200 characters is cut there and
 given a hash suffix, which is found here by its prefix rather than recomputed.
 
-git is never run (it would execute the repository's hooks and config): ``.git`` is
-read as plain files, as ``history/githead.py`` does.
+The root and the name come from ``files/gitroot.py``, the one walk up to ``.git`` (git is
+never run; a ``.git`` file is followed to a main tree only past git's back-link check).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from ..errors import SagememError
+from ..files.gitroot import claude_project_key as project_key
+from ..files.gitroot import find_dot_git, main_tree
 from ..files.memory import parse
 from ..files.paths import INDEX_FILE, read_regular
 
-MAX_PARENTS = 64
 MAX_KEY_CHARS = 200
-_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
 def project_root(cwd: Path) -> Path:
     """The project Claude Code files ``cwd``'s auto memory under: the main working tree
-    of the git repository holding it (a linked worktree's ``.git`` file is followed to
-    the repository's common directory), else ``cwd`` itself."""
-    cwd = Path(os.path.abspath(cwd))
-    for folder in [cwd, *cwd.parents][:MAX_PARENTS]:
-        git = folder / ".git"
-        if git.is_dir():
-            return folder
-        if git.is_file():
-            return _main_tree(git) or folder
-    return cwd
-
-
-def _main_tree(git_file: Path) -> Path | None:
-    text = _small_text(git_file)
-    if text is None or not text.startswith("gitdir:"):
-        return None
-    git_dir = Path(text[len("gitdir:"):].strip())
-    git_dir = git_dir if git_dir.is_absolute() else git_file.parent / git_dir
-    common = _small_text(git_dir / "commondir")
-    if common is None:
-        return None
-    common_dir = Path(os.path.abspath(git_dir / common))
-    return common_dir.parent if common_dir.name == ".git" else None
-
-
-def _small_text(path: Path) -> str | None:
-    try:
-        return read_regular(path, 64 * 1024).data.decode("utf-8").strip()
-    except (SagememError, UnicodeDecodeError):
-        return None
-
-
-def project_key(root: Path) -> str:
-    """Claude Code's folder name for a project root: ``/home/u/app`` → ``-home-u-app``."""
-    return _NOT_ALNUM.sub("-", str(root))
+    of the git repository holding it (every linked worktree shares it), else ``cwd``."""
+    dot_git = find_dot_git(cwd)
+    return Path(os.path.abspath(cwd)) if dot_git is None else main_tree(dot_git)
 
 
 def auto_memory_dir(root: Path, home: Path) -> Path | None:

@@ -112,6 +112,20 @@ def test_merge_markers_are_refused_as_unresolved_merge(store: MemoryStore) -> No
     assert store.get("user_alice").revision == memory.revision
 
 
+def test_a_field_edit_of_a_file_left_with_markers_is_refused_as_unresolved_merge(
+        store: MemoryStore) -> None:
+    """Markers in the frontmatter make its YAML unparsable: the refusal says why (the
+    merge), not "does not parse"."""
+    memory = store.get("user_alice")
+    marked = memory.text.replace("name: alice\n", "<<<<<<< ours\nname: alice\n=======\n"
+                                 "name: alicia\n>>>>>>> theirs\n")
+    (store.directory / memory.file).write_text(marked, encoding="utf-8")
+    with pytest.raises(UnresolvedMerge, match="line 2"):
+        store.write(memory.file, None, store.get(memory.file).revision,
+                    fields={"description": "x"})
+    assert (store.directory / memory.file).read_text(encoding="utf-8") == marked
+
+
 @pytest.mark.parametrize(("text", "line"), [
     ("a\n<<<<<<< HEAD\n", 2), ("=======\n", None), (">>>>>>>\n", 1), ("x\n>>>>>>> b\n", 2),
     ("Title\n========\n", None), ("a <<<<<<< b\n", None), ("Title\n===\n", None),

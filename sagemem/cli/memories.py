@@ -44,7 +44,8 @@ from .output import (
 def init(
     ctx: typer.Context,
     directory: Annotated[Path | None, typer.Argument(
-        help="Memory directory to create (default: --dir, SAGE_MEM_DIR, ~/.sage-mem/memory).")
+        help="Memory directory to create (default: --dir, SAGE_MEM_DIR, the git project's "
+             "folder, ~/.sage-mem/memory).")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -63,6 +64,12 @@ def init(
                 + [f"exists   {p} (left as it was)" for p in report.existed])
     for warning in report.warnings:
         echo_lines(wrap(f"warning: {warning}"), err=True)
+    if settings.scope is not None:  # chosen by the project: it is found again from here
+        echo_lines(wrap(f"this is the folder of the git project {settings.scope.project.root} "
+                        f"({settings.scope.rule}): sagemem finds it from anywhere in that "
+                        f"project, no SAGE_MEM_DIR needed; sagemem's own state lives in "
+                        f"{settings.state_dir}"), err=True)
+        return
     # one whole command a line, so each can be pasted however long its path
     exports = [f"next: export SAGE_MEM_DIR={shlex.quote(str(settings.memory_dir))}"]
     if settings.state_dir != default_state_dir(settings.memory_dir):

@@ -317,8 +317,10 @@ def conflict_text(conflict: Conflict, columns: int = 80) -> list[str]:
     if mine.get("fields"):
         right = right or [f"set {k}={v}" for k, v in mine["fields"].items()]
     half = max(20, (columns - 3) // 2)
+    based_on = mine.get("based_on")  # None: a create, or a merge's other side
     lines += ["", f"{fit('disk ' + str(disk.get('revision'))[:12], half)} | "
-                  f"mine (based on {str(mine.get('based_on'))[:12]})"]
+                  + ("mine" if based_on is None
+                     else f"mine (based on {str(based_on)[:12]})")]
     for index in range(max(len(left), len(right))):
         a = left[index] if index < len(left) else ""
         b = right[index] if index < len(right) else ""

@@ -22,6 +22,11 @@ locked memory would look archivable. ``stray_states`` names the state directorie
 it that look left behind (their folder is gone, or is one of the same name elsewhere), so
 the settings can warn; nothing is adopted silently.
 
+Whatever the layout, a state directory keeps itself out of git: ``claim`` leaves a
+``.gitignore`` of ``*`` in it (``keep_out_of_git``), so a state directory inside a
+repository's working tree — beside a project's memory folder, in a clone that never ran
+``init`` — is never added by ``git add -A`` and never travels.
+
 A state directory given explicitly (``--state-dir``, ``SAGE_MEM_STATE_DIR``,
 ``MemoryStore(dir, state_dir)``) that another folder owns is refused (``WrongFolder``)
 before anything in it is read or written.
@@ -29,6 +34,7 @@ before anything in it is read or written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -36,11 +42,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MemoryExists, SettingsError, StateDirNotDirectory, WrongFolder
+from ..errors import (
+    MemoryExists,
+    SagememError,
+    SettingsError,
+    StateDirNotDirectory,
+    WrongFolder,
+)
 from .atomic import atomic_write
 from .paths import STATE_DIR_NAME, read_state_file
 
 OWNER_FILE = "folder.json"
+STATE_GITIGNORE = ".gitignore"
+STATE_GITIGNORE_TEXT = b"# sagemem's state directory: never committed\n*\n"
 FOLDERS_DIR = "folders"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -162,6 +176,7 @@ def claim(state_dir: Path, memory_dir: Path) -> None:
     claiming at once one wins and the other is refused."""
     memory_dir = Path(os.path.abspath(memory_dir))
     check_owner(state_dir, memory_dir)
+    keep_out_of_git(state_dir)
     if owner_of(state_dir) is not None:
         return
     data = json.dumps({"version": 1, "folder": str(memory_dir)}, ensure_ascii=False)
@@ -170,6 +185,19 @@ def claim(state_dir: Path, memory_dir: Path) -> None:
                      create=True)
     except MemoryExists:  # another process claimed it just now: for this folder?
         check_owner(state_dir, memory_dir)
+
+
+def keep_out_of_git(state_dir: Path) -> None:
+    """``<state>/.gitignore`` holding ``*``: git then ignores the whole state directory
+    (that file included) wherever it lies — inside the memory folder, beside it in a
+    project's repository, in a clone that never ran ``init`` — with no line in any
+    ``.gitignore`` of the user's that a clone might lack. Create-only: a file the user
+    put there is theirs; a read-only state directory is left as it is."""
+    path = state_dir / STATE_GITIGNORE
+    if os.path.lexists(path):
+        return
+    with contextlib.suppress(SagememError, OSError):  # made just now; a read-only dir
+        atomic_write(path, STATE_GITIGNORE_TEXT, create=True)
 
 
 def _owned_by(state_dir: Path, memory_dir: Path) -> bool:

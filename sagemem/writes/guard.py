@@ -204,6 +204,8 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
     if text is not None and fields:
         from ..files.edit import set_fields
 
+        if (line := merge_marker_line(text)) is not None:  # not "does not parse": why
+            raise UnresolvedMerge(file, line)
         text = set_fields(text, fields, file)
     if text is not None:
         written = parse(text.encode("utf-8"), file)

@@ -129,3 +129,15 @@ def test_a_linked_worktree_is_wired_in_its_repository(repo: Path, tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert (linked / "mem" / ".gitattributes").is_file()
     assert _config(linked, "merge.sagemem.driver") == driver_command(sys.executable)
+
+
+def test_install_again_upgrades_a_driver_command_from_before_the_dashes(repo: Path) -> None:
+    _sagemem(repo)
+    old = f"{sys.executable} -m sagemem merge-driver %O %A %B %P"
+    subprocess.run(["git", "config", "--local", "merge.sagemem.driver", old], cwd=repo,
+                   env=git_env(repo.parent / "home"), check=True)
+    done = _sagemem(repo)
+    assert done.returncode == 0, done.stderr
+    assert "set git config merge.sagemem.driver" in done.stdout
+    assert _config(repo, "merge.sagemem.driver") == driver_command(sys.executable)
+    assert " merge-driver -- %O %A %B %P" in driver_command(sys.executable)

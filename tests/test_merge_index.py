@@ -100,3 +100,55 @@ def test_an_unchanged_side_returns_the_changed_one_byte_for_byte(
     b, c = "".join(base), "".join(changed)
     assert merge_index(b, b, c).text == c
     assert merge_index(b, c, b).text == c
+
+
+SECTIONS = ("## Work\n- [A](a.md) — alpha\n- [B](b.md) — beta\n\n"
+            "## Favourites\n- [A](a.md) — alpha\n")
+
+
+def test_a_file_listed_under_two_headings_keeps_both_lines() -> None:
+    ours = SECTIONS.replace("— beta", "— beta, reworded")
+    theirs = SECTIONS + "- [C](c.md) — gamma\n"
+    result = merge_index(SECTIONS, ours, theirs)
+    assert result.clean
+    assert result.text == ours + "- [C](c.md) — gamma\n"
+
+
+def test_a_line_theirs_added_after_a_repeated_link_follows_that_occurrence() -> None:
+    ours = SECTIONS + "- [D](d.md) — delta\n"
+    theirs = SECTIONS.replace("## Favourites\n- [A](a.md) — alpha\n",
+                              "## Favourites\n- [A](a.md) — alpha\n- [C](c.md) — gamma\n")
+    assert merge_index(SECTIONS, ours, theirs).text == (
+        SECTIONS + "- [C](c.md) — gamma\n- [D](d.md) — delta\n")
+
+
+def test_a_line_both_sides_added_for_one_new_file_is_kept_once() -> None:
+    ours = BASE + "- [D](d.md) — new\n"
+    theirs = BASE.replace("- [A]", "- [D](d.md) — new\n- [A]")
+    assert merge_index(BASE, ours, theirs).text == ours
+
+
+def test_lines_theirs_added_to_a_crlf_index_take_its_line_ending() -> None:
+    base = BASE.replace("\n", "\r\n")
+    ours = base.replace("— second", "— mine")
+    theirs = base.replace("— third\r\n", "— changed\n") + "- [E](e.md) — theirs\n"
+    assert merge_index(base, ours, theirs).text == ours.replace(
+        "— third", "— changed") + "- [E](e.md) — theirs\r\n"
+
+
+_index_line = st.sampled_from([f"- [{n}]({n}.md) — {n}" for n in "abcdef"]
+                              + [f"- [{n}]({n}.md) — {n}, again" for n in "abc"]
+                              + ["prose", "# heading", ""])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_index_line, max_size=7), st.lists(_index_line, max_size=7),
+       st.lists(st.tuples(_index_line, st.booleans()), max_size=7))
+def test_a_crlf_index_merged_with_any_theirs_has_no_bare_lf(
+        base: list[str], ours: list[str], theirs: list[tuple[str, bool]]) -> None:
+    b, o = ("".join(f"{line}\r\n" for line in lines) for lines in (base, ours))
+    t = "".join(line + ("\r\n" if crlf else "\n") for line, crlf in theirs)
+    if o in (b, ""):
+        return  # ours unchanged takes theirs whole; an empty ours has no ending to keep
+    text = merge_index(b, o, t).text
+    assert "\n" not in text.replace("\r\n", "")

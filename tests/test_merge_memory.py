@@ -158,3 +158,39 @@ def test_updated_deleted_on_one_side_and_changed_on_the_other_still_conflicts() 
     result = merge_memory(base, base.replace("updated: 2026-11-01\n", ""),
                           base.replace("2026-11-01", "2026-11-30"))
     assert [c.where for c in result.conflicts] == ["field 'updated'"]
+
+
+def test_fields_and_body_lines_theirs_added_to_a_crlf_memory_take_its_line_ending() -> None:
+    base = BASE.replace("\n", "\r\n")
+    ours = base.replace("name: Alpha", "name: Alpha 2")
+    theirs = base.replace("tags: [a, b]\r\n", "tags: [a, b]\r\npriority: high\n") + "five\n"
+    assert merge_memory(base, ours, theirs).text == ours.replace(
+        "tags: [a, b]\r\n", "tags: [a, b]\r\npriority: high\r\n") + "five\r\n"
+
+
+_field = st.sampled_from(["name: A", "name: B", "description: x", "description: y",
+                          "tags: [a]", "# note", ""])
+_body_line = st.sampled_from(["one", "two", "three", ""])
+
+
+def _memory(fields: list[str], body: list[str], crlf: list[bool] | None = None) -> str:
+    lines = ["---", "name: M", *fields, "---", *body]
+    ends = crlf if crlf is not None else [True] * len(lines)
+    return "".join(line + ("\r\n" if end else "\n")
+                   for line, end in zip(lines, [*ends, *[True] * len(lines)], strict=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_field, max_size=4, unique=True), st.lists(_body_line, max_size=4),
+       st.lists(_field, max_size=4, unique=True), st.lists(_body_line, max_size=4),
+       st.lists(_field, max_size=4, unique=True), st.lists(_body_line, max_size=4),
+       st.lists(st.booleans(), max_size=12))
+def test_a_crlf_memory_merged_with_any_theirs_has_no_bare_lf(
+        base_fields: list[str], base_body: list[str], our_fields: list[str],
+        our_body: list[str], their_fields: list[str], their_body: list[str],
+        crlf: list[bool]) -> None:
+    b, o = _memory(base_fields, base_body), _memory(our_fields, our_body)
+    if o == b:
+        return  # ours unchanged takes theirs whole
+    text = merge_memory(b, o, _memory(their_fields, their_body, crlf)).text
+    assert "\n" not in text.replace("\r\n", "")

@@ -4,9 +4,11 @@ work is in ``sagemem.gitsync.driver``; ``install git`` wires it in)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
+from typer.core import TyperCommand
 
 from ..errors import SagememError
 from ..files.controls import visible
@@ -18,7 +20,18 @@ if TYPE_CHECKING:
 CONFLICT = 1
 
 
-@app.command("merge-driver")
+class _GitsArguments(TyperCommand):
+    """Git's four placeholders are files, never options: a memory named ``-x.md`` at the
+    repository's top must not read as ``-x`` (exit 2, ours kept whole and theirs' edit
+    lost) — not even under an install older than the ``--`` its command now has."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if len(args) == 4 and "--" not in args:
+            args = ["--", *args]
+        return super().parse_args(ctx, args)
+
+
+@app.command("merge-driver", cls=_GitsArguments)
 def merge_driver(
     ctx: typer.Context,
     base: Annotated[Path, typer.Argument(help="git's %O: the common ancestor's file.")],
@@ -37,13 +50,21 @@ def merge_driver(
 
     try:
         outcome = run_driver(base, ours, theirs, path, lambda: _folder(ctx.obj, path))
-    except (SagememError, OSError, UnicodeDecodeError, ValueError) as exc:
-        _fall_back(base, ours, theirs, path, exc)
+    except (SagememError, OSError) as exc:
+        echo(f"sagemem: {visible(path)}: left unmerged ({visible(str(exc))})", err=True)
+        raise typer.Exit(CONFLICT) from None
+    if outcome.plain is not None:
+        echo(f"sagemem: {visible(path)}: merged as plain text ({visible(outcome.plain)})",
+             err=True)
+    if outcome.unqueued is not None:
+        echo(f"sagemem: conflicts will not be queued: {visible(outcome.unqueued)}", err=True)
     if outcome.clean:
         return
-    record = f"; see: sagemem conflicts show {outcome.conflict_id}" if outcome.conflict_id else ""
-    echo(f"sagemem: {visible(path)}: conflict in {visible(', '.join(outcome.where))}{record}",
-         err=True)
+    if outcome.plain is None:
+        record = (f"; see: sagemem conflicts show {outcome.conflict_id}"
+                  if outcome.conflict_id else "")
+        echo(f"sagemem: {visible(path)}: conflict in {visible(', '.join(outcome.where))}"
+             f"{record}", err=True)
     raise typer.Exit(CONFLICT)
 
 
@@ -67,16 +88,3 @@ def _folder(g: Globals, path: str) -> MemoryStore | None:
     except SagememError as exc:
         echo(f"sagemem: conflicts will not be queued: {visible(str(exc))}", err=True)
         return None
-
-
-def _fall_back(base: Path, ours: Path, theirs: Path, path: str, exc: Exception) -> NoReturn:
-    """Git's plain merge when sagemem's could not run: never worse than no driver."""
-    from ..gitsync.driver import fallback
-
-    echo(f"sagemem: {visible(path)}: merged as plain text ({visible(str(exc))})", err=True)
-    try:
-        clean = fallback(base, ours, theirs)
-    except (SagememError, OSError) as again:
-        echo(f"sagemem: {visible(path)}: left unmerged ({visible(str(again))})", err=True)
-        raise typer.Exit(CONFLICT) from None
-    raise typer.Exit(0 if clean else CONFLICT)

@@ -3,7 +3,7 @@
 
 - ``merge_text``: MergeResult, git merge-file, the three-way rule for one unit of text
 - ``merge_memory``: a memory merged field by field, its body by git's line merge
-- ``merge_index``: MEMORY.md merged line by line, each line known by its file
+- ``merge_index``: MEMORY.md merged line by line, each line known by its file and place
 - ``driver``: what git runs: %O %A %B %P in, the result in %A, conflicts queued
 - ``repo``: the repository that holds a folder, and git run as a subprocess
 - ``install``: install git and --undo: the folder's .gitattributes, the git config

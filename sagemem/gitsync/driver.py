@@ -9,8 +9,10 @@ upstream side "ours" and the commit being replayed "theirs"; the merges are symm
 but for the order of ours' and theirs' additions, so the result is right either way.
 
 The driver never fails worse than git's own merge would: bytes that are not UTF-8, or
-any fault of the merge itself, fall back to ``git merge-file`` over the three files
-(markers, non-zero exit) with one line saying so (``fallback``).
+any fault of the merge itself, fall back to ``git merge-file`` over the three files as
+git gave them — ours' bytes read before anything is written, so a fallback never merges
+sagemem's own marked text again (nested markers) — with one line saying so. A conflict
+that cannot be queued is only a warning: the marked file git stops on is the result.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from ..errors import SagememError
 from ..files.paths import INDEX_FILE
 from ..files.revision import revision_of
 from ..writes import conflicts
@@ -37,11 +40,15 @@ WRITER = "git"
 @dataclass(frozen=True)
 class DriverOutcome:
     """What the driver did: merged cleanly or not, the places it could not merge, the
-    conflict record that holds both sides (None when there is none or it failed)."""
+    conflict record that holds both sides (None when there is none or it failed), why it
+    merged as plain text (``git merge-file``; None when it did not) and why the conflict
+    was not queued (None when it was, or there was none)."""
 
     clean: bool
     where: tuple[str, ...] = ()
     conflict_id: str | None = None
+    plain: str | None = None
+    unqueued: str | None = None
 
 
 def merge_texts(base: str, ours: str, theirs: str, path: str) -> MergeResult:
@@ -55,28 +62,41 @@ def merge_texts(base: str, ours: str, theirs: str, path: str) -> MergeResult:
 def run_driver(base: Path, ours: Path, theirs: Path, path: str,
                folder: Callable[[], MemoryFolder | None]) -> DriverOutcome:
     """Merge git's three files, write the result into ``ours``, and queue a conflict in
-    the state directory of ``folder()`` (asked only then; None: not queued). Raises
-    ``MergeFailed`` (git cannot merge), ``UnicodeDecodeError`` (not text) or ``OSError``:
-    the caller falls back."""
-    sides = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
-    result = merge_texts(sides[0], sides[1], sides[2], path)
+    the state directory of ``folder()`` (asked only then; None: not queued). Any fault of
+    sagemem's merge falls back to git's over the original files (``plain`` says why).
+    Raises ``OSError`` when git's files cannot be read, or ``ours`` written, and
+    ``MergeFailed`` when even git's merge cannot run: ``ours`` is then as git gave it."""
+    sides = (base.read_bytes(), ours.read_bytes(), theirs.read_bytes())
+    try:
+        texts = [side.decode("utf-8") for side in sides]
+        result = merge_texts(texts[0], texts[1], texts[2], path)
+    except Exception as exc:  # any fault of our merge (issue: never worse than git's)
+        return fallback(ours, sides, _why(exc))
     _write_result(ours, result.text.encode("utf-8", errors="surrogateescape"))
     if result.clean:
         return DriverOutcome(True)
     where = tuple(c.where for c in result.conflicts)
-    conflict_id = None
-    if (opened := folder()) is not None:
-        conflict_id = queue_conflict(opened, path, (sides[1], sides[2]), result.text, where)
+    try:
+        opened = folder()
+        conflict_id = (None if opened is None else
+                       queue_conflict(opened, path, (texts[1], texts[2]), result.text, where))
+    except Exception as exc:  # the marked file stands; merging again would nest markers
+        return DriverOutcome(False, where, unqueued=_why(exc))
     return DriverOutcome(False, where, conflict_id)
 
 
-def fallback(base: Path, ours: Path, theirs: Path) -> bool:
-    """Git's plain three-way merge of the files, into ``ours``: True when it was clean.
-    Raises ``MergeFailed`` when even that cannot run (``ours`` is then left as it was)."""
-    merged, conflicted = merge_file_bytes(base.read_bytes(), ours.read_bytes(),
-                                          theirs.read_bytes())
+def fallback(ours: Path, sides: tuple[bytes, bytes, bytes], why: str) -> DriverOutcome:
+    """Git's plain three-way merge of the original ``sides`` (base, ours, theirs) into
+    ``ours``. Raises ``MergeFailed`` when even that cannot run (``ours`` left as it was)."""
+    merged, conflicted = merge_file_bytes(*sides)
     _write_result(ours, merged)
-    return not conflicted
+    return DriverOutcome(not conflicted, ("text",) if conflicted else (), plain=why)
+
+
+def _why(exc: Exception) -> str:
+    """An exception as one line: sagemem's own say what happened; others name their kind
+    (a ``KeyError`` alone says only its key)."""
+    return str(exc) if isinstance(exc, SagememError) else f"{type(exc).__name__}: {exc}"
 
 
 def queue_conflict(folder: MemoryFolder, path: str, sides: tuple[str, str], marked: str,

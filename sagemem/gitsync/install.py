@@ -63,8 +63,9 @@ class GitPlan:
 
 def driver_command(python: str | None = None) -> str:
     """What git runs: this interpreter's ``-m sagemem merge-driver`` over git's four
-    placeholders, quoted for the shell git runs it with."""
-    return f"{shlex.quote(python or sys.executable)} -m sagemem merge-driver %O %A %B %P"
+    placeholders, quoted for the shell git runs it with; after ``--``, so a memory named
+    ``-x.md`` is a path, not an option."""
+    return f"{shlex.quote(python or sys.executable)} -m sagemem merge-driver -- %O %A %B %P"
 
 
 def plan_install(folder: Path, command: str | None = None) -> GitPlan:

@@ -1,10 +1,13 @@
 """merge_index: MEMORY.md merged as the list it is, one line per memory file.
 
-Each list line is known by the file it links (compared as file names are, ``name_key``):
+Each list line is known by the file it links (compared as file names are, ``name_key``)
+and which of that file's links it is in its text, counted from the top: an index may
+link one memory under two headings, and each of those lines merges on its own (keyed by
+the file alone, the second line vanished and theirs' additions went under the first):
 
 - a line either side added is kept: ours' lines in ours' order, each line only theirs
   added placed after the nearest line before it in theirs that the result keeps, or after
-  the result's last list line when none is;
+  the result's last list line when none is; it takes ours' line ending;
 - a line present in the base that one side removed is dropped, even when the other side
   changed its hook: that is how an archive or delete on one side shows, and the hook is
   only a pointer — the memory file's own merge keeps the edit;
@@ -12,7 +15,8 @@ Each list line is known by the file it links (compared as file names are, ``name
   sides adding the same file with different lines) is a conflict, marked around that line
   — never one hook kept silently: the hook is a memory's summary, and which one is right
   is the user's call;
-- two lines linking one file are one: the first stays.
+- a line a side added for a file the result already links is one with that line: the
+  first stays (lines the base already had twice stay twice).
 
 The other lines (headings, prose) stay ours when theirs did not change them (or changed
 them as ours did); when theirs changed them the list cannot be laid over both texts, and
@@ -21,11 +25,13 @@ the whole file is merged by ``git merge-file`` instead.
 
 from __future__ import annotations
 
+from ..files.body import in_line_endings
 from ..files.indexfile import entries
 from ..files.paths import name_key
 from .merge_text import MergeConflict, MergeResult, markers, merge_file, newline_of, pick
 
-_Line = tuple[str | None, str]  # the file a list line links (None for prose), its text
+_Key = tuple[str, int]  # the file a list line links, and which of its links it is
+_Line = tuple[_Key | None, str]  # a line's key (None for prose), its text
 
 
 def merge_index(base: str, ours: str, theirs: str) -> MergeResult:
@@ -38,17 +44,25 @@ def merge_index(base: str, ours: str, theirs: str) -> MergeResult:
     b, o, t = (_lines(text) for text in (base, ours, theirs))
     if _prose(t) not in (_prose(b), _prose(o)):
         return merge_file(base, ours, theirs, "index")
-    newline = newline_of(ours)
-    merged, conflicts = _merge_lines(_links(b), o, _links(t), newline)
-    _insert_theirs(merged, _links(b), _links(o), t)
+    newline = newline_of(ours, theirs)
+    theirs_links = {key: in_line_endings(text, newline) for key, text in _links(t).items()}
+    merged, conflicts = _merge_lines(_links(b), o, theirs_links, newline)
+    _insert_theirs(merged, _links(b), _links(o),
+                   [(key, theirs_links[key]) for key, _ in t if key is not None])
     return MergeResult(_joined(merged, newline, ours), tuple(conflicts))
 
 
 def _lines(text: str) -> list[_Line]:
     lines: list[_Line] = []
+    seen: dict[str, int] = {}
     for line in text.splitlines(keepends=True):
         found = entries(line)
-        lines.append((name_key(found[0].target.removeprefix("./")) if found else None, line))
+        if not found:
+            lines.append((None, line))
+            continue
+        file = name_key(found[0].target.removeprefix("./"))
+        seen[file] = seen.get(file, -1) + 1
+        lines.append(((file, seen[file]), line))
     return lines
 
 
@@ -56,36 +70,34 @@ def _prose(lines: list[_Line]) -> list[str]:
     return [text for key, text in lines if key is None]
 
 
-def _links(lines: list[_Line]) -> dict[str, str]:
-    """Each linked file's first line."""
-    found: dict[str, str] = {}
-    for key, text in lines:
-        if key is not None:
-            found.setdefault(key, text)
-    return found
+def _links(lines: list[_Line]) -> dict[_Key, str]:
+    return {key: text for key, text in lines if key is not None}
 
 
-def _merge_lines(base: dict[str, str], ours: list[_Line], theirs: dict[str, str],
+def _merge_lines(base: dict[_Key, str], ours: list[_Line], theirs: dict[_Key, str],
                  newline: str) -> tuple[list[_Line], list[MergeConflict]]:
-    """Ours' lines, each list line merged with theirs' line for the same file."""
+    """Ours' lines, each list line merged with theirs' line of the same key."""
     merged: list[_Line] = []
     conflicts: list[MergeConflict] = []
-    seen: set[str] = set()
     for key, text in ours:
         if key is None:
             merged.append((None, text))
             continue
-        if key in seen or (key in base and key not in theirs):
+        if (key in base and key not in theirs) or _duplicate(merged, base, key):
             continue
-        seen.add(key)
         other = text if _same_entry(text, theirs.get(key)) else theirs.get(key)
         resolved, line = pick(base.get(key), text, other)
         if resolved:
             merged.append((key, line or ""))
         else:
-            conflicts.append(MergeConflict(f"index line for {key}", text, theirs.get(key)))
+            conflicts.append(MergeConflict(f"index line for {key[0]}", text, theirs.get(key)))
             merged.append((key, markers(text, theirs.get(key), newline)))
     return merged, conflicts
+
+
+def _duplicate(merged: list[_Line], base: dict[_Key, str], key: _Key) -> bool:
+    """A line the base did not have, for a file the result already links: one line."""
+    return key not in base and any(k is not None and k[0] == key[0] for k, _ in merged)
 
 
 def _same_entry(line: str, other: str | None) -> bool:
@@ -98,24 +110,25 @@ def _same_entry(line: str, other: str | None) -> bool:
                                                                       yours[0].hook)
 
 
-def _insert_theirs(merged: list[_Line], base: dict[str, str], ours: dict[str, str],
-                   theirs: list[_Line]) -> None:
-    """Put each line only theirs added after its nearest kept predecessor in theirs."""
-    anchor: str | None = None
+def _insert_theirs(merged: list[_Line], base: dict[_Key, str], ours: dict[_Key, str],
+                   theirs: list[tuple[_Key, str]]) -> None:
+    """Put each line only theirs added after the nearest line before it in theirs that
+    the result holds."""
+    anchor: _Key | None = None
     for key, text in theirs:
-        if key is None:
-            continue
         if key not in base and key not in ours and not _holds(merged, key):
+            if _duplicate(merged, base, key):
+                continue
             merged.insert(_after(merged, anchor), (key, text))
         if _holds(merged, key):
             anchor = key
 
 
-def _holds(merged: list[_Line], key: str) -> bool:
+def _holds(merged: list[_Line], key: _Key) -> bool:
     return any(k == key for k, _ in merged)
 
 
-def _after(merged: list[_Line], anchor: str | None) -> int:
+def _after(merged: list[_Line], anchor: _Key | None) -> int:
     """Where a line goes: after the anchor's line, else after the last list line, else at
     the end."""
     keys = [k for k, _ in merged]

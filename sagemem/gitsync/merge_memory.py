@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from ..errors import UneditableFrontmatter
+from ..files.body import in_line_endings
 from ..files.edit_spans import compose, find_entry, line_start
 from ..files.memory import load_yaml, split
 from .merge_text import MergeConflict, MergeResult, markers, merge_file, newline_of, pick
@@ -55,19 +56,22 @@ def merge_memory(base: str, ours: str, theirs: str) -> MergeResult:
     b, o, t = cut
     if b is None or o is None or t is None:
         return merge_file(base, ours, theirs, "file")
-    heads = [_same_or_changed(b.opening, o.opening, t.opening),
-             _same_or_changed(b.closing, o.closing, t.closing)]
+    newline = newline_of(ours, theirs)
+    heads = [_same_or_changed(b.opening, o.opening, t.opening, newline),
+             _same_or_changed(b.closing, o.closing, t.closing, newline)]
     if heads[0] is None or heads[1] is None:
         return merge_file(base, ours, theirs, "file")
-    front, conflicts = _merge_units(b.units, o.units, t.units, newline_of(ours))
-    body = merge_file(b.body, o.body, t.body, "body")
+    front, conflicts = _merge_units(b.units, o.units, t.units, newline)
+    body = merge_file(b.body, o.body, t.body, "body", newline)
     return MergeResult(heads[0] + front + heads[1] + body.text,
                        (*conflicts, *body.conflicts))
 
 
-def _same_or_changed(base: str, ours: str, theirs: str) -> str | None:
+def _same_or_changed(base: str, ours: str, theirs: str, newline: str) -> str | None:
     resolved, text = pick(base, ours, theirs)
-    return text if resolved else None
+    if not resolved or text is None:
+        return None
+    return text if text == ours else in_line_endings(text, newline)
 
 
 def _parts(text: str) -> _Parts | None:
@@ -106,7 +110,8 @@ def _units(block_text: str, newline: str) -> dict[str, str]:
 def _merge_units(base: dict[str, str], ours: dict[str, str], theirs: dict[str, str],
                  newline: str) -> tuple[str, list[MergeConflict]]:
     """The frontmatter merged unit by unit, in ours' order with theirs' new keys after
-    the key they follow in theirs (or first, when they lead it)."""
+    the key they follow in theirs (or first, when they lead it); a unit taken from theirs
+    takes ours' line ending."""
     order = _order(base, ours, theirs)
     parts: list[str] = []
     conflicts: list[MergeConflict] = []
@@ -115,7 +120,8 @@ def _merge_units(base: dict[str, str], ours: dict[str, str], theirs: dict[str, s
         if not resolved and key in LATEST_WINS:
             resolved, text = _later(key, ours.get(key), theirs.get(key))
         if resolved:
-            parts.append(text or "")
+            parts.append("" if text is None else
+                         text if text == ours.get(key) else in_line_endings(text, newline))
             continue
         where = "frontmatter after the last field" if key == _TAIL else f"field '{key}'"
         conflicts.append(MergeConflict(where, ours.get(key), theirs.get(key)))
@@ -149,6 +155,7 @@ def _date_in(key: str, text: str | None) -> date | None:
 def _marked(ours: str | None, theirs: str | None, newline: str) -> str:
     """The markers around the key's own lines: the comment or blank lines both sides
     still share before it stay outside, as git keeps a hunk's common lines out."""
+    theirs = None if theirs is None else in_line_endings(theirs, newline)
     mine = (ours or "").splitlines(keepends=True)
     yours = (theirs or "").splitlines(keepends=True)
     common = 0

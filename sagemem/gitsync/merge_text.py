@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MergeFailed
+from ..files.body import in_line_endings
 
 OURS, THEIRS, BASE = "ours", "theirs", "base"
 MARKER_SIZE = 7
@@ -64,16 +65,32 @@ def markers(ours: str | None, theirs: str | None, newline: str) -> str:
             f"{lines(theirs)}{'>' * MARKER_SIZE} {THEIRS}{newline}")
 
 
-def newline_of(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+def newline_of(*texts: str) -> str:
+    """The line ending the first of ``texts`` that has one mostly uses (``\\r\\n`` or
+    ``\\n``): the one lines brought in from theirs take, so a CRLF file stays CRLF."""
+    for text in texts:
+        crlf, lf = text.count("\r\n"), text.count("\n")
+        if lf:
+            return "\r\n" if crlf > lf - crlf else "\n"
+    return "\n"
 
 
-def merge_file(base: str, ours: str, theirs: str, where: str = "text") -> MergeResult:
+def merge_file(base: str, ours: str, theirs: str, where: str = "text",
+               newline: str | None = None) -> MergeResult:
     """Git's three-way line merge of whole texts (``git merge-file -p``): its result, with
-    its markers, and one conflict standing for all of them when it found any."""
+    its markers, and one conflict standing for all of them when it found any. When ours
+    breaks every line with one ending (``newline``, else its own), base and theirs are
+    spelt with it first: theirs' lines must not bring LF into a CRLF file (nor a line
+    differ only by its ending)."""
+    newline = newline or newline_of(ours)
+    uniform = in_line_endings(ours, newline) == ours
+    if uniform:
+        base, theirs = in_line_endings(base, newline), in_line_endings(theirs, newline)
     data = merge_file_bytes(base.encode("utf-8"), ours.encode("utf-8"),
                             theirs.encode("utf-8"))
     text, conflicted = data[0].decode("utf-8", errors="surrogateescape"), data[1]
+    if uniform:  # git spells its markers LF when the lines around them give no CRLF
+        text = in_line_endings(text, newline)
     return MergeResult(text, (MergeConflict(where, ours, theirs),) if conflicted else ())
 
 

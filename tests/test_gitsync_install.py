@@ -93,6 +93,18 @@ def test_undo_keeps_lines_a_person_added_after_install(repo: Path) -> None:
     assert path.read_bytes() == b"*.png binary\n"
 
 
+def test_undo_keeps_a_line_added_after_install_on_a_file_without_a_final_newline(
+        repo: Path) -> None:
+    """install had to add a line break before its lines; a line added after them must
+    not be joined to the line before (it would become part of a comment)."""
+    path = repo / "mem" / ".gitattributes"
+    path.write_bytes(b"*.png binary\n# mine")
+    _sagemem(repo)
+    path.write_bytes(path.read_bytes() + b"*.jpg binary\n")
+    _sagemem(repo, "--undo")
+    assert path.read_bytes() == b"*.png binary\n# mine\n*.jpg binary\n"
+
+
 def test_undo_with_nothing_installed_says_so(repo: Path) -> None:
     done = _sagemem(repo, "--undo")
     assert done.returncode == 0 and "nothing to undo" in done.stderr

@@ -142,12 +142,13 @@ def _without_ours(text: str) -> str | None:
         return None
     lines = text.splitlines(keepends=True)
     kept: list[str] = []
+    joined_at: int | None = None  # where install added a line break of its own
     skip_attribute = False
     for line in lines:
         bare = line.rstrip("\r\n")
         if bare in (MARK, MARK_JOINED):
-            if bare == MARK_JOINED and kept:
-                kept[-1] = kept[-1].rstrip("\r\n")
+            if bare == MARK_JOINED:
+                joined_at = len(kept)
             skip_attribute = True
             continue
         if skip_attribute and bare == ATTRIBUTE:
@@ -155,6 +156,10 @@ def _without_ours(text: str) -> str | None:
             continue
         skip_attribute = False
         kept.append(line)
+    # that line break goes only if nothing was added after our lines: a line added since
+    # would otherwise join the last line before them (a rule turned into a comment)
+    if joined_at is not None and joined_at == len(kept) and kept:
+        kept[-1] = kept[-1].rstrip("\r\n")
     return "".join(kept)
 
 

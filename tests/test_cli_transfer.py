@@ -187,3 +187,20 @@ def test_the_snapshot_an_import_names_rolls_it_back(run: Run, fresh: MemoryStore
     assert "user_timezone_schedule.md" in result.out
     assert {f: b for f, b in now.items() if not f.startswith("archive/")
             and f != "user_timezone_schedule.md"} == before
+
+
+def test_an_export_of_two_memories_with_one_body_comes_back_whole(
+        tmp_path: Path, fresh: MemoryStore) -> None:
+    twins = MemoryStore(tmp_path / "twins", tmp_path / "twins-state")
+    assert sagemem(twins, "init").returncode == 0
+    for name, type_ in (("user_alpha.md", "user"), ("project_beta.md", "project")):
+        (twins.directory / name).write_text(
+            f"---\nname: {name[:-3]}\ndescription: one of two\ntype: {type_}\n---\n"
+            "Same body.\n")
+    (twins.directory / "MEMORY.md").write_text(
+        "# Memory index\n\n- [alpha](user_alpha.md) — one\n- [beta](project_beta.md) — two\n")
+    path = tmp_path / "twins.json"
+    assert sagemem(twins, "export", str(path)).returncode == 0
+    report = json.loads(sagemem(fresh, "import", str(path), "--json").stdout)
+    assert (len(report["created"]), report["skipped"]) == (2, [])
+    assert every_file(fresh.directory) == every_file(twins.directory)

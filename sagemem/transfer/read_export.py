@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import NotAnExport
 from ..files.revision import revision_of
 from .export import FORMAT, FORMAT_VERSION
-from .incoming import Batch, Incoming, Skipped
+from .incoming import EXPORT_SOURCE, Batch, Incoming, Skipped
 
 MAX_EXPORT_BYTES = 2 * 1024 ** 3
 """Refused unread beyond this: 10k memories at the 1 MiB per-file limit, JSON-escaped,
@@ -47,7 +47,7 @@ def parse_export(text: str, path: Path) -> Batch:
             items.append(read)
         else:
             skipped.append(read)
-    return Batch("export", tuple(items), tuple(skipped), index=_index(document, path))
+    return Batch(EXPORT_SOURCE, tuple(items), tuple(skipped), index=_index(document, path))
 
 
 def _read(path: Path) -> str:

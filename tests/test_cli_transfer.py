@@ -4,6 +4,7 @@ fresh folder is byte for byte, a merge never overwrites, --replace asks first.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -204,3 +205,27 @@ def test_an_export_of_two_memories_with_one_body_comes_back_whole(
     report = json.loads(sagemem(fresh, "import", str(path), "--json").stdout)
     assert (len(report["created"]), report["skipped"]) == (2, [])
     assert every_file(fresh.directory) == every_file(twins.directory)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_as_the_export_is_one_error_line_not_a_hang(fresh: MemoryStore,
+                                                                tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    before = every_file(fresh.directory)
+    done = subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(fresh.directory),
+                           "--state-dir", str(fresh.state_dir), "import",
+                           str(tmp_path / "pipe.json")],
+                          capture_output=True, text=True, timeout=20, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "not a regular file" in done.stderr
+    assert every_file(fresh.directory) == before
+
+
+def test_an_export_over_the_size_cap_is_refused_unread(run: Run, fresh: MemoryStore,
+                                                       tmp_path: Path) -> None:
+    from sagemem.transfer.read_export import MAX_EXPORT_BYTES
+
+    with open(tmp_path / "huge.json", "wb") as sparse:  # no disk used: a sparse file
+        sparse.truncate(MAX_EXPORT_BYTES + 1)
+    error = one_line_error(run("import", str(tmp_path / "huge.json")))
+    assert f"over the {MAX_EXPORT_BYTES // 1024 ** 2} MiB" in error

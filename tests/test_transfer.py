@@ -271,3 +271,11 @@ def test_the_index_is_not_copied_when_the_plan_skipped_a_memory(tmp_path: Path) 
     index = (fresh.directory / "MEMORY.md").read_text()
     assert "(user_s.md)" in index and "bad/name.md" not in index
     assert any("not copied" in note for note in report.notes)
+
+
+def test_a_name_holding_a_secret_is_skipped_already_in_a_dry_run(store: MemoryStore) -> None:
+    token = "ghp_4fT9qLm2Xv7RbN8kP3wZ1cY6hJ5dS0aEabcd"
+    item = Incoming(f"reference_{token}.md", memory_text("T", "a token"), "m:5")
+    report = apply_batch(store, batch(item), dry_run=True)
+    assert not report.created and "holds a secret" in report.skipped[0].reason
+    assert token not in report.skipped[0].reason

@@ -4,6 +4,7 @@ fresh folder is byte for byte, a merge never overwrites, --replace asks first.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -187,3 +188,44 @@ def test_the_snapshot_an_import_names_rolls_it_back(run: Run, fresh: MemoryStore
     assert "user_timezone_schedule.md" in result.out
     assert {f: b for f, b in now.items() if not f.startswith("archive/")
             and f != "user_timezone_schedule.md"} == before
+
+
+def test_an_export_of_two_memories_with_one_body_comes_back_whole(
+        tmp_path: Path, fresh: MemoryStore) -> None:
+    twins = MemoryStore(tmp_path / "twins", tmp_path / "twins-state")
+    assert sagemem(twins, "init").returncode == 0
+    for name, type_ in (("user_alpha.md", "user"), ("project_beta.md", "project")):
+        (twins.directory / name).write_text(
+            f"---\nname: {name[:-3]}\ndescription: one of two\ntype: {type_}\n---\n"
+            "Same body.\n")
+    (twins.directory / "MEMORY.md").write_text(
+        "# Memory index\n\n- [alpha](user_alpha.md) — one\n- [beta](project_beta.md) — two\n")
+    path = tmp_path / "twins.json"
+    assert sagemem(twins, "export", str(path)).returncode == 0
+    report = json.loads(sagemem(fresh, "import", str(path), "--json").stdout)
+    assert (len(report["created"]), report["skipped"]) == (2, [])
+    assert every_file(fresh.directory) == every_file(twins.directory)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_as_the_export_is_one_error_line_not_a_hang(fresh: MemoryStore,
+                                                                tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    before = every_file(fresh.directory)
+    done = subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(fresh.directory),
+                           "--state-dir", str(fresh.state_dir), "import",
+                           str(tmp_path / "pipe.json")],
+                          capture_output=True, text=True, timeout=20, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "not a regular file" in done.stderr
+    assert every_file(fresh.directory) == before
+
+
+def test_an_export_over_the_size_cap_is_refused_unread(run: Run, fresh: MemoryStore,
+                                                       tmp_path: Path) -> None:
+    from sagemem.transfer.read_export import MAX_EXPORT_BYTES
+
+    with open(tmp_path / "huge.json", "wb") as sparse:  # no disk used: a sparse file
+        sparse.truncate(MAX_EXPORT_BYTES + 1)
+    error = one_line_error(run("import", str(tmp_path / "huge.json")))
+    assert f"over the {MAX_EXPORT_BYTES // 1024 ** 2} MiB" in error

@@ -239,10 +239,42 @@ def test_the_folders_down_to_the_working_directory_are_read(project: Path, home:
     assert not any(o.startswith("unrelated/") for o in origins)
 
 
-def test_a_home_import_is_read_only_under_home(project: Path, home: Path) -> None:
-    (home / "notes.md").write_text("## Editor\n\nI am a vim user.\n")
-    (project / "CLAUDE.md").write_text("## Notes\n\nSee @~/notes.md and @~/../x.md too.\n")
+def test_a_home_import_is_followed_only_into_dot_claude(project: Path, home: Path) -> None:
+    (home / ".netrc").write_text("machine example.com login ada password hunter2-s3cret\n")
+    (home / ".config").mkdir()
+    (home / ".config" / "notes.txt").write_text("## Diary\n\nprivate notes\n")
+    (home / "notes.md").write_text("## Diary\n\nprivate notes\n")
+    (home / ".claude" / "editor.md").write_text("## Editor\n\nI am a vim user.\n")
+    (project / "CLAUDE.md").write_text(
+        "## Notes\n\nSee @~/.netrc and @~/.config/notes.txt, @~/notes.md, "
+        "@~/../x.md and @~/.claude/editor.md too.\n")
     batch = claude_code.read_batch(project, home=home, cwd=project)
-    assert source_of(by_name(batch)["user_editor.md"]) == "claude-code:~/notes.md#editor"
-    assert "CLAUDE.md imports @~/../x.md: not followed, outside the folders imported " \
-        "from" in batch.notes
+    assert source_of(by_name(batch)["user_editor.md"]) == "claude-code:~/.claude/editor.md#editor"
+    made = " ".join(i.name + i.text + i.origin for i in batch.items)
+    assert "hunter2" not in made and "private notes" not in made
+    for target in ("~/.netrc", "~/.config/notes.txt", "~/notes.md", "~/../x.md"):
+        assert f"CLAUDE.md imports @{target}: not followed, outside the project and " \
+            "~/.claude" in batch.notes
+
+
+def test_only_markdown_files_are_imported(project: Path, home: Path) -> None:
+    (project / "notes.txt").write_text("## Plain\n\nplain text\n")
+    (home / ".claude" / "settings.json").write_text('{"apiKey": "x"}\n')
+    (project / "CLAUDE.md").write_text(
+        "## Notes\n\nSee @notes.txt and @~/.claude/settings.json too.\n")
+    batch = claude_code.read_batch(project, home=home, cwd=project)
+    assert not any("plain text" in i.text or "apiKey" in i.text for i in batch.items)
+    assert "CLAUDE.md imports @notes.txt: not followed, not a Markdown (.md) file" in batch.notes
+    assert "CLAUDE.md imports @~/.claude/settings.json: not followed, not a Markdown (.md) " \
+        "file" in batch.notes
+
+
+def test_a_secret_in_a_heading_reaches_no_name_title_source_or_origin(project: Path,
+                                                                    home: Path) -> None:
+    (project / "CLAUDE.md").write_text(
+        "## machine example.com login ada password hunter2-s3cret\n\nThe staging box.\n")
+    batch = claude_code.read_batch(project, home=home, cwd=project)
+    [item] = [i for i in batch.items if i.origin.startswith("CLAUDE.md:")]
+    assert "hunter2" not in item.name + item.text + item.origin
+    assert item.name == "reference_machine_example_com_login_ada_password_redacted_password.md"
+    assert parsed(item).name == "machine example.com login ada password <REDACTED:password>"

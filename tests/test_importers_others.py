@@ -161,3 +161,13 @@ def test_every_text_a_reader_makes_parses_with_the_fields_it_meant(notes: Path,
             assert item.name.startswith(f"{memory.type}_")
             assert memory.name and memory.description
             assert source_of(item).startswith(f"{batch.source}:")
+
+
+def test_a_secret_in_a_mem0_memory_reaches_no_name_title_or_description(tmp_path: Path
+                                                                        ) -> None:
+    (tmp_path / "m.json").write_text(json.dumps([
+        {"id": "m1", "memory": "The wifi password is hunter2-s3cret. Ask Ada."}]))
+    [item] = mem0.read_batch(tmp_path / "m.json").items
+    memory = parsed(item)
+    assert "hunter2" not in item.name + memory.name + memory.description
+    assert item.name.endswith("redacted_password.md")

@@ -240,3 +240,42 @@ def test_the_report_shows_control_characters_in_names_and_reasons_as_text(
     report = apply_batch(store, Batch("mem0", (Incoming("bad\x1b[2J.md", "x", "m:\x1b]0;t\x07"),)))
     text = "\n".join(report_text(report))
     assert "\x1b" not in text and "\x07" not in text and "m:" in text
+
+
+def test_an_export_item_is_created_even_when_its_body_is_another_memorys(
+        store: MemoryStore) -> None:
+    item = Incoming("user_copy.md", memory_text("Copy", "alpha body"), "export: user_copy.md")
+    report = apply_batch(store, Batch("export", (item,)))
+    assert [p.file for p in report.created] == ["user_copy.md"] and not report.skipped
+
+
+def test_another_tools_batch_skips_a_body_it_already_brought(store: MemoryStore) -> None:
+    report = apply_batch(store, batch(Incoming("user_x.md", memory_text("X", "same"), "m:1"),
+                                      Incoming("user_y.md", memory_text("Y", "same"), "m:2")))
+    assert [p.file for p in report.created] == ["user_x.md"]
+    assert [s.origin for s in report.skipped] == ["m:2"]
+    assert "user_x.md" in report.skipped[0].reason
+
+
+def test_the_index_is_not_copied_when_the_plan_skipped_a_memory(tmp_path: Path) -> None:
+    from sagemem.files.init import init_directory
+
+    init_directory(tmp_path / "fresh", tmp_path / "fresh-state")
+    fresh = MemoryStore(tmp_path / "fresh", tmp_path / "fresh-state")
+    exported = Batch("export", (Incoming("user_s.md", memory_text("S", "short"), "e:s"),
+                                Incoming("bad/name.md", memory_text("B", "bad"), "e:b")),
+                     index="# Memory index\n\n- [S](user_s.md) — s\n- [B](bad/name.md) — b\n")
+    report = apply_batch(fresh, exported)
+    assert [p.file for p in report.created] == ["user_s.md"]
+    assert [s.origin for s in report.skipped] == ["e:b"]
+    index = (fresh.directory / "MEMORY.md").read_text()
+    assert "(user_s.md)" in index and "bad/name.md" not in index
+    assert any("not copied" in note for note in report.notes)
+
+
+def test_a_name_holding_a_secret_is_skipped_already_in_a_dry_run(store: MemoryStore) -> None:
+    token = "ghp_4fT9qLm2Xv7RbN8kP3wZ1cY6hJ5dS0aEabcd"
+    item = Incoming(f"reference_{token}.md", memory_text("T", "a token"), "m:5")
+    report = apply_batch(store, batch(item), dry_run=True)
+    assert not report.created and "holds a secret" in report.skipped[0].reason
+    assert token not in report.skipped[0].reason

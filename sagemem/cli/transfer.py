@@ -91,7 +91,7 @@ def import_file(
     as_json: JsonOption = False,
 ) -> None:
     """Import an export: new memories are created through the guarded write (redaction,
-    caps, exact-duplicate bodies refused), the same text is left unchanged."""
+    caps), the same text is left unchanged, and the export comes back whole."""
     from ..transfer.read_export import read_export
 
     if merge and replace:

@@ -2,6 +2,11 @@
 collisions numbered), a description from the first sentence, and the text rendered as
 sagemem writes a new memory (``files/edit.render_new``), ``source:`` included, so the
 importer's output reads back through sagemem's own parser as the fields it meant.
+
+Titles, first sentences and names are made from the text as the store would keep it,
+secrets redacted (``writes/redact.redact``) before anything is cut or slugged: the
+import's redaction of the whole text cannot reach a secret once it is a file name
+(``…_password_hunter2.md``), and a cut can leave half a token it no longer knows.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ..files.edit import render_new
 from ..files.fields import MAX_NAME_CHARS
 from ..files.paths import check_new_name, file_name_for, name_key, slugify
 from ..transfer.incoming import Incoming
+from ..writes.redact import redact
 
 MAX_DESCRIPTION = 200
 """A description cut from a first sentence is at most this many characters, under the
@@ -26,9 +32,10 @@ _MARKUP = re.compile(r"[*_`]+|^#+\s*|^>\s*")
 
 def first_sentence(text: str, limit: int = MAX_DESCRIPTION) -> str:
     """The first sentence of ``text``'s prose — headings, fences, list marks and an
-    observation's ``[category]`` left out — on one line, cut at a word to ``limit``."""
+    observation's ``[category]`` left out — redacted, on one line, cut at a word to
+    ``limit``."""
     for line in _prose_lines(text):
-        sentence = _SENTENCE_END.split(line, maxsplit=1)[0].strip()
+        sentence = _SENTENCE_END.split(redact(line).text, maxsplit=1)[0].strip()
         if sentence:
             return shorten(sentence, limit)
     return ""
@@ -68,7 +75,8 @@ class Names:
         self._taken: set[str] = set()
 
     def claim(self, type_: str, title: str) -> str:
-        base = self._base(type_, title)
+        """The next free name for ``title`` (redacted first: a name is never redacted)."""
+        base = self._base(type_, redact(title).text)
         name, number = base, 1
         while name_key(name) in self._taken:
             number += 1
@@ -90,8 +98,8 @@ class Names:
 
 def title_of(text: str) -> str:
     """A title on one line within MAX_TITLE characters (sagemem's own bound is
-    MAX_NAME_CHARS; a title this short keeps the MEMORY.md line readable)."""
-    return shorten(text, min(MAX_TITLE, MAX_NAME_CHARS))
+    MAX_NAME_CHARS; a title this short keeps the MEMORY.md line readable), redacted."""
+    return shorten(redact(text).text, min(MAX_TITLE, MAX_NAME_CHARS))
 
 
 def incoming(name: str, fields: Mapping[str, object], body: str, origin: str) -> Incoming:

@@ -50,7 +50,7 @@ def read_batch(path: Path | None, *, home: Path, cwd: Path) -> Batch:
         return _batch(collector, auto_memory_dir(root, home))
     target = Path(os.path.abspath(path.expanduser()))
     if target.is_file():
-        collector = Collector((target.parent,), home)
+        collector = Collector((target.parent, home / ".claude"), home)
         collector.add(target, target.name)
         return _batch(collector, None)
     if not target.is_dir():

@@ -4,11 +4,17 @@
 imports inside code spans and code blocks are not evaluated; imported files may import
 others, at most ``MAX_IMPORT_DEPTH`` hops deep.
 
-Stricter than Claude Code on one point: an import is read only when it lies under a
-root the user pointed at (the project root, ``~/.claude``) or, for a ``~/`` path, under
-the home folder, and never through a symlink. A cycle, a missing file, a path outside
-and a chain too deep are notes in the report, never a crash. Each imported file becomes
-memories of its own (split like any CLAUDE.md); the ``@path`` line stays where it was.
+Stricter than Claude Code on two points, since a CLAUDE.md may come from a repository
+someone else wrote: an import is read only when it lies under a root the user pointed
+at — the project (or the folder of the CLAUDE.md named) and ``~/.claude``, Claude
+Code's own memory files — however it is spelt, never through a symlink; and only a
+Markdown (``.md``) file is read. So ``@~/.netrc`` or ``@~/.ssh/config`` in a cloned
+repository's CLAUDE.md reads nothing. The rule is the same for every importing file,
+the user's own ``~/.claude/CLAUDE.md`` included: a file it imports from elsewhere in
+home is imported by naming it (``sagemem import claude-code ~/notes/prefs.md``). A
+cycle, a missing file, a path outside, another kind of file and a chain too deep are
+notes in the report, never a crash. Each imported file becomes memories of its own
+(split like any CLAUDE.md); the ``@path`` line stays where it was.
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ class SourceFile:
 
 @dataclass
 class Collector:
-    """The files of one import, read once each, with every import followed."""
+    """The files of one import, read once each, with every import followed that lies
+    under ``roots`` (``home`` only says how a path under ``~/.claude`` is shown)."""
 
     roots: tuple[Path, ...]
     home: Path
@@ -70,33 +77,33 @@ class Collector:
             self._follow(target, path, label, (*chain, path))
 
     def _follow(self, target: str, importer: Path, label: str, chain: tuple[Path, ...]) -> None:
-        path, tilde = self._resolve(target, importer)
+        path = self._resolve(target, importer)
         where = f"{label} imports @{target}"
         if len(chain) > MAX_IMPORT_DEPTH:
             self.notes.append(f"{where}: not followed, deeper than {MAX_IMPORT_DEPTH} imports")
         elif path in chain:
             self.notes.append(f"{where}: not followed, an import cycle")
-        elif (shown := self._label(path, tilde)) is None:
-            self.notes.append(f"{where}: not followed, outside the folders imported from")
+        elif (shown := self._label(path)) is None:
+            self.notes.append(f"{where}: not followed, outside the project and ~/.claude")
+        elif not path.name.lower().endswith(".md"):
+            self.notes.append(f"{where}: not followed, not a Markdown (.md) file")
         elif not path.exists() and not path.is_symlink():
             self.notes.append(f"{where}: not followed, no such file")
         else:
             self._read(path, shown, label, chain)
 
-    def _resolve(self, target: str, importer: Path) -> tuple[Path, bool]:
+    def _resolve(self, target: str, importer: Path) -> Path:
         if target.startswith("~/"):
-            return Path(os.path.normpath(self.home / target[2:])), True
+            return Path(os.path.normpath(self.home / target[2:]))
         base = Path(target) if target.startswith("/") else importer.parent / target
-        return Path(os.path.normpath(base)), False
+        return Path(os.path.normpath(base))
 
-    def _label(self, path: Path, tilde: bool) -> str | None:
-        """How ``path`` is shown, or None when it lies outside every allowed root (or a
+    def _label(self, path: Path) -> str | None:
+        """How ``path`` is shown, or None when it lies outside every root (or a
         symlinked folder is on the way)."""
         for root in self.roots:
             if inside(root, path):
                 return _shown(root, path, self.home)
-        if tilde and inside(self.home, path):
-            return "~/" + path.relative_to(self.home).as_posix()
         return None
 
 

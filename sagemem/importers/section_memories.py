@@ -6,9 +6,10 @@ split, type and name alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..transfer.incoming import Incoming, Skipped
+from ..writes.redact import redact
 from .build import Names, anchor, first_sentence, incoming, title_of
 from .classify import classify
 from .sections import Section, split_sections
@@ -41,6 +42,8 @@ def add_sections(tool: str, source: SectionFile, into: Gathered) -> None:
     """Each section of ``source`` as a memory in ``into``; a heading with nothing under
     it is skipped (its text would be a title without a memory)."""
     for section in split_sections(source.text, source.first_line):
+        if section.heading:  # it becomes the title, the name, the anchor and the origin
+            section = replace(section, heading=redact(section.heading).text)
         origin = f"{source.label}:{section.line}" + (f" § {section.heading}"
                                                      if section.heading else "")
         if not section.body.strip():

@@ -61,7 +61,7 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     for file in plan.to_archive:
         run.archive_absent(file)
     if copy_index:
-        run.copy_index(batch.index or "")
+        run.copy_index(batch.index or "", plan.skipped)
     return run.report(plan, snapshot)
 
 
@@ -165,11 +165,11 @@ class _Run:
             return
         self.archived.append(file)
 
-    def copy_index(self, text: str) -> None:
+    def copy_index(self, text: str, planned: tuple[Skipped, ...]) -> None:
         """MEMORY.md as the source has it (guarded like any MEMORY.md write) — unless a
-        memory could not be written: its line would point at nothing, while each memory
-        created already has its own line."""
-        if self.skipped:
+        memory was skipped, by the plan (``planned``) or while applying: its line would
+        point at nothing, while each memory created already has its own line."""
+        if planned or self.skipped:
             self.notes.append("MEMORY.md was not copied from the import, since not every "
                               "memory could be written; each created one has its line")
             return

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+EXPORT_SOURCE = "export"
+"""The source of a Batch read from a sagemem export: memories already, so an import
+takes them whole (no duplicate-body skip) and may copy their MEMORY.md."""
+
 
 @dataclass(frozen=True)
 class Incoming:

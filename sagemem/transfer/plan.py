@@ -9,12 +9,16 @@ The rules, in the order they apply to one ``Incoming``:
    live or archived here — is ``unchanged``: importing twice changes nothing;
 3. the same name holding another text is a ``conflict`` (merge: a record in the conflict
    queue, never an overwrite) or an ``overwrite`` (replace; a locked memory is skipped);
-4. a new name whose body is, word for word, the body of another memory here or of one
-   the batch creates first is skipped as a duplicate. Only exact duplicates: the
-   near-duplicate title check of ``remember`` would refuse the versions a folder
-   legitimately keeps side by side (``deploy_process`` beside ``deploy_process_v1``), and
-   an export of a folder must come back whole;
-5. anything else is a ``create``.
+4. another tool's new name whose body is, word for word, the body of another memory
+   here or of one the batch creates first is skipped as a duplicate: those are notes
+   made into memories for the first time, and the same fact twice is noise. Only exact
+   duplicates: the near-duplicate title check of ``remember`` would refuse the versions
+   a folder legitimately keeps side by side (``deploy_process`` beside
+   ``deploy_process_v1``). Never for an export (``EXPORT_SOURCE``): those are memories
+   already, and an export of a folder must come back whole — two memories of one body
+   included;
+5. anything else is a ``create`` — unless its name holds a secret
+   (``refuse_secret_name``), which the store's create would refuse: skipped.
 
 Replace then archives every live memory the batch does not name (never deletes it).
 """
@@ -27,8 +31,8 @@ from ..errors import InvalidName, SagememError
 from ..files.memory import Memory, parse
 from ..files.paths import check_new_name, name_key, with_suffix
 from ..store import MemoryStore
-from ..writes.redact import redact_memory
-from .incoming import Batch, Incoming, Skipped
+from ..writes.redact import redact_memory, refuse_secret_name
+from .incoming import EXPORT_SOURCE, Batch, Incoming, Skipped
 
 MODES = ("merge", "replace")
 ACTIONS = ("create", "unchanged", "conflict", "overwrite")
@@ -63,7 +67,9 @@ def plan_import(store: MemoryStore, batch: Batch, mode: str = "merge") -> Plan:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     store.require_directory()
     here = _memories(store)
-    bodies = {_body_key(m.body): m.file for m in here.values() if _body_key(m.body)}
+    # the bodies a create may not repeat; None for an export, taken whole (rule 4)
+    bodies = None if batch.source == EXPORT_SOURCE else {
+        _body_key(m.body): m.file for m in here.values() if _body_key(m.body)}
     steps: list[Step] = []
     skipped = list(batch.skipped)
     seen: set[str] = set()
@@ -73,14 +79,15 @@ def plan_import(store: MemoryStore, batch: Batch, mode: str = "merge") -> Plan:
             skipped.append(decided)
             continue
         steps.append(decided)
-        if decided.action == "create" and (key := _body_key(parse_body(decided))):
+        if (bodies is not None and decided.action == "create"
+                and (key := _body_key(parse_body(decided)))):
             bodies[key] = decided.file
     to_archive = _not_named(store, seen, here) if mode == "replace" else ()
     return Plan(batch, mode, tuple(steps), tuple(skipped), to_archive)
 
 
 def _decide(store: MemoryStore, item: Incoming, mode: str, here: dict[str, Memory],
-            bodies: dict[str, str], seen: set[str]) -> Step | Skipped:
+            bodies: dict[str, str] | None, seen: set[str]) -> Step | Skipped:
     try:
         file = check_new_name(with_suffix(item.name), store.reserved)
     except InvalidName as exc:
@@ -92,10 +99,13 @@ def _decide(store: MemoryStore, item: Incoming, mode: str, here: dict[str, Memor
     current = here.get(name_key(file))
     if current is not None:
         return _against(item, current, text, mode)
+    try:  # the store's create refuses it too; said here, a dry run says the same
+        refuse_secret_name(file)
+    except InvalidName as exc:
+        return Skipped(item.origin, str(exc))
     step = Step("create", item, file, text)
-    duplicate = bodies.get(_body_key(parse_body(step)))
-    if duplicate is not None and _body_key(parse_body(step)):
-        return Skipped(item.origin, f"its body is the same as {duplicate}'s")
+    if bodies is not None and (key := _body_key(parse_body(step))) in bodies:
+        return Skipped(item.origin, f"its body is the same as {bodies[key]}'s")
     return step
 
 

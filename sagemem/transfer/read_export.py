@@ -1,7 +1,8 @@
 """Reading an export back: the JSON document ``export.py`` writes, checked, turned into
 the ``Batch`` every import applies (``apply.py``).
 
-Anything that is not an export this version reads — not JSON, cut short, not an object,
+Anything that is not an export this version reads — not a regular file (a FIFO, a
+device, a symlink), over ``MAX_EXPORT_BYTES``, not JSON, cut short, not an object,
 another ``format``, a ``format_version`` newer than ``FORMAT_VERSION`` — is refused as a
 whole with ``NotAnExport`` before anything is written. One bad memory in a good document
 is skipped with its reason instead, so one damaged entry does not cost the rest.
@@ -13,14 +14,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotAnExport
+from ..errors import (
+    FileChangedDuringRead,
+    FileTooLarge,
+    MemoryNotFound,
+    NotAnExport,
+    UnreadableFile,
+    UnsafeFile,
+)
+from ..files.paths import read_regular
 from ..files.revision import revision_of
 from .export import FORMAT, FORMAT_VERSION
-from .incoming import Batch, Incoming, Skipped
+from .incoming import EXPORT_SOURCE, Batch, Incoming, Skipped
 
-MAX_EXPORT_BYTES = 2 * 1024 ** 3
-"""Refused unread beyond this: 10k memories at the 1 MiB per-file limit, JSON-escaped,
-stay well under; a larger file is not an export of one folder."""
+MAX_EXPORT_BYTES = 256 * 1024 ** 2
+"""Refused unread beyond this (the size is known from ``lstat``, so a huge or sparse file
+costs nothing): a full layer — the default ``hard_cap_memories`` of 20,000, each at the
+8 KiB soft body cap with its frontmatter, revision and JSON escaping, about 9 KiB — is
+some 180 MiB, and its MEMORY.md at most 16 MiB. Parsing holds a few times the file in
+memory, so the 2 GiB this once allowed could take a laptop's; a folder past this is
+moved by copying the folder (a plain copy loses nothing but locks and ledger counts)."""
 
 
 def read_export(path: Path) -> Batch:
@@ -47,17 +60,24 @@ def parse_export(text: str, path: Path) -> Batch:
             items.append(read)
         else:
             skipped.append(read)
-    return Batch("export", tuple(items), tuple(skipped), index=_index(document, path))
+    return Batch(EXPORT_SOURCE, tuple(items), tuple(skipped), index=_index(document, path))
 
 
 def _read(path: Path) -> str:
+    """The export's text through the library's bounded read: a regular file only (a
+    FIFO would hang the import, a device never end), never through a symlink, at most
+    MAX_EXPORT_BYTES."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_EXPORT_BYTES + 1)
-    except OSError as exc:
-        raise NotAnExport(path, f"it cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_EXPORT_BYTES:
-        raise NotAnExport(path, f"it is larger than {MAX_EXPORT_BYTES} bytes")
+        data = read_regular(path, MAX_EXPORT_BYTES).data
+    except MemoryNotFound:
+        raise NotAnExport(path, "no such file") from None
+    except FileTooLarge as exc:
+        raise NotAnExport(path, f"it is {exc.size} bytes, over the "
+                                f"{MAX_EXPORT_BYTES // 1024 ** 2} MiB an export may be") from None
+    except (UnsafeFile, UnreadableFile) as exc:
+        raise NotAnExport(path, f"it cannot be read: {exc.reason}") from None
+    except FileChangedDuringRead:
+        raise NotAnExport(path, "it kept changing while it was read; try again") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -37,7 +37,7 @@ from .errors import (
 )
 from .files.paths import MAX_FILE_BYTES, read_state_file
 from .files.paths import STATE_DIR_NAME as STATE_DIR_NAME
-from .files.scopes import Choice, choose_folder, find_project, project_home
+from .files.scopes import Choice, choose_folder, find_project, project_home, repo_state_dir
 from .files.state import OWNER_FILE, StrayState, check_owner, left_state, stray_states
 from .files.state import default_state_dir as default_state_dir
 
@@ -336,8 +336,8 @@ def _resolve(env: Mapping[str, str], memory_dir: Path | None, state_dir: Path | 
     elif choice is not None and choice.rule == "repository file":
         # a folder inside a cloned repository keeps its state outside it: a state
         # directory the repository shipped (snapshots, folder.json) is never adopted
-        state = project_home(choice.project.root) / STATE_DIR_NAME
-        check_owner(state, mem)
+        state = repo_state_dir(choice.project.root, mem)
+        check_owner(state, mem, given=False)
         return mem, state, {**sources, "state_dir": "project"}, choice
     else:
         return mem, default_state_dir(mem), {**sources, "state_dir": "default"}, choice
@@ -470,7 +470,7 @@ def load_settings(
     values["global_dir"], global_source = resolve_global_dir(env, file)
     if global_source != "default":
         sources["global_dir"] = global_source
-    if choice is not None and not choice.off and values["global_dir"] == mem:
+    if choice is not None and not choice.off and _same_place(values["global_dir"], mem):
         raise _global_clash(choice, mem)
     known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV) | {"global_dir"}
     warnings = tuple(f"{state / SETTINGS_FILE}: unknown setting {key!r} ignored"
@@ -486,6 +486,13 @@ def load_settings(
     return Settings(memory_dir=mem, state_dir=state, sources=sources, warnings=warnings,
                     guarded_values=guarded, refused=refused, scope=choice,
                     **values)  # type: ignore[arg-type]
+
+
+def _same_place(global_dir: object, folder: Path) -> bool:
+    """Whether the global folder is ``folder``, symlinks followed: a link to the global
+    folder named as a project's is the global folder all the same."""
+    return isinstance(global_dir, Path) and os.path.realpath(global_dir) == os.path.realpath(
+        folder)
 
 
 def _global_clash(choice: Choice, folder: Path) -> SettingsError:

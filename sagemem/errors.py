@@ -193,16 +193,19 @@ class WrongFolder(SagememError):
     records would mix with this folder's, so nothing in it is read or written."""
 
     def __init__(self, path: Path, owner: Path, folder: Path, *,
-                 snapshot: str | None = None) -> None:
+                 snapshot: str | None = None, given: bool = True) -> None:
         self.path, self.owner, self.folder = path, owner, folder
-        self.snapshot = snapshot
+        self.snapshot, self.given = snapshot, given
         if snapshot is not None:
             message = (f"snapshot {snapshot} was taken of memory folder {owner}, not of "
                        f"{folder}; nothing was changed — roll back {owner} to it instead")
         else:
+            # given: by --state-dir / SAGE_MEM_STATE_DIR; else sagemem chose it, and
+            # advice to drop an option nobody passed misleads
+            drop = (f"drop --state-dir / SAGE_MEM_STATE_DIR ({folder.name} has its own), "
+                    "or " if given else "")
             message = (f"state directory {path} belongs to memory folder {owner}, not to "
-                       f"{folder}; nothing was read or written — drop --state-dir / "
-                       f"SAGE_MEM_STATE_DIR ({folder.name} has its own), or correct "
+                       f"{folder}; nothing was read or written — {drop}correct "
                        f"folder.json there if {folder.name} is {owner.name} moved")
         super().__init__(message)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.errors import ProjectMapError
+from sagemem.errors import ProjectMapError, WrongFolder
 from sagemem.files.gitroot import claude_project_key
 from sagemem.files.scopes import MAX_READABLE_CHARS, find_project, slug, use_folder
 
@@ -172,6 +172,7 @@ def test_a_forged_git_file_does_not_lead_to_another_projects_memory(
 def test_the_users_map_names_a_folder_anywhere(home: Path, repo: Path, tmp_path: Path
                                                ) -> None:
     old = home / ".sage-mem" / "memory"
+    assert sagemem(home, repo, "init", str(old)).returncode == 0
     done = sagemem(home, repo, "scope", "use", str(old))
     assert done.returncode == 0, done.stderr
     chosen = folder(home, repo / ".")
@@ -320,3 +321,147 @@ def test_a_project_map_entry_must_be_absolute(home: Path, tmp_path: Path) -> Non
         str(tmp_path): {"memory_dir": "relative/folder"}}}))
     with pytest.raises(ProjectMapError):
         use_folder(tmp_path, tmp_path / "m", home=home)
+
+
+# -- what a new user's trial found --------------------------------------------------------
+
+@pytest.mark.parametrize("named", [".git", ".git/hooks", "docs/.GIT/memory", "ok\u0000x",
+                                   "ok\nx"])
+def test_a_repository_file_naming_git_or_a_control_character_is_refused(
+        home: Path, repo: Path, named: str) -> None:
+    (repo / ".sagemem.json").write_text(json.dumps({"memory_dir": named}))
+    for command in (("init",), ("list",), ("config",)):
+        assert ".sagemem.json" in one_error(sagemem(home, repo, *command))
+    assert not (repo / ".git" / "MEMORY.md").exists()
+    assert not (repo / ".git" / "hooks" / "MEMORY.md").exists()
+
+
+def test_a_repository_file_reaching_git_through_a_symlink_is_refused(
+        home: Path, repo: Path) -> None:
+    (repo / "docs").symlink_to(repo / ".git")
+    (repo / ".sagemem.json").write_text('{"memory_dir": "docs/hooks"}')
+    assert ".git" in one_error(sagemem(home, repo, "init"))
+    assert not (repo / ".git" / "hooks" / "MEMORY.md").exists()
+
+
+def test_a_control_character_in_the_users_map_is_one_error_line(home: Path, repo: Path
+                                                                ) -> None:
+    path = home / ".sage-mem" / "projects.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"version": 1, "projects": {
+        str(repo): {"memory_dir": "/tmp/ok\u0000x"}}}))
+    assert str(path) in one_error(sagemem(home, repo, "list"))
+
+
+def test_a_symlink_to_the_global_folder_is_the_global_folder(home: Path, repo: Path,
+                                                            tmp_path: Path) -> None:
+    global_dir = home / ".sage-mem" / "global"
+    global_dir.mkdir(parents=True)
+    link = tmp_path / "glink"
+    link.symlink_to(global_dir)
+    env = {"SAGE_MEM_GLOBAL_DIR": str(global_dir)}
+    assert "global layer" in one_error(sagemem(home, repo, "scope", "use", str(link), env=env))
+    path = home / ".sage-mem" / "projects.json"
+    assert not path.exists()
+    path.write_text(json.dumps({"version": 1, "projects": {str(repo): {"memory_dir": str(link)}}}))
+    assert "global layer" in one_error(sagemem(home, repo, "init", env=env))
+    assert list(global_dir.iterdir()) == []
+
+
+def test_a_repository_file_added_to_a_used_project_keeps_every_folders_state_apart(
+        home: Path, repo: Path) -> None:
+    assert sagemem(home, repo, "init").returncode == 0
+    assert sagemem(home, repo, *NEW_PETS).returncode == 0
+    states = set()
+    for named in ("mem", "mem2", None):
+        if named is None:
+            (repo / ".sagemem.json").unlink()
+        else:
+            (repo / ".sagemem.json").write_text(json.dumps({"memory_dir": named}))
+            assert sagemem(home, repo, "init").returncode == 0
+        done = sagemem(home, repo, "list")
+        assert done.returncode == 0, done.stderr
+        assert ("pets" in done.stdout) is (named is None)
+        states.add(folder(home, repo)["state_dir"])
+    assert len(states) == 3
+    assert all(str(home / ".sage-mem" / "projects" / slug(repo)) in state for state in states)
+
+
+def test_a_clash_sagemem_chose_does_not_blame_options_nobody_passed(
+        home: Path, repo: Path, tmp_path: Path) -> None:
+    (repo / ".sagemem.json").write_text('{"memory_dir": "mem"}')
+    state = Path(folder(home, repo)["state_dir"])  # type: ignore[arg-type]
+    state.mkdir(parents=True)
+    (state / "folder.json").write_text(json.dumps({"version": 1, "folder": str(tmp_path / "x")}))
+    error = one_error(sagemem(home, repo, "list"))
+    assert "belongs to memory folder" in error and "--state-dir" not in error
+    assert "SAGE_MEM_STATE_DIR" not in error
+    assert "--state-dir" in str(WrongFolder(state, tmp_path / "x", repo / "mem"))
+
+
+def test_on_with_repo_says_memory_stays_off_while_the_users_map_says_off(
+        home: Path, repo: Path) -> None:
+    assert sagemem(home, repo, "scope", "off").returncode == 0
+    done = sagemem(home, repo, "scope", "on", "--repo")
+    assert done.returncode == 0, done.stderr
+    assert f"memory is still off for {repo}: the user project map" in done.stdout
+    assert "sagemem scope on changes it" in done.stdout
+    assert not (repo / ".sagemem.json").exists()  # never left holding {}
+    assert "memory is on" in sagemem(home, repo, "scope", "on").stdout
+    done = sagemem(home, repo, "scope", "off", "--repo")
+    assert f"memory is off for {repo}" in done.stdout
+    assert "memory is on" in sagemem(home, repo, "scope", "on").stdout
+    done = sagemem(home, repo, "scope", "off", "--repo")
+    assert "memory is still on" in done.stdout and "sagemem scope off" in done.stdout
+
+
+def test_on_with_repo_removes_the_repository_file_it_empties(home: Path, repo: Path) -> None:
+    assert sagemem(home, repo, "scope", "off", "--repo").returncode == 0
+    done = sagemem(home, repo, "scope", "on", "--repo")
+    assert "removed" in done.stdout and "memory is on" in done.stdout
+    assert not (repo / ".sagemem.json").exists()
+
+
+def test_the_users_on_outvoting_the_repositorys_off_is_named_as_the_rule(
+        home: Path, repo: Path) -> None:
+    sagemem(home, repo, "scope", "off", "--repo")
+    sagemem(home, repo, "scope", "on")
+    chosen = folder(home, repo)
+    assert chosen["rule"] == "user project map" and chosen["memory"] == "on"
+    assert chosen["file"] == str(home / ".sage-mem" / "projects.json")
+    assert chosen["memory_dir"] == str(home / ".sage-mem" / "projects" / slug(repo) / "memory")
+    assert "rule        user project map" in sagemem(home, repo, "scope").stdout
+
+
+def test_a_relative_key_in_the_users_map_is_named_as_the_key(home: Path, repo: Path) -> None:
+    path = home / ".sage-mem" / "projects.json"
+    path.parent.mkdir()
+    path.write_text('{"version": 1, "projects": {"rel/path": {"memory": "off"}}}')
+    error = one_error(sagemem(home, repo, "list"))
+    assert "key 'rel/path' must be a project root's absolute path" in error
+    assert "must map to" not in error
+
+
+def test_use_refuses_a_folder_that_does_not_exist_or_is_a_file(
+        home: Path, repo: Path, tmp_path: Path) -> None:
+    error = one_error(sagemem(home, repo, "scope", "use", str(tmp_path / "nonexist")))
+    assert "does not exist" in error and f"sagemem init {tmp_path / 'nonexist'}" in error
+    (tmp_path / "afile").write_text("x")
+    assert "is not a folder" in one_error(sagemem(home, repo, "scope", "use",
+                                                  str(tmp_path / "afile")))
+    assert not (home / ".sage-mem" / "projects.json").exists()
+
+
+def test_a_repository_through_a_symlink_is_the_same_project(home: Path, repo: Path,
+                                                           tmp_path: Path) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    # a worktree whose .git file names the repository by the symlinked path (a process's
+    # own working directory is always its real path; git's files need not be)
+    git("worktree", "add", "-q", str(tmp_path / "feature"), "-b", "feature", cwd=repo)
+    (tmp_path / "feature" / ".git").write_text(f"gitdir: {link}/.git/worktrees/feature\n")
+    by_link, by_path = folder(home, tmp_path / "feature"), folder(home, repo)
+    assert by_link["project_root"] == str(repo) and by_link == by_path
+    assert find_project(link / ".") == find_project(repo)
+    assert sagemem(home, tmp_path / "feature", "scope", "off").returncode == 0
+    assert "memory is off" in one_error(sagemem(home, repo, "list"))

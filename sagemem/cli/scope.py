@@ -11,7 +11,7 @@ import typer
 
 from ..config import JSON_VERSION, Settings, folder_rule
 from ..errors import InvalidArgument, NotInProject
-from ..files.scopes import Project, find_project, set_memory, use_folder
+from ..files.scopes import Project, choose_folder, find_project, set_memory, use_folder
 from .base import JsonOption, app, echo, echo_json, echo_lines
 
 scope_app = typer.Typer(help="This project's memory folder: show it, turn it off or on, "
@@ -51,29 +51,53 @@ def scope_text(settings: Settings) -> list[str]:
 @scope_app.command("off")
 def off(ctx: typer.Context, repo: RepoOption = False) -> None:
     """Turn memory off for this repository: hooks inject nothing, commands refuse."""
-    path = set_memory(_project().root, False, repo=repo)
-    echo(f"memory off for {_project().root}  (written {path})")
+    _switch(False, repo)
 
 
 @scope_app.command("on")
 def on(ctx: typer.Context, repo: RepoOption = False) -> None:
     """Turn memory back on for this repository (without --repo it outvotes the
     repository's own off)."""
-    path = set_memory(_project().root, True, repo=repo)
-    echo(f"memory on for {_project().root}  (written {path})")
+    _switch(True, repo)
+
+
+def _switch(want_on: bool, repo: bool) -> None:
+    """Write the switch, then say what is in effect now: another rule (the user's map
+    over the repository file) may still decide otherwise, and the user must not read
+    "memory on" while memory stays off."""
+    project = _project()
+    path = set_memory(project.root, want_on, repo=repo)
+    word = "on" if want_on else "off"
+    written = f"written {path}" if path.exists() else f"removed {path}: it held nothing else"
+    echo(f"{word} in {path.name} for {project.root}  ({written})")
+    now = choose_folder(project)
+    if now.off != want_on:
+        echo(f"memory is {word} for {project.root}")
+    else:
+        echo(f"memory is still {'off' if now.off else 'on'} for {project.root}: the "
+             f"{now.rule} {now.file} decides first; sagemem scope {word} changes it there")
 
 
 @scope_app.command("use")
 def use(ctx: typer.Context, directory: Annotated[Path, typer.Argument(
-        help="The folder this project's memories live in (it is adopted in place).")]
+        help="An existing folder this project's memories live in (adopted in place; "
+             "`sagemem init DIR` makes a new one).")]
         ) -> None:
     """Name DIR as this project's memory folder in your ~/.sage-mem/projects.json — how an
-    existing folder (the old ~/.sage-mem/memory, Claude Code's auto-memory) is adopted."""
+    existing folder (the old ~/.sage-mem/memory, Claude Code's auto-memory) is adopted.
+    Its state directory is the one it has by default; --state-dir is not recorded."""
     root = _project().root
     global_dir = ctx.obj.any_settings().global_dir
-    if global_dir is not None and Path(os.path.abspath(directory.expanduser())) == global_dir:
+    given = Path(os.path.abspath(directory.expanduser()))
+    # real paths: a symlink to the global folder is the global folder
+    if global_dir is not None and os.path.realpath(given) == os.path.realpath(global_dir):
         raise InvalidArgument("DIR", f"{global_dir} is the global layer's folder (every "
                                      "project's); name a folder of this project's own")
+    if os.path.lexists(given) and not given.is_dir():
+        raise InvalidArgument("DIR", f"{given} is not a folder; name a memory folder")
+    if not given.is_dir():  # recorded now, it would fail at the next command instead
+        raise InvalidArgument("DIR", f"{given} does not exist; `sagemem init {given}` "
+                                     "makes a memory folder there first")
     folder = use_folder(root, directory)
     echo(f"memory_dir {folder} for {root}")
 

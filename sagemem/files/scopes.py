@@ -11,10 +11,15 @@ working directory is in (docs/configuration.md, "Which folder"). The rules, in o
    a folder anywhere, or memory off, per project root.
 3. The repository's ``.sagemem.json``. A repository someone cloned is not trusted like
    the user's files: it may turn memory off or name a folder *inside itself* — no
-   ``..``, no absolute path, no symlink out; anything else is RepositoryFileError.
+   ``..``, no absolute path, no symlink out, nothing in ``.git`` (its hooks run code), no
+   control character; anything else is RepositoryFileError. Its folder's state
+   directory is outside the repository, one per folder (``repo_state_dir``).
 4. Otherwise ``~/.sage-mem/projects/<slug>/memory``, ``<slug>`` the root's path made
    readable by Claude Code's rule, then 8 hex digits of its sha256 (``slug``): the
    readable part alone gave ``client.app`` and ``client_app`` one folder.
+
+A project's root is its real path (symlinks resolved, as git's own ``getcwd``): a
+repository opened through a symlink is the same project, with the same folder.
 
 Kept cheap: ``sagemem config`` comes through here; json, os and hashlib (which ``paths``
 loads anyway) only, no store, no YAML.
@@ -30,10 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import ProjectMapError, RepositoryFileError, SettingsError
+from ..errors import ProjectMapError, RepositoryFileError, SagememError, SettingsError
 from .atomic import atomic_write, make_folder
 from .gitroot import claude_project_key, find_dot_git, main_tree
-from .paths import read_state_file
+from .paths import STATE_DIR_NAME, read_state_file
+from .state import FOLDERS_DIR, own_state_dir, owner_of, same_folder
 
 Rule = Literal["user project map", "repository file", "git root"]
 PROJECTS_FILE = "projects.json"
@@ -43,6 +49,9 @@ MAP_VERSION = 1
 # own name in view and the whole name (ASCII, hash included) far under a file system's
 # 255 bytes; the hash, not this part, keeps two projects apart
 MAX_READABLE_CHARS = 80
+# what a path sagemem is handed may not hold: a NUL ends a C string (os calls raise
+# ValueError), and other control characters make the error lines that name it lie
+_CONTROL = frozenset(map(chr, [*range(32), 127]))
 
 
 @dataclass(frozen=True)
@@ -95,28 +104,64 @@ def slug(root: Path) -> str:
 
 def find_project(cwd: Path) -> Project | None:
     """The git project holding ``cwd`` (``files/gitroot.py``), or None outside any
-    working tree (or past its ``MAX_PARENTS`` folders up)."""
-    dot_git = find_dot_git(cwd)
-    return None if dot_git is None else Project(main_tree(dot_git), dot_git.parent)
+    working tree (or past its ``MAX_PARENTS`` folders up); its paths are real paths, so
+    a symlink to a repository leads to the repository's own project."""
+    dot_git = find_dot_git(Path(os.path.realpath(cwd)))
+    if dot_git is None:
+        return None
+    return Project(Path(os.path.realpath(main_tree(dot_git))),
+                   Path(os.path.realpath(dot_git.parent)))
 
 
 def choose_folder(project: Project, *, home: Path | None = None) -> Choice:
     """The folder for ``project`` by the rules of the module doc; a malformed project
     map is ProjectMapError, a refused repository file RepositoryFileError."""
     path = projects_file(home)
-    entry = read_project_map(path).get(str(project.root), {})
+    entry = map_entry(read_project_map(path), project.root)
     if entry.get("memory") == "off":
         return Choice(project, "user project map", None, path)
     if isinstance(entry.get("memory_dir"), str):
         return Choice(project, "user project map", Path(entry["memory_dir"]), path)
     repo = read_repo_file(project.root)
     repo_path = project.root / REPO_FILE
-    if repo.get("memory") == "off" and entry.get("memory") != "on":
+    outvoted = repo.get("memory") == "off" and entry.get("memory") == "on"
+    if repo.get("memory") == "off" and not outvoted:
         return Choice(project, "repository file", None, repo_path)
     if "memory_dir" in repo:
         return Choice(project, "repository file", inside(project.root, str(repo["memory_dir"])),
                       repo_path)
+    if outvoted:  # the user's on decided, and the folder is the git root's
+        return Choice(project, "user project map", project_home(project.root, home) / "memory",
+                      path)
     return Choice(project, "git root", project_home(project.root, home) / "memory")
+
+
+def map_entry(projects: Mapping[str, dict[str, str]], root: Path) -> dict[str, str]:
+    """The map's entry for ``root`` (a real path): its own key, else a key that names it
+    through a symlink — a user may write the path they type."""
+    if str(root) in projects:
+        return projects[str(root)]
+    for key, entry in projects.items():
+        if os.path.realpath(key) == str(root):
+            return entry
+    return {}
+
+
+def repo_state_dir(root: Path, folder: Path, home: Path | None = None) -> Path:
+    """The state directory of ``folder``, named by the repository file of the project at
+    ``root``: outside the repository (a state directory the repository shipped is never
+    adopted), one per folder — ``~/.sage-mem/projects/<slug>/.sage-mem/folders/<name>-
+    <hash8>`` — since the git-root rule's folder owns ``<slug>/.sage-mem``: switching
+    rules, or the folder the repository file names, must not meet another's records. A
+    folder that owns ``<slug>/.sage-mem`` already (given it before this rule) keeps it."""
+    shared = project_home(root, home) / STATE_DIR_NAME
+    try:
+        owner = owner_of(shared)
+    except SagememError:  # unreadable: not this folder's; its own is beside it
+        owner = None
+    if owner is not None and same_folder(owner, folder):
+        return shared
+    return shared / FOLDERS_DIR / own_state_dir(folder).name
 
 
 def read_project_map(path: Path) -> dict[str, dict[str, str]]:
@@ -129,17 +174,22 @@ def read_project_map(path: Path) -> dict[str, dict[str, str]]:
     if data.get("version", MAP_VERSION) != MAP_VERSION or not isinstance(projects, dict):
         raise ProjectMapError(path, f'must be {{"version": {MAP_VERSION}, "projects": {{…}}}}')
     for root, entry in projects.items():
-        if not _legal_entry(root, entry):
+        if not os.path.isabs(root) or _CONTROL.intersection(root):
+            raise ProjectMapError(path, f'key {root!r} must be a project root\'s absolute '
+                                        'path (no control characters)')
+        if not _legal_entry(entry):
             raise ProjectMapError(path, f'{root!r} must map to {{"memory_dir": "<absolute '
                                         'path>"}, {"memory": "off"} or {"memory": "on"}')
     return projects
 
 
-def _legal_entry(root: str, entry: object) -> bool:
-    if not isinstance(entry, dict) or not os.path.isabs(root):
+def _legal_entry(entry: object) -> bool:
+    if not isinstance(entry, dict):
         return False
     if "memory_dir" in entry:
-        return isinstance(entry["memory_dir"], str) and os.path.isabs(entry["memory_dir"])
+        folder = entry["memory_dir"]
+        return (isinstance(folder, str) and os.path.isabs(folder)
+                and not _CONTROL.intersection(folder))
     return entry.get("memory") in ("off", "on")
 
 
@@ -157,9 +207,13 @@ def read_repo_file(root: Path) -> dict[str, object]:
 
 def inside(root: Path, relative: str) -> Path:
     """``root/relative``, if it stays inside the repository once every symlink on the way
-    is followed; otherwise RepositoryFileError (a cloned repository must not point
-    sagemem at ``~/.ssh`` or another project's memories)."""
+    is followed, and out of its ``.git``; otherwise RepositoryFileError (a cloned
+    repository must not point sagemem at ``~/.ssh``, another project's memories, or
+    ``.git/hooks``, whose files git runs)."""
     path = root / REPO_FILE
+    if _CONTROL.intersection(relative):
+        raise RepositoryFileError(path, f'"memory_dir" {relative!r} holds a control '
+                                        'character')
     given = Path(relative)
     if given.is_absolute() or ".." in given.parts:
         raise RepositoryFileError(path, f'"memory_dir" {relative!r} must be a relative path '
@@ -172,6 +226,11 @@ def inside(root: Path, relative: str) -> Path:
     if real == real_root:
         raise RepositoryFileError(path, '"memory_dir" must be a folder inside the '
                                         'repository, not its root')
+    # checked on the real path too: a symlink "docs" -> ".git" is .git all the same
+    if any(part.lower() == ".git" for part in (*given.parts,
+                                               *real.relative_to(real_root).parts)):
+        raise RepositoryFileError(path, f'"memory_dir" {relative!r} is in the repository\'s '
+                                        '.git, which sagemem never writes')
     return root / given
 
 
@@ -196,6 +255,9 @@ def use_folder(project_root: Path, memory_dir: Path, *, home: Path | None = None
     map — how an existing folder (the old ``~/.sage-mem/memory``, Claude Code's
     auto-memory folder) is adopted in place. Returns the folder as recorded (absolute)."""
     folder = Path(os.path.abspath(memory_dir.expanduser()))
+    if _CONTROL.intersection(str(folder)):
+        raise ProjectMapError(projects_file(home), f"{str(folder)!r} holds a control "
+                                                   "character; not recorded")
     _set_entry(project_root, {"memory_dir": str(folder)}, home)
     return folder
 
@@ -203,7 +265,8 @@ def use_folder(project_root: Path, memory_dir: Path, *, home: Path | None = None
 def set_memory(project_root: Path, on: bool, *, repo: bool = False,
                home: Path | None = None) -> Path:
     """Turn memory on or off for a project, in the user's map (nothing in the repository
-    changes) or, with ``repo``, in ``<root>/.sagemem.json``. Returns the file written."""
+    changes) or, with ``repo``, in ``<root>/.sagemem.json``. Returns the file written —
+    or removed: a repository file left holding nothing is deleted, never kept as ``{}``."""
     if repo:
         return _set_repo(project_root, on)
     if not on:
@@ -235,7 +298,10 @@ def _set_repo(root: Path, on: bool) -> Path:
         data.pop("memory", None)
     else:
         data["memory"] = "off"
-    _write_json(path, data)
+    if data:
+        _write_json(path, data)
+    elif os.path.lexists(path):  # an empty object says nothing: no file to commit
+        os.unlink(path)
     return path
 
 

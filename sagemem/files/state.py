@@ -163,11 +163,12 @@ def left_state(memory_dir: Path, state_dir: Path) -> Path | None:
     return default if any(os.path.lexists(default / name) for name in KEPT_RECORDS) else None
 
 
-def check_owner(state_dir: Path, memory_dir: Path) -> None:
-    """Refuse (WrongFolder) a state directory that another memory folder owns."""
+def check_owner(state_dir: Path, memory_dir: Path, *, given: bool = True) -> None:
+    """Refuse (WrongFolder) a state directory that another memory folder owns; ``given``:
+    it came from ``--state-dir``/``SAGE_MEM_STATE_DIR`` (the refusal says drop it)."""
     owner = owner_of(state_dir)
     if owner is not None and not same_folder(owner, memory_dir):
-        raise WrongFolder(state_dir, owner, Path(os.path.abspath(memory_dir)))
+        raise WrongFolder(state_dir, owner, Path(os.path.abspath(memory_dir)), given=given)
 
 
 def claim(state_dir: Path, memory_dir: Path) -> None:

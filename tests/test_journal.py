@@ -382,9 +382,10 @@ def leftovers(store: MemoryStore) -> list[str]:
 
 def kill_while_the_intent_is_written(store: MemoryStore) -> None:
     """An archive killed between writing its intent's temporary file and linking it (the
-    first link is the state directory's owner file, the second the intent)."""
+    first links are the state directory's own .gitignore and its owner file, the third
+    the intent)."""
     killed(store, "sagemem.files.atomic", "_link_new",
-           "archive", "project_a", "--reason", "old", "--yes", after=1)
+           "archive", "project_a", "--reason", "old", "--yes", after=2)
     [left] = leftovers(store)
     assert left.startswith(".") and "-archive-" in left
     assert journal.pending(store.state_dir) == ([], [])  # no record: nothing was begun

@@ -19,7 +19,8 @@ own table: ``bench_startup.py`` (commands as whole processes next to their floor
 check), ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``,
 ``bench_dream.py`` (``dream run --planner tidy`` as whole processes),
 ``bench_mcp.py`` (a tool call to a running ``sagemem mcp``; skipped without the extra),
-``bench_ui.py`` (the panel's Files screen over HTTP, cold and warm, next to the listing).
+``bench_ui.py`` (the panel's Files screen over HTTP, cold and warm, next to the listing),
+``bench_moving.py`` (export, import, the merge driver and ``sync`` as whole processes).
 Each also runs on its own; ``--only startup search`` runs just those (``list`` is the
 listing table above).
 
@@ -46,7 +47,7 @@ from sagemem.files.memory import split
 BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_index_build.py",
               "bench_embedder.py", "bench_vectors.py", "bench_inject.py", "bench_writes.py",
               "bench_remember.py", "bench_snapshot.py", "bench_archive.py", "bench_audit.py",
-              "bench_dream.py", "bench_mcp.py", "bench_ui.py")
+              "bench_dream.py", "bench_mcp.py", "bench_ui.py", "bench_moving.py")
 
 
 def read_all(directory: Path) -> None:

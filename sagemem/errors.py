@@ -82,8 +82,16 @@ happened and what to do about it. Callers branch on the class, never on the text
           ├── GitMissing          no ``git`` program to run (``sync``)
           ├── GitFailed           a git command ``sync`` ran failed (git's own words)
           ├── NoUpstream          no remote, or no upstream branch, to pull from and push to
+          ├── DetachedHead        no branch checked out, so none to sync
+          ├── RebaseInProgress    a rebase sagemem did not start is stopped (git finishes it)
           ├── PushRejected        the remote has commits this clone lacks (never forced)
+          ├── ForeignCommits      a push that would carry commits changing files outside
+          │                       the memory folder (the user's own work)
+          ├── LocalMerges         a rebase that would flatten the branch's unpushed merges
+          ├── MarkersInFolder     a commit that would carry files holding merge markers
           ├── SyncStopped         a pull stopped on conflicting files, or one is in progress
+          │    └── NotResolved    ``--continue`` while a file is unmerged (not ``git add``ed)
+          │                       or staged with its markers
           └── StateWouldTravel    a commit that would carry a path of the state directory
 """
 
@@ -809,6 +817,72 @@ class PushRejected(GitError):
                                     "again to pull them first (sagemem never forces a push)")
 
 
+class DetachedHead(GitError):
+    def __init__(self) -> None:
+        GitError.__init__(self, "HEAD is detached: no branch is checked out, so there is "
+                                "none to sync; check one out (`git switch <branch>`) and run "
+                                "`sagemem sync` again")
+
+
+class RebaseInProgress(GitError):
+    """A rebase stopped here that no sync started (the user's own, or one whose record
+    was lost): sagemem leaves it to git rather than continue or abort someone's work."""
+
+    def __init__(self) -> None:
+        GitError.__init__(self, "a git rebase that sagemem did not start is in progress; "
+                                "finish it with `git rebase --continue` or `git rebase "
+                                "--abort`, then run `sagemem sync`")
+
+
+class ForeignCommits(GitError):
+    """The push would carry ``commits`` (``<short hash> <subject>``, newest first, names
+    made visible by the caller) that change files outside the memory folder; ``kept``:
+    the memory commit this sync made, left unpushed; ``pulled``: the pull came first
+    (a ``--continue``)."""
+
+    def __init__(self, commits: list[str], kept: str | None, *, pulled: bool = False) -> None:
+        self.commits, self.kept, self.pulled = commits, kept, pulled
+        more = ", …" if len(commits) > 3 else ""
+        count = f"{len(commits)} commit{'s' if len(commits) != 1 else ''}"
+        done = ([f"the memory commit {kept[:12]} is made and kept, unpushed"] if kept else [])
+        done.append("the pull is done, nothing pushed" if pulled
+                    else "nothing was pulled or pushed")
+        GitError.__init__(self, f"refusing to push: {count} not yet pushed "
+                                f"{'changes' if len(commits) == 1 else 'change'} files "
+                                f"outside the memory folder ({', '.join(commits[:3])}{more}); "
+                                f"{'; '.join(done)} — push them yourself with `git push`, "
+                                "or run `sagemem sync --no-push`")
+
+
+class LocalMerges(GitError):
+    """The branch's unpushed ``merges`` (``<short hash> <subject>``) a plain rebase onto
+    the pulled commits would flatten; ``kept``: the memory commit made, left unpushed."""
+
+    def __init__(self, merges: list[str], kept: str | None) -> None:
+        self.merges, self.kept = merges, kept
+        more = ", …" if len(merges) > 3 else ""
+        done = (f"the memory commit {kept[:12]} is made and kept, unpushed; " if kept
+                else "")
+        GitError.__init__(self, f"refusing to rebase: the unpushed commits hold a merge "
+                                f"({', '.join(merges[:3])}{more}) that a rebase would "
+                                f"flatten; {done}nothing was pulled or pushed — pull "
+                                "yourself with `git pull --rebase=merges` (or `git pull "
+                                "--no-rebase`), then run `sagemem sync`")
+
+
+class MarkersInFolder(GitError):
+    """Files of the memory folder (names made visible by the caller) that still hold
+    ``<<<<<<<``/``>>>>>>>`` lines: committed, the markers would reach every clone."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        more = ", …" if len(files) > 3 else ""
+        GitError.__init__(self, f"refusing to commit {', '.join(files[:3])}{more}: merge "
+                                "markers (<<<<<<< … >>>>>>>) remain; keep what you want, "
+                                "delete the marker lines (or see `sagemem conflicts list`), "
+                                "then run `sagemem sync` again — nothing was committed")
+
+
 class SyncStopped(GitError):
     """A rebase that needs a person: conflicting ``files`` (names made visible by the
     caller), or one already in progress."""
@@ -819,8 +893,27 @@ class SyncStopped(GitError):
         what = ("a sync is stopped half-way" if in_progress
                 else "sync stopped: the pulled changes conflict with yours")
         GitError.__init__(self, f"{what} in {named}; resolve them (remove every "
-                                "<<<<<<< and >>>>>>> block), then run `sagemem sync "
-                                    "--continue` — or `sagemem sync --abort` to go back")
+                                "<<<<<<< and >>>>>>> block, then `git add` each file), then "
+                                "run `sagemem sync --continue` — or `sagemem sync --abort` "
+                                "to go back")
+
+
+class NotResolved(SyncStopped):
+    """``--continue`` refused: ``files`` git still lists as unmerged (a file is resolved
+    when it is ``git add``ed — a driver that failed can leave one side and no markers),
+    or, ``markers``, staged while still holding merge markers."""
+
+    def __init__(self, files: list[str], *, markers: bool = False) -> None:
+        self.files, self.markers = files, markers
+        named, one = ", ".join(files), len(files) == 1
+        it = "it" if one else "them"
+        what = (f"{named} still {'holds' if one else 'hold'} merge markers (<<<<<<< … "
+                ">>>>>>>): remove them" if markers else
+                f"{named} {'is' if one else 'are'} not resolved yet (git lists a file as "
+                f"conflicted until it is staged): fix {it}")
+        GitError.__init__(self, f"{what} and `git add` {it} (`sagemem conflicts resolve` can "
+                                "take one side first), then run `sagemem sync --continue` — "
+                                "or `sagemem sync --abort` to go back")
 
 
 class StateWouldTravel(GitError):

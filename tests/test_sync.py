@@ -158,10 +158,12 @@ def test_a_true_conflict_stops_naming_the_file_and_continue(tmp_path: Path) -> N
     assert queued.returncode == 0 and "alpha.md" in queued.stdout
 
 
-def test_continue_refuses_while_markers_remain_then_pushes_the_fix(tmp_path: Path) -> None:
+def test_continue_refuses_until_the_fix_is_staged_then_pushes_it(tmp_path: Path) -> None:
     one, two, _ = conflicted(tmp_path)
     assert "alpha.md" in one_error(two.sagemem("sync", "--continue"))
     two.write("alpha.md", ALPHA.replace("line three", "line three, says both"))
+    assert "git add" in one_error(two.sagemem("sync", "--continue"))  # fixed, not staged
+    two.git("add", "mem/alpha.md")
     done = two.sagemem("sync", "--continue", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["pushed"] == 1

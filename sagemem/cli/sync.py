@@ -30,16 +30,18 @@ def sync_command(
         "--message", "-m", help="The commit's subject line, instead of the counted one.")
                        ] = None,
     continue_: Annotated[bool, typer.Option(
-        "--continue", help="Carry on a sync stopped on a conflict, once resolved.")] = False,
+        "--continue", help="Carry on a sync stopped on a conflict, once its files are "
+                           "resolved and staged (`git add`).")] = False,
     abort: Annotated[bool, typer.Option(
         "--abort", help="Go back to where a stopped sync began.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Commit what changed in the memory folder (a message from the change journal),
     pull with rebase (a rollback snapshot first; the merge driver when installed), and
-    push — never forced. Only the folder's paths are committed; the state directory is
-    kept out of git. A conflict stops with the files named: resolve them, then
-    `sagemem sync --continue` (or `--abort`)."""
+    push — never forced. Only the folder's paths are committed, and only commits of the
+    folder are pushed; the state directory is kept out of git. A conflict stops with the
+    files named: resolve them and `git add` them, then `sagemem sync --continue` (or
+    `--abort`)."""
     from ..gitsync.sync import abort_sync, continue_sync, sync
 
     if continue_ and abort:
@@ -63,12 +65,30 @@ def sync_command(
     for name in report.markers:
         echo(f"warning: {name} still holds merge markers (<<<<<<<); resolve it and run "
              "`sagemem sync` again", err=True)
+    for line in refusals(report):
+        echo(f"warning: {line}", err=True)
+
+
+def refusals(report: SyncReport) -> list[str]:
+    """What a dry run found the sync would refuse: commits to push, merges to rebase."""
+    lines = [f"would not push {counted(len(report.held), 'commit')} changing files "
+             f"outside the memory folder: {', '.join(report.held[:3])}"
+             f"{', …' if len(report.held) > 3 else ''} (push them yourself with `git push`, "
+             "or sync with `--no-push`)"] if report.held else []
+    if report.merges:
+        lines.append(f"would not rebase the local merge {', '.join(report.merges[:3])}: a "
+                     "rebase would flatten it (pull yourself with `git pull "
+                     "--rebase=merges`, then sync)")
+    return lines
 
 
 def report_text(report: SyncReport) -> list[str]:
     """The lines a sync prints: what was (or would be) committed, pulled, pushed."""
     would = "would " if report.dry_run else ""
-    if report.files and (report.committed or report.dry_run):
+    if report.dry_run and report.markers:
+        lines = [f"would refuse to commit: {counted(len(report.markers), 'file')} with "
+                 "merge markers"]
+    elif report.files and (report.committed or report.dry_run):
         subject = (report.message or "").splitlines()[0] if report.message else ""
         made = f" {report.committed[:12]}" if report.committed else ""
         lines = [f"{would}commit{made}  {counted(len(report.files), 'file')}  {subject}"]
@@ -97,7 +117,8 @@ def report_json(report: SyncReport) -> dict[str, Any]:
             "files": list(report.files), "pulled": report.pulled,
             "incoming": list(report.incoming), "snapshot": report.snapshot,
             "pushed": report.pushed, "commit": report.commit,
-            "markers": list(report.markers), "notices": list(report.notices)}
+            "markers": list(report.markers), "notices": list(report.notices),
+            "held": list(report.held), "merges": list(report.merges)}
 
 
 def _show_abort(reached: str | None, as_json: bool) -> None:

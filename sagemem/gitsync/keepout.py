@@ -51,13 +51,15 @@ def refuse_staged_state(repo: Repo, state_dir: Path) -> None:
     relative = relative_in(repo, state_dir)
     if relative is None or relative == ".":
         return
-    staged = repo.lines("diff", "--cached", "--name-only", "-z", "--", relative)
+    staged = repo.lines("diff", "--cached", "--name-only", "-z", paths=[relative])
     if staged:
-        repo.run("reset", "-q", "--", relative)
+        repo.run("reset", "-q", paths=[relative])
         raise StateWouldTravel([visible(name) for name in staged])
 
 
 def _ignored(repo: Repo, relative: str) -> bool:
     # The trailing slash: a `/x/` pattern matches directories only, and check-ignore
-    # only knows a path names one when it is spelt as one.
-    return repo.run("check-ignore", "-q", "--", f"{relative}/", check=False).code == 0
+    # only knows a path names one when it is spelt as one. check-ignore takes no pathspec
+    # magic (not even `:(literal)`) and reads no pattern in its paths, but a leading `:`
+    # would still be read as magic: `./` keeps the name whole.
+    return repo.run("check-ignore", "-q", "--", f"./{relative}/", check=False).code == 0

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import GitFailed, NoUpstream, SyncStopped
+from ..errors import DetachedHead, NoUpstream, RebaseInProgress, SyncStopped
 from ..files.controls import visible
 from .git import Repo
 
@@ -42,7 +42,7 @@ def upstream_of(repo: Repo) -> Upstream:
     ran = repo.run("symbolic-ref", "--short", "-q", "HEAD", check=False)
     branch = ran.out.strip() if ran.code == 0 else _rebased_branch(repo)
     if branch is None:
-        raise GitFailed("symbolic-ref HEAD", "HEAD is detached; check out a branch to sync")
+        raise DetachedHead()
     remote = _config(repo, f"branch.{branch}.remote")
     merge = _config(repo, f"branch.{branch}.merge")
     if remote is None or merge is None or remote == ".":
@@ -75,27 +75,44 @@ def rebasing(repo: Repo) -> bool:
     return False
 
 
-def require_not_rebasing(repo: Repo) -> None:
-    """SyncStopped when a rebase is already stopped: a new sync would stack on it."""
+def require_not_rebasing(repo: Repo, started_from: str | None) -> None:
+    """SyncStopped when a sync's rebase is stopped (a new sync would stack on it),
+    RebaseInProgress when someone else's is."""
     if rebasing(repo):
+        require_own_rebase(repo, started_from)
         raise SyncStopped(unmerged(repo), in_progress=True)
 
 
+def require_own_rebase(repo: Repo, started_from: str | None) -> None:
+    """RebaseInProgress unless the rebase stopped here is the one a sync started from
+    ``started_from`` (the commit the branch was at: git's ``orig-head``). A user's own
+    rebase is theirs to continue or abort, with their own resolution."""
+    if started_from is None or _rebase_file(repo, "orig-head") != started_from:
+        raise RebaseInProgress()
+
+
 def unmerged(repo: Repo) -> list[str]:
-    """The files a stopped rebase left conflicting, as git names them (from the top)."""
+    """The files a stopped rebase left conflicting, as git names them (from the top):
+    those with an unmerged entry in the index, markers or not, until ``git add``."""
     names = repo.lines("diff", "--name-only", "--diff-filter=U", "-z")
     return [visible(name) for name in dict.fromkeys(names)]
 
 
 def _rebased_branch(repo: Repo) -> str | None:
     """The branch a stopped rebase is replaying (HEAD is detached meanwhile)."""
-    for name in ("rebase-merge", "rebase-apply"):
-        path = Path(repo.run("rev-parse", "--git-path", f"{name}/head-name").out.strip())
+    ref = _rebase_file(repo, "head-name")
+    return ref.removeprefix(HEADS) if ref is not None and ref.startswith(HEADS) else None
+
+
+def _rebase_file(repo: Repo, name: str) -> str | None:
+    """A stopped rebase's own record (``head-name``, ``orig-head``), stripped; None when
+    no rebase is stopped."""
+    for where in ("rebase-merge", "rebase-apply"):
+        path = Path(repo.run("rev-parse", "--git-path", f"{where}/{name}").out.strip())
         try:
-            ref = (path if path.is_absolute() else repo.top / path).read_text().strip()
+            return (path if path.is_absolute() else repo.top / path).read_text().strip()
         except OSError:
             continue
-        return ref.removeprefix(HEADS) if ref.startswith(HEADS) else None
     return None
 
 

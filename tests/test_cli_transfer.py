@@ -229,3 +229,53 @@ def test_an_export_over_the_size_cap_is_refused_unread(run: Run, fresh: MemorySt
         sparse.truncate(MAX_EXPORT_BYTES + 1)
     error = one_line_error(run("import", str(tmp_path / "huge.json")))
     assert f"over the {MAX_EXPORT_BYTES // 1024 ** 2} MiB" in error
+
+
+def test_a_cut_short_export_says_where_in_plain_words(fresh: MemoryStore,
+                                                      export_file: Path) -> None:
+    text = export_file.read_text()
+    cut = export_file.with_name("cut.json")
+    cut.write_text(text[:text.index('"text": "') + 12])
+    done = sagemem(fresh, "import", str(cut))
+    assert done.returncode == 1
+    assert "it is not complete JSON, cut short or damaged: unterminated string at line " \
+        in done.stderr
+    assert ", column " in done.stderr and "at at" not in done.stderr
+
+
+def test_replace_resolves_the_conflict_record_an_earlier_merge_left_open(
+        fresh: MemoryStore, export_file: Path) -> None:
+    from sagemem.writes.conflicts import list_conflicts
+
+    (fresh.directory / "user_pets.md").write_text("---\nname: Pets\n---\nno cat\n")
+    merged = json.loads(sagemem(fresh, "import", str(export_file), "--json").stdout)
+    record = merged["conflicted"][0]["conflict_id"]
+    done = sagemem(fresh, "import", "--replace", "--yes", str(export_file))
+    assert done.returncode == 0, done.stderr
+    assert f"note: user_pets.md: conflict record {record} resolved (keep_mine): --replace " \
+           "wrote the imported text" in done.stdout
+    assert list_conflicts(fresh.state_dir, "open") == []
+    assert list_conflicts(fresh.state_dir)[0].decision == "keep_mine"
+
+
+def test_export_warns_when_it_is_larger_than_import_reads(
+        run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # in-process, so the limit can be made small: an export over 256 MiB costs minutes
+    from sagemem.transfer import read_export
+
+    monkeypatch.setattr(read_export, "MAX_EXPORT_BYTES", 100)
+    for target in (str(tmp_path / "out.json"), "-"):
+        result = run("export", target)
+        assert result.code == 0
+        warning = [li for li in result.err.splitlines() if li.startswith("warning: ")]
+        assert len(warning) == 1 and "over the 0 MiB `sagemem import` reads" in warning[0]
+    monkeypatch.undo()
+    assert "warning" not in run("export", str(tmp_path / "small.json")).err
+
+
+def test_the_undo_line_names_this_runs_folders_and_needs_no_terminal(
+        run: Run, fresh: MemoryStore, export_file: Path) -> None:
+    undo = run("import", str(export_file)).out.splitlines()[-1]
+    assert undo.endswith(" --scope all --yes")
+    assert undo.startswith(f"undo: sagemem --dir {fresh.directory} --state-dir "
+                           f"{fresh.state_dir} rollback ")

@@ -11,6 +11,7 @@ imported by their command only. They register on the one ``app`` of ``base.py``;
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -68,11 +69,24 @@ def export(
     if file == "-":
         from ..files.controls import json_safe
 
-        echo(json_safe(export_text(document)), nl=False)
+        text = json_safe(export_text(document))
+        _warn_if_unimportable(len(text.encode("utf-8")))
+        echo(text, nl=False)
         return
-    write_export(document, Path(file), store)
+    _warn_if_unimportable(write_export(document, Path(file), store))
     echo(f"exported {counted(len(document['memories']), 'memory', 'memories')} to {file}",
          err=True)
+
+
+def _warn_if_unimportable(size: int) -> None:
+    """One line when the export is larger than ``import`` reads: written anyway (it is
+    the whole folder), but never in silence."""
+    from ..transfer import read_export
+
+    limit = read_export.MAX_EXPORT_BYTES
+    if size > limit:
+        echo(f"warning: the export is {size:,} bytes, over the {limit // 1024 ** 2} MiB "
+             "`sagemem import` reads; move this folder by copying it instead", err=True)
 
 
 @import_app.command("file", hidden=True)
@@ -101,7 +115,7 @@ def import_file(
     mode = "replace" if replace else "merge"
     if replace and not dry_run:
         _confirm_replace(store, batch, yes)
-    _apply(ctx, store, batch, mode=mode, dry_run=dry_run, as_json=as_json)
+    _apply(ctx, store, batch, mode=mode, dry_run=dry_run, as_json=as_json, global_=global_)
 
 
 def _confirm_replace(store: MemoryStore, batch: Batch, yes: bool) -> None:
@@ -115,7 +129,7 @@ def _confirm_replace(store: MemoryStore, batch: Batch, yes: bool) -> None:
 
 
 def _apply(ctx: typer.Context, store: MemoryStore, batch: Batch, *, mode: str = "merge",
-           dry_run: bool, as_json: bool) -> None:
+           dry_run: bool, as_json: bool, global_: bool = False) -> None:
     """Apply any source's Batch and print its report: the tail of every import command."""
     from ..transfer.apply import apply_batch
     from ..transfer.report import report_json, report_text
@@ -125,7 +139,9 @@ def _apply(ctx: typer.Context, store: MemoryStore, batch: Batch, *, mode: str = 
     if as_json:
         echo_json(report_json(report))
     else:
-        echo_lines(report_text(report, ctx.obj.command("rollback")))
+        undo = ctx.obj.command("rollback", "{snapshot}", "--scope", "all", "--yes",
+                               *(["--global"] if global_ else []))
+        echo_lines(report_text(report, undo))
 
 
 @import_app.command("claude-code")
@@ -149,8 +165,9 @@ def import_claude_code(
         raise click.UsageError("--adopt takes no PATH and cannot be used with --copy or "
                                "--dry-run")
     if adopt:
+        before = _folder_in_effect(ctx)
         adopted = claude_code.adopt(Path.cwd(), Path.home())
-        _adopted(adopted, as_json)
+        _adopted(adopted, as_json, before)
         return
     batch = claude_code.read_batch(path, home=Path.home(), cwd=Path.cwd())
     _apply(ctx, ctx.obj.store(), batch, dry_run=dry_run, as_json=as_json)
@@ -164,13 +181,35 @@ def _reader(module: str) -> Any:
     return import_module(f"sagemem.importers.{module}")
 
 
-def _adopted(folder: Path, as_json: bool) -> None:
+def _folder_in_effect(ctx: typer.Context) -> tuple[MemoryStore, int]:
+    """The project's memory folder before ``--adopt`` and how many memories it holds
+    (live and archived): adopting leaves them behind, which is said, never silent."""
+    from ..store import MemoryStore
+
+    settings = ctx.obj.any_settings()
+    store = MemoryStore(settings.memory_dir, settings.state_dir)
+    if not store.directory.is_dir():
+        return store, 0
+    return store, len(store.files()) + len(store.files(True))
+
+
+def _adopted(folder: Path, as_json: bool, before: tuple[MemoryStore, int]) -> None:
+    store, held = before
+    left = held if store.directory != folder else 0
     if as_json:
         from ..config import JSON_VERSION
 
-        echo_json({"version": JSON_VERSION, "adopted": str(folder)})
-    else:
-        echo(f"adopted {folder}")
+        echo_json({"version": JSON_VERSION, "adopted": str(folder),
+                   "left_behind": {"folder": str(store.directory), "memories": left}
+                   if left else None})
+        return
+    echo(f"adopted {folder}")
+    if left:
+        old = shlex.join(["--dir", str(store.directory), "--state-dir", str(store.state_dir)])
+        echo(f"note: {store.directory} holds {counted(left, 'memory', 'memories')} that "
+             f"this project will no longer use; `sagemem {old} export old.json && sagemem "
+             f"import old.json` brings them over, `sagemem scope use "
+             f"{shlex.quote(str(store.directory))}` goes back", err=True)
 
 
 @import_app.command("basic-memory")

@@ -38,6 +38,7 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
                 "task", "tasks", "spec", "specs", "design", "architecture", "plan", "plans",
                 "milestone", "milestones"),
 }
+RAW_HEADING = "Frontmatter (did not parse)"
 _PERMALINK_GAP = re.compile(r"[^\w.]+|_+")
 
 
@@ -55,14 +56,19 @@ def read_batch(path: Path) -> Batch:
         if isinstance(text, Skipped):
             skipped.append(text)
         else:
-            items.append(_note(relative, text, names))
+            items.append(_note(relative, text, names, notes))
     return Batch(SOURCE, tuple(items), tuple(skipped), tuple(notes))
 
 
-def _note(relative: str, text: str, names: Names) -> Incoming:
+def _note(relative: str, text: str, names: Names, notes: list[str]) -> Incoming:
     parts = split(text)
-    meta = _frontmatter(parts.frontmatter)
+    meta, problem = _frontmatter(parts.frontmatter)
     body = (text[parts.body_start:] if parts.frontmatter is not None else text).lstrip("\r\n")
+    if problem is not None and parts.frontmatter is not None:
+        body = _with_raw_frontmatter(body, parts.frontmatter)
+        notes.append(f"{relative}: frontmatter does not parse ({problem}); title from the "
+                     f"file name, its lines kept at the end of the body under "
+                     f"\"{RAW_HEADING}\"")
     title = title_of(_text(meta.get("title")) or Path(relative).stem)
     type_ = note_type(_text(meta.get("type")), relative)
     permalink = _text(meta.get("permalink")) or permalink_of(relative)
@@ -72,14 +78,25 @@ def _note(relative: str, text: str, names: Names) -> Incoming:
     return incoming(names.claim(type_, title), fields, body, relative)
 
 
-def _frontmatter(block: str | None) -> dict[str, object]:
+def _frontmatter(block: str | None) -> tuple[dict[str, object], str | None]:
+    """The frontmatter's fields, and what is wrong with a block that does not parse."""
     if block is None:
-        return {}
+        return {}, None
     try:
         loaded = load_yaml(block)
-    except yaml.YAMLError:  # a broken block: the note is still imported, by its path
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
+    except yaml.YAMLError as exc:  # a broken block: the note is still imported, by its path
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        return {}, problem + (f" at line {mark.line + 2}" if mark is not None else "")
+    return (loaded if isinstance(loaded, dict) else {}), None
+
+
+def _with_raw_frontmatter(body: str, block: str) -> str:
+    """``body`` with a frontmatter block that does not parse kept after it, as text in a
+    fence under ``RAW_HEADING``: its title and tags are then still in the memory."""
+    fence = "~~~" if "```" in block else "```"
+    return (f"{body.rstrip()}\n\n## {RAW_HEADING}\n\n{fence}yaml\n{block.rstrip()}\n"
+            f"{fence}\n")
 
 
 def _text(value: object) -> str | None:

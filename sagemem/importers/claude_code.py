@@ -88,7 +88,7 @@ def _hierarchy(root: Path, cwd: Path, home: Path) -> Collector:
     collector = Collector((root, home / ".claude"), home)
     user = home / ".claude"
     _add_if_file(collector, user / "CLAUDE.md", "~/.claude/CLAUDE.md")
-    for rule in _rule_files(user / "rules"):
+    for rule in _rule_files(user / "rules", collector, "~/.claude/rules"):
         collector.add(rule, "~/.claude/" + rule.relative_to(user).as_posix())
     _add_project(collector, root, cwd)
     return collector
@@ -108,7 +108,7 @@ def _add_project(collector: Collector, root: Path, cwd: Path) -> None:
     for folder in folders:
         for name in PROJECT_FILES[:2]:
             _add_if_file(collector, folder / name, (folder / name).relative_to(root).as_posix())
-    for rule in _rule_files(root / ".claude" / "rules"):
+    for rule in _rule_files(root / ".claude" / "rules", collector, ".claude/rules"):
         collector.add(rule, rule.relative_to(root).as_posix())
     for folder in folders:
         local = folder / "CLAUDE.local.md"
@@ -120,8 +120,14 @@ def _add_if_file(collector: Collector, path: Path, label: str) -> None:
         collector.add(path, label)
 
 
-def _rule_files(folder: Path) -> list[Path]:
-    if not folder.is_dir() or folder.is_symlink():
+def _rule_files(folder: Path, collector: Collector, label: str) -> list[Path]:
+    """The rule files under ``folder``; a symlinked rules folder is not entered, and
+    is listed as skipped like a symlinked CLAUDE.md (never left out unsaid)."""
+    if folder.is_symlink():
+        collector.skipped.append(Skipped(label, "a symlinked folder, which an import "
+                                                "never enters"))
+        return []
+    if not folder.is_dir():
         return []
     return markdown_files(folder)[0]
 
@@ -136,7 +142,7 @@ def _batch(collector: Collector, auto_dir: Path | None) -> Batch:
         preface = None if paths is None else f"Applies to files matching {paths}."
         add_sections(SOURCE, SectionFile(source.label, text, first_line,
                                          "feedback" if is_rule else None, preface), into)
-    return Batch(SOURCE, tuple(into.items), tuple(into.skipped), tuple(into.notes))
+    return Batch(SOURCE, tuple(into.items), tuple(into.skipped), into.all_notes())
 
 
 def _without_frontmatter(text: str) -> tuple[str, int, str | None]:

@@ -17,7 +17,8 @@ conventions → ``feedback``; projects, tasks, decisions → ``project``; refere
 links, docs → ``reference``); with none found, ``user`` when the memory belongs to a
 ``user_id`` (mem0 stores facts about its user), else ``reference`` with a note.
 Categories become tags; ``updated_at`` (else ``created_at``) the ``updated:`` date,
-``created_at`` a ``created:`` field; an ``expiration_date`` the ``invalid_at`` of the
+``created_at`` the ``created:`` date (both days, as sagemem writes them; a value
+that is no date is left out with a note); an ``expiration_date`` the ``invalid_at`` of the
 day after it (mem0 hides a memory once that date has passed); the id the
 ``source: mem0:<id>``. A file that is not such JSON is ImportSourceError; one memory
 without an id or a text is skipped.
@@ -27,20 +28,23 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
-from ..errors import ImportSourceError, SagememError
-from ..files.paths import MAX_INDEX_BYTES, read_regular
-from ..transfer.incoming import Batch, Incoming, Skipped
+from ..errors import ImportSourceError
+from ..files.paths import MAX_INDEX_BYTES
+from ..transfer.incoming import Batch, Incoming, Skipped, grouped_notes
+from ..transfer.read_export import json_problem
 from .basic_memory import tags_of
 from .build import Names, first_sentence, incoming, shorten, title_of
+from .source import read_bytes
 
 SOURCE = "mem0"
 MAX_EXPORT_BYTES = MAX_INDEX_BYTES
 """An export is read up to MEMORY.md's own limit (16 MiB): 10,000 mem0 facts with their
 metadata are about 5 MB."""
 MAX_MEMORIES = 10_000
+DATE_KEYS = ("created_at", "updated_at", "expiration_date")
 TYPE_WORDS: dict[str, tuple[str, ...]] = {
     "user": ("personal_details", "family", "professional_details", "sports", "travel",
              "food", "music", "health", "technology", "hobbies", "fashion", "entertainment",
@@ -64,30 +68,31 @@ def read_batch(path: Path) -> Batch:
     items: list[Incoming] = []
     skipped: list[Skipped] = []
     notes: list[str] = []
+    said: list[tuple[str, str]] = []  # per memory, grouped: 10,001 alike are one line
     if len(entries) > MAX_MEMORIES:
         notes.append(f"only the first {MAX_MEMORIES} of {len(entries)} memories were read")
     for number, entry in enumerate(entries[:MAX_MEMORIES], start=1):
-        made = _memory(entry, number, names, notes)
+        made = _memory(entry, number, names, said)
         if isinstance(made, Skipped):
             skipped.append(made)
         else:
             items.append(made)
-    return Batch(SOURCE, tuple(items), tuple(skipped), tuple(notes))
+    return Batch(SOURCE, tuple(items), tuple(skipped), (*notes, *grouped_notes(said)))
 
 
 def _load(path: Path) -> object:
     file = Path(os.path.abspath(path.expanduser()))
     try:
-        data = read_regular(file, MAX_EXPORT_BYTES).data
-    except SagememError as exc:
-        raise ImportSourceError(file, f"cannot be read ({exc})") from exc
+        data = read_bytes(file, MAX_EXPORT_BYTES)
+    except ImportSourceError as exc:
+        raise ImportSourceError(file, f"the mem0 export cannot be read: {exc.reason}"
+                                ) from None
     try:
         return json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ImportSourceError(file, f"not UTF-8 text (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise ImportSourceError(file, f"not valid JSON (line {exc.lineno}, column "
-                                      f"{exc.colno}: {exc.msg})") from exc
+        raise ImportSourceError(file, f"not valid JSON ({json_problem(exc)})") from exc
 
 
 def _entries(loaded: object, path: Path) -> list[object]:
@@ -99,7 +104,8 @@ def _entries(loaded: object, path: Path) -> list[object]:
                                   "or an object with a \"results\" list")
 
 
-def _memory(entry: object, number: int, names: Names, notes: list[str]) -> Incoming | Skipped:
+def _memory(entry: object, number: int, names: Names,
+            notes: list[tuple[str, str]]) -> Incoming | Skipped:
     origin = f"memory {number}"
     if not isinstance(entry, dict):
         return Skipped(origin, "not a JSON object")
@@ -112,14 +118,15 @@ def _memory(entry: object, number: int, names: Names, notes: list[str]) -> Incom
     type_ = memory_type(entry)
     if type_ is None:
         type_ = "reference"
-        notes.append(f"{origin}: no category or user gave it a type; imported as reference")
+        notes.append((origin, "no category or user gave it a type; imported as reference"))
+    days = {key: _dated(entry, key, origin, notes) for key in DATE_KEYS}
     title = title_of(first_sentence(text, 80) or text)
     fields: dict[str, object] = {
         "name": title, "description": first_sentence(text) or shorten(text, 200),
         "type": type_, "tags": list(tags_of(entry.get("categories"))),
-        "updated": _day(entry.get("updated_at")) or _day(entry.get("created_at")),
-        "invalid_at": _after(_day(entry.get("expiration_date"))),
-        "created": _stamp(entry.get("created_at")), "source": f"{SOURCE}:{mem_id}"}
+        "updated": days["updated_at"] or days["created_at"],
+        "invalid_at": _after(days["expiration_date"]),
+        "created": days["created_at"], "source": f"{SOURCE}:{mem_id}"}
     return incoming(names.claim(type_, title), fields, text.strip() + "\n", origin)
 
 
@@ -137,7 +144,20 @@ def memory_type(entry: dict[str, object]) -> str | None:
     return "user" if isinstance(entry.get("user_id"), str) and entry["user_id"] else None
 
 
+def _dated(entry: dict[str, object], key: str, origin: str,
+           notes: list[tuple[str, str]]) -> date | None:
+    """The date of ``entry[key]``; a value there that is no date is noted, not lost
+    unsaid (an expiration dropped would make an expired fact live again)."""
+    value = entry.get(key)
+    day = _day(value)
+    if day is None and value not in (None, ""):
+        notes.append((origin, f"its {key} is not a date; left out"))
+    return day
+
+
 def _day(value: object) -> date | None:
+    """The day of an ISO date or timestamp (``2026-01-05T10:00:00Z`` → 2026-01-05): both
+    ``created:`` and ``updated:`` are days, as sagemem writes them."""
     if not isinstance(value, str):
         return None
     try:
@@ -149,13 +169,3 @@ def _day(value: object) -> date | None:
 def _after(day: date | None) -> date | None:
     return None if day is None else day + timedelta(days=1)
 
-
-def _stamp(value: object) -> str | None:
-    """``created_at`` as mem0 wrote it, when it is a timestamp (kept to the second)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value.strip()

@@ -35,7 +35,7 @@ def read_batch(path: Path) -> Batch:
         into.notes.extend(walk_notes)
         for file in files:
             _daily(root, file, into)
-    return Batch(SOURCE, tuple(into.items), tuple(into.skipped), tuple(into.notes))
+    return Batch(SOURCE, tuple(into.items), tuple(into.skipped), into.all_notes())
 
 
 def _long_term(root: Path, into: Gathered) -> None:

@@ -14,8 +14,14 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import ImportSourceError, SagememError
-from ..files.memory import decode
+from ..errors import (
+    FileChangedDuringRead,
+    FileTooLarge,
+    ImportSourceError,
+    MemoryNotFound,
+    UnreadableFile,
+    UnsafeFile,
+)
 from ..files.paths import MAX_FILE_BYTES, read_regular
 from ..transfer.incoming import Skipped
 
@@ -26,18 +32,45 @@ MAX_DEPTH = 12
 """Folders deep a walk goes; deeper ones are not entered (a note says so)."""
 
 
+def read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of one regular source file, through the size gate; ImportSourceError
+    says what is wrong with it as a source file (the store's own errors speak of
+    memories: "no memory named …", "split it into smaller memories")."""
+    try:
+        return read_regular(path, max_bytes).data
+    except MemoryNotFound:
+        reason = "no such file"
+    except FileTooLarge as exc:
+        reason = f"it is {exc.size:,} bytes, over the {_size(max_bytes)} an import reads"
+    except (UnsafeFile, UnreadableFile) as exc:
+        reason = exc.reason  # "it is a symlink; …", "not a regular file", an OS error
+    except FileChangedDuringRead:
+        reason = "it kept changing while it was read; try again"
+    raise ImportSourceError(path, reason) from None
+
+
 def read_text(path: Path) -> str:
-    """The UTF-8 text of one regular file (a BOM dropped by ``decode``), through the
-    size gate; a symlink, a device or bytes that are not UTF-8 raise a SagememError."""
-    return decode(read_regular(path, MAX_FILE_BYTES).data, path.name)
+    """The UTF-8 text of one regular source file (``read_bytes``); bytes that are not
+    UTF-8 are ImportSourceError too."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportSourceError(path, f"not UTF-8 text (bad byte at offset {exc.start})"
+                                ) from None
 
 
 def try_read(path: Path, origin: str) -> str | Skipped:
     """``read_text``, or the Skipped that says why the file could not be read."""
     try:
         return read_text(path)
-    except SagememError as exc:
-        return Skipped(origin, str(exc))
+    except ImportSourceError as exc:
+        return Skipped(origin, exc.reason)
+
+
+def _size(limit: int) -> str:
+    mib, kib = 1024 ** 2, 1024
+    return f"{limit // mib} MiB" if limit % mib == 0 else f"{limit // kib} KiB"
 
 
 def require_folder(path: Path, what: str) -> Path:
@@ -101,3 +134,4 @@ def _walk(folder: Path, depth: int, found: list[Path], notes: list[str],
                 _walk(Path(entry.path), depth + 1, found, notes, skip_hidden)
         elif entry.name.lower().endswith(".md") and len(found) <= MAX_SOURCE_FILES:
             found.append(Path(entry.path))
+

@@ -17,22 +17,27 @@ as every create does, and the rest of the index is left alone.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..errors import SagememError
 from ..files import indexfile
+from ..files.init import init_directory
 from ..history import journal
 from ..history.archive import archive_memory, restore_memory
 from ..history.locks import lock_memory, locked_names
 from ..history.snapshots import create_snapshot
 from ..store import MemoryStore
 from ..writes import conflicts
-from .incoming import Batch, Skipped
+from ..writes.resolve import resolve_applied
+from .incoming import Batch, Skipped, grouped_notes
 from .plan import Plan, Step, plan_import
 from .report import ImportReport, Placed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..files.memory import Memory
 
 
@@ -42,10 +47,16 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     """Import ``batch`` into ``store``: ``merge`` (the default) creates what is new and
     records a conflict for every name that holds another text here; ``replace`` also
     overwrites those and archives the live memories the batch does not name. With
-    ``dry_run`` the report says what would happen and nothing is written."""
+    ``dry_run`` the report says what would happen and nothing is written. A memory
+    folder that does not exist yet is created first, as ``sagemem init`` creates it
+    (a newcomer's first command in a new project may be an import); a dry run only
+    says it would be."""
     plan = plan_import(store, batch, mode)
+    new_folder = not os.path.lexists(store.directory)
     if dry_run:
-        return _preview(plan)
+        return _preview(plan, store.directory if new_folder else None)
+    if new_folder:
+        init_directory(store.directory, store.state_dir)
     journal.require_none_pending(store.state_dir)
     # A conflict record changes no memory: only creates, overwrites and archives need
     # a way back.
@@ -56,6 +67,9 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
         snapshot = create_snapshot(store, kind="auto", keep=snapshot_keep, now=now,
                                    label=f"before import from {batch.source}").id
     run = _Run(store, batch.source, writer, now)
+    if new_folder:
+        run.notes.append(f"created the memory folder {store.directory} (as sagemem init "
+                         "does) and its state directory")
     for step in plan.steps:
         run.step(step)
     for file in plan.to_archive:
@@ -65,12 +79,14 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     return run.report(plan, snapshot)
 
 
-def _preview(plan: Plan) -> ImportReport:
+def _preview(plan: Plan, new_folder: Path | None) -> ImportReport:
+    created = () if new_folder is None else (
+        f"would create the memory folder {new_folder}, as sagemem init does",)
     placed = {action: tuple(_placed(s) for s in plan.steps if s.action == action)
               for action in ("create", "unchanged", "conflict", "overwrite")}
     return ImportReport(plan.batch.source, plan.mode, True, placed["create"],
                         placed["unchanged"], placed["conflict"], placed["overwrite"],
-                        plan.to_archive, plan.skipped, plan.batch.notes)
+                        plan.to_archive, plan.skipped, (*created, *plan.batch.notes))
 
 
 def _placed(step: Step, conflict_id: str | None = None) -> Placed:
@@ -102,6 +118,7 @@ class _Run:
         self.archived: list[str] = []
         self.skipped: list[Skipped] = []
         self.notes: list[str] = []
+        self.item_notes: list[tuple[str, str]] = []  # per memory, grouped in the report
 
     def step(self, step: Step) -> None:
         try:
@@ -111,7 +128,7 @@ class _Run:
             return
         self.done[step.action].append(_placed(step, conflict_id))
         if step.action in ("create", "overwrite") and step.text != step.item.text:
-            self.notes.append(f"{step.file}: secrets were redacted from the imported text")
+            self.item_notes.append((step.file, "secrets were redacted from the imported text"))
 
     def _apply(self, step: Step) -> str | None:
         if step.action == "unchanged":
@@ -133,7 +150,8 @@ class _Run:
             self.store, "external_change", current.file, writer=self._writer(),
             reason=f"{self._reason(step)}: another text under this name; nothing was "
                    f"overwritten", disk=(current.revision, current.text),
-            mine={"based_on": current.revision, "text": step.text}, now=self.now)
+            mine={"based_on": current.revision, "text": step.text, "import": self.source},
+            now=self.now)
         return record.id
 
     def _overwrite(self, step: Step, current: Memory) -> None:
@@ -147,6 +165,24 @@ class _Run:
         if step.text != current.text:
             self.store.write(current.file, step.text, current.revision,
                              writer=self._writer(), reason=self._reason(step))
+        self._close_import_conflicts(current.file, step.text)
+
+    def _close_import_conflicts(self, file: str, text: str) -> None:
+        """Resolve the open records an earlier merge import made for ``file``: replace
+        has just answered them (the imported text is on disk now), so they must not
+        stay open asking."""
+        records = [r for r in conflicts.list_conflicts(self.store.state_dir, "open")
+                   if r.file == file and r.side("mine").get("import")]
+        for record in records:
+            decision = "keep_mine" if record.side("mine").get("text") == text else "replaced"
+            try:
+                resolve_applied(self.store, record.id, decision, self.store.revision(file),
+                                now=self.now)
+            except SagememError as exc:
+                self.notes.append(f"{file}: conflict record {record.id} left open: {exc}")
+                continue
+            self.notes.append(f"{file}: conflict record {record.id} resolved ({decision}): "
+                              "--replace wrote the imported text")
 
     def _place(self, step: Step) -> None:
         """Archive and lock what the source had archived and locked."""
@@ -186,7 +222,8 @@ class _Run:
         return ImportReport(self.source, plan.mode, False, done["create"], done["unchanged"],
                             done["conflict"], done["overwrite"], tuple(self.archived),
                             (*plan.skipped, *self.skipped),
-                            (*plan.batch.notes, *self.notes), snapshot)
+                            (*plan.batch.notes, *grouped_notes(self.item_notes), *self.notes),
+                            snapshot)
 
     def _reason(self, step: Step) -> str:
         return f"import from {self.source} ({step.item.origin})"

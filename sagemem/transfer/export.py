@@ -108,10 +108,10 @@ def export_text(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
-def write_export(document: dict[str, Any], path: Path, store: MemoryStore) -> None:
+def write_export(document: dict[str, Any], path: Path, store: MemoryStore) -> int:
     """Write the export to ``path`` atomically (a killed export leaves no half document),
     never inside the memory folder or its state directory: an export there would be read
-    as a memory, or be snapshotted and exported again."""
+    as a memory, or be snapshotted and exported again. Returns the bytes written."""
     target = Path(os.path.abspath(path))
     for folder, what in ((store.directory, "memory folder"), (store.state_dir, "state directory")):
         if _inside(target, folder):
@@ -119,7 +119,9 @@ def write_export(document: dict[str, Any], path: Path, store: MemoryStore) -> No
                                             f"somewhere else")
     if target.is_dir():
         raise ExportTargetRefused(path, "it is a directory; name a file")
-    atomic_write(target, export_text(document).encode("utf-8"), create=False)
+    data = export_text(document).encode("utf-8")
+    atomic_write(target, data, create=False)
+    return len(data)
 
 
 def _inside(path: Path, folder: Path) -> bool:

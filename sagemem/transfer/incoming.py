@@ -49,3 +49,15 @@ class Batch:
     skipped: tuple[Skipped, ...] = ()
     notes: tuple[str, ...] = ()
     index: str | None = None
+
+
+def grouped_notes(pairs: list[tuple[str, str]]) -> tuple[str, ...]:
+    """Per-memory notes (``(origin, message)``) as report lines: ``origin: message`` for
+    a message said once, one line with the count and the first origin for a message
+    said of many (10,001 uncategorised mem0 facts are one line, not 10,001)."""
+    origins: dict[str, list[str]] = {}
+    for origin, message in pairs:
+        origins.setdefault(message, []).append(origin)
+    return tuple(f"{found[0]}: {message}" if len(found) == 1 else
+                 f"{message} ({len(found):,} memories, first {found[0]})"
+                 for message, found in origins.items())

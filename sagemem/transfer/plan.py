@@ -25,6 +25,7 @@ Replace then archives every live memory the batch does not name (never deletes i
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from ..errors import InvalidName, SagememError
@@ -65,8 +66,7 @@ def plan_import(store: MemoryStore, batch: Batch, mode: str = "merge") -> Plan:
     """Decide every item of ``batch`` against ``store`` as it is now (nothing written)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
-    store.require_directory()
-    here = _memories(store)
+    here = _memories(store) if _exists(store) else {}  # a new folder: all is a create
     # the bodies a create may not repeat; None for an export, taken whole (rule 4)
     bodies = None if batch.source == EXPORT_SOURCE else {
         _body_key(m.body): m.file for m in here.values() if _body_key(m.body)}
@@ -129,6 +129,15 @@ def parse_body(step: Step) -> str:
 
 def _body_key(body: str) -> str:
     return " ".join(body.split())
+
+
+def _exists(store: MemoryStore) -> bool:
+    """Whether the folder is there (a path that is no folder is DirectoryMissing); a
+    missing one is what ``apply_batch`` creates, so the plan sees it empty."""
+    if not os.path.lexists(store.directory):
+        return False
+    store.require_directory()
+    return True
 
 
 def _memories(store: MemoryStore) -> dict[str, Memory]:

@@ -46,8 +46,8 @@ def parse_export(text: str, path: Path) -> Batch:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotAnExport(path, f"it is not complete JSON, cut short or damaged: {exc.msg} "
-                                f"at line {exc.lineno}") from None
+        raise NotAnExport(path, "it is not complete JSON, cut short or damaged: "
+                                f"{json_problem(exc)}") from None
     _check_header(document, path)
     memories = document.get("memories")
     if not isinstance(memories, list):
@@ -61,6 +61,13 @@ def parse_export(text: str, path: Path) -> Batch:
         else:
             skipped.append(read)
     return Batch(EXPORT_SOURCE, tuple(items), tuple(skipped), index=_index(document, path))
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """A JSON error as a phrase (``unterminated string at line 23, column 5``): Python's
+    ``msg`` may end in "starting at", which glued to our "at line" read "at at"."""
+    message = exc.msg.removesuffix(" starting at").removesuffix(": line")
+    return f"{message[:1].lower()}{message[1:]} at line {exc.lineno}, column {exc.colno}"
 
 
 def _read(path: Path) -> str:

@@ -59,8 +59,15 @@ def report_json(report: ImportReport) -> dict[str, Any]:
             "snapshot": report.snapshot}
 
 
-def report_text(report: ImportReport, rollback: str = "sagemem rollback") -> list[str]:
-    """One line per memory, grouped by outcome, then a summary line."""
+UNDO = "sagemem rollback {snapshot} --scope all --yes"
+"""The undo line's command: ``--yes``, since a pasted line runs off a terminal too (a
+script, an agent's shell), where rollback asks nothing and refuses without it."""
+
+
+def report_text(report: ImportReport, undo: str = UNDO) -> list[str]:
+    """One line per memory, grouped by outcome, then a summary line; ``undo`` is the
+    rollback command as this terminal must type it (its ``--dir``/``--state-dir``),
+    with ``{snapshot}`` where the id goes."""
     would = "would be " if report.dry_run else ""
     lines = [f"{word:<10} {p.file}{_marks(p)}  ({p.origin})" for word, placed in (
         (f"{would}created", report.created), ("unchanged", report.unchanged),
@@ -73,7 +80,7 @@ def report_text(report: ImportReport, rollback: str = "sagemem rollback") -> lis
     lines += [f"note: {note}" for note in report.notes]
     lines.append(_summary(report))
     if report.snapshot:
-        lines.append(f"undo: {rollback} {report.snapshot} --scope all")
+        lines.append("undo: " + undo.replace("{snapshot}", report.snapshot))
     return [visible(line) for line in lines]
 
 

@@ -41,6 +41,15 @@ def resolve_keep(store: MemoryFolder, conflict_id: str, side: str,
     return _decide(store, record, f"keep_{side}", applied, "resolved", {}, now)
 
 
+def resolve_applied(store: MemoryFolder, conflict_id: str, decision: str,
+                    applied: str | None, now: datetime | None = None) -> Conflict:
+    """Close an open record whose question another write has answered (``import
+    --replace`` wrote the imported text over the name): ``decision`` and the revision
+    that write left."""
+    return _decide(store, _open_record(store, conflict_id), decision, applied, "resolved",
+                   {}, now)
+
+
 def _write_mine(store: MemoryFolder, record: Conflict) -> str:
     disk, mine = record.side("disk"), record.side("mine")
     text, fields = mine.get("text"), mine.get("fields")

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from .history.archive import ArchiveResult, archive_memory, purge_memory, restore_memory
     from .history.archive_log import ArchiveEvent, read_log
     from .history.candidates import Candidate, CandidateReport, archive_candidates, idle_thresholds
+    from .history.create_batch import CreateManyReport, create_many
     from .history.locks import Lock, LockChange, list_locks, lock_memory, unlock_memory
     from .history.rollback import (
         RollbackPlan,
@@ -110,6 +111,7 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "AuditReport": "audit.report",
     "Candidate": "history.candidates",
     "CandidateReport": "history.candidates",
+    "CreateManyReport": "history.create_batch",
     "Finding": "audit.scan",
     "FixReport": "audit.fix",
     "InitReport": "files.init",
@@ -132,6 +134,7 @@ _LAZY = {  # public name: module, or module:attribute where the name differs
     "apply_rollback": "history.rollback",
     "archive_candidates": "history.candidates",
     "archive_memory": "history.archive",
+    "create_many": "history.create_batch",
     "create_snapshot": "history.snapshots",
     "diff_snapshot": "history.snapshot_diff:snapshot_diff",
     "dream_auto": "dream.auto",
@@ -196,6 +199,7 @@ __all__ = [
     "Candidate",
     "CandidateReport",
     "ConflictNotFound",
+    "CreateManyReport",
     "DirectoryMissing",
     "ExportTargetRefused",
     "FieldTooLong",
@@ -257,6 +261,7 @@ __all__ = [
     "apply_rollback",
     "archive_candidates",
     "archive_memory",
+    "create_many",
     "create_snapshot",
     "diff_snapshot",
     "dream_auto",

@@ -12,7 +12,7 @@ def test_public_names_are_exactly_these() -> None:
     assert sagemem.__all__ == sorted(sagemem.__all__, key=lambda n: (not n.isupper(), n))
     assert set(sagemem.__all__) == {
         "TYPES", "AmbiguousName", "ArchiveEvent", "ArchiveResult", "AuditDiff", "AuditReport",
-        "Candidate", "CandidateReport", "ConflictNotFound", "DirectoryMissing",
+        "Candidate", "CandidateReport", "ConflictNotFound", "CreateManyReport", "DirectoryMissing",
         "FieldTooLong", "FileChangedDuringRead", "FileTooLarge", "Finding", "FixReport",
         "FrontmatterDropped", "IndexTooLarge", "InitReport", "NearDuplicate",
         "InvalidName", "ListError", "Listing", "LiveAudit", "Lock", "LockChange",
@@ -23,7 +23,7 @@ def test_public_names_are_exactly_these() -> None:
         "Settings", "SettingsError", "Snapshot", "SnapshotDamaged", "SnapshotNotFound",
         "StaleRevision", "UneditableFrontmatter", "UnreadableFile", "UnresolvedMerge",
         "UnsafeFile", "WriteFailed", "WriteRefused", "apply_rollback",
-        "archive_candidates", "archive_memory", "create_snapshot", "diff_snapshot",
+        "archive_candidates", "archive_memory", "create_many", "create_snapshot", "diff_snapshot",
         "fix_audit", "follow_audit", "idle_thresholds", "init_directory", "list_locks",
         "list_snapshots", "load_settings", "load_snapshot", "lock_memory", "parse",
         "plan_rollback", "purge_memory", "read_log", "render_new", "restore_memory",

@@ -12,11 +12,11 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from pathlib import Path
 
-from ..errors import MemoryExists, ReadOnlyFile, UnsafeFile, WriteFailed
+from ..errors import MemoryExists, ReadOnlyFile, SagememError, UnsafeFile, WriteFailed
 
 TMP_SUFFIX = ".sagemem-tmp"
 """Every temporary file sagemem writes is ``.<name>.<random>.sagemem-tmp`` (the audit
@@ -77,6 +77,43 @@ def atomic_write(path: Path, data: bytes, *, create: bool,
         raise WriteFailed(path, exc.strerror or str(exc)) from exc
     finally:
         remove_quietly(tmp)
+
+
+def create_files(folder: Path, files: Sequence[tuple[str, bytes]]
+                 ) -> list[SagememError | None]:
+    """Create each ``(name, data)`` in ``folder`` as ``atomic_write(create=True)`` does —
+    never overwriting, never a torn file —, one answer per file: None when created,
+    else MemoryExists or WriteFailed. The bytes are made durable by one ``os.sync()``
+    before the first name appears, and the names by one directory fsync: a fsync per
+    file cost 1.7 ms on ext4, most of a 3,000-memory import (``create_many``)."""
+    temps: list[Path | SagememError] = []
+    for name, data in files:
+        tmp = folder / temp_name(name)
+        try:
+            write_new(tmp, (data,), sync=not hasattr(os, "sync"))
+        except OSError as exc:
+            temps.append(WriteFailed(folder / name, exc.strerror or str(exc)))
+            continue
+        temps.append(tmp)
+    if hasattr(os, "sync"):
+        os.sync()
+    answers = [_link_temp(tmp, folder / name) for tmp, (name, _) in zip(temps, files, strict=True)]
+    sync_directory(folder)
+    return answers
+
+
+def _link_temp(tmp: Path | SagememError, path: Path) -> SagememError | None:
+    if isinstance(tmp, SagememError):
+        return tmp
+    try:
+        _link_new(tmp, path)
+    except MemoryExists as exc:
+        return exc
+    except OSError as exc:
+        return WriteFailed(path, exc.strerror or str(exc))
+    finally:
+        remove_quietly(tmp)
+    return None
 
 
 def _mode_of(path: Path) -> int | None:

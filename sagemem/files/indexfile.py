@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .controls import visible
@@ -101,6 +101,23 @@ def add_entry(text: str, line: str) -> str:
     if text and not text.endswith("\n"):
         text += newline
     return text + line + newline
+
+
+def add_entries(text: str, lines: Sequence[str]) -> str:
+    """Append index lines, as ``add_entry`` would one by one — in one pass, not one
+    copy of the whole text per line."""
+    if not lines:
+        return text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += newline
+    return text + "".join(line + newline for line in lines)
+
+
+def target_keys(text: str) -> set[str]:
+    """The ``name_key`` of every file an index line links: ``has_entry`` (no twins) for
+    many files, the text parsed once."""
+    return {name_key(entry.target.removeprefix("./")) for entry in entries(text)}
 
 
 def points_at(target: str, file: str, twins: Collection[str] = ()) -> bool:

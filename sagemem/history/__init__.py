@@ -7,6 +7,8 @@
   ``rollback_log``: ``RollbackReport`` and ``<state>/rollbacks.jsonl``.
 - ``archive``: ``archive_memory``, ``restore_memory``, ``purge_memory``;
   ``archive_batch``: ``archive_many`` — many memories, one MEMORY.md edit;
+  ``create_batch``: ``create_many`` — many new memories checked as one create is,
+  MEMORY.md edited once per batch;
   ``archive_log``: ``<state>/archive.jsonl``; ``locks``: ``lock_memory``…;
   ``candidates``: ``archive_candidates`` by idle days.
 - ``journal``: an intent record per multi-file operation in flight;

@@ -36,7 +36,7 @@ from ..files.atomic import atomic_write, make_folder, remove_temp_files, sync_di
 from ..files.paths import read_regular
 
 JOURNAL_DIR = "journal"
-OPERATIONS = ("archive", "archive_batch", "restore", "purge", "rollback")
+OPERATIONS = ("archive", "archive_batch", "create_batch", "restore", "purge", "rollback")
 MAX_INTENT_BYTES = 64 * 1024
 """An intent names a few files and ids; anything bigger is not one of ours."""
 _VERSION = 1

@@ -4,14 +4,16 @@ Every interrupted operation is finished forward, because each can be, determinis
 
 - an **archive** or **restore** whose file moved: its MEMORY.md line is removed (added),
   as the operation would have; one whose file never moved changed nothing;
+- a **create_batch** (``create_many``): each file it made gets its MEMORY.md line;
+  one it never made is not made now;
 - a **purge** whose file was renamed aside is logged and unlinked, as asked;
 - a **rollback** is planned again against the same snapshot and scope and carried out
   with the *original* protection snapshot — so its undo stays the one id the user was
   shown — but only over files still as that snapshot holds them: a file edited or
   created since the kill is left alone and reported (``conflict``).
 
-In every case the operation's log line (``archive.jsonl``, ``rollbacks.jsonl``) ends up
-written exactly once, and the intent is removed only then.
+In every case the operation's log line (``archive.jsonl``, ``rollbacks.jsonl``, a
+create's line in the change log) ends up written exactly once, and the intent is removed only then.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def _recover_one(store: MemoryStore, intent: Intent) -> Recovery:
             result = _purge(store, intent)
         elif intent.operation == "archive_batch":
             result = _archive_batch(store, intent)
+        elif intent.operation == "create_batch":
+            result = _create_batch(store, intent)
         else:
             result = _move(store, intent, into_archive=intent.operation == "archive")
     except (SagememError, KeyError, ValueError, TypeError) as exc:  # a record hand-edited
@@ -144,6 +148,24 @@ def _archive_batch(store: MemoryStore, intent: Intent) -> Recovery:
     return Recovery("archive_batch", intent.subject, "finished",
                     f"{len(moved)} of {len(events)} memories had moved; "
                     f"{'MEMORY.md lines removed' if changed else 'MEMORY.md already in step'}"
+                    "; logged")
+
+
+def _create_batch(store: MemoryStore, intent: Intent) -> Recovery:
+    """A batch of creates killed mid-way: the files it made (there, with the bytes
+    recorded) get their MEMORY.md lines and their log lines (once); nothing is
+    overwritten, and a file it never made is not made now."""
+    from .create_batch import finish_killed
+
+    files = [(str(file), str(revision)) for file, revision in json.loads(intent.args["files"])]
+    made, changed = finish_killed(store, files, writer=intent.args["writer"],
+                                  reason=intent.args["reason"] or None)
+    if not made:
+        return Recovery("create_batch", intent.subject, "not_started",
+                        "none of its files had been made; nothing had changed")
+    return Recovery("create_batch", intent.subject, "finished",
+                    f"{made} of {len(files)} memories had been made; "
+                    f"{'MEMORY.md lines added' if changed else 'MEMORY.md already in step'}"
                     "; logged")
 
 

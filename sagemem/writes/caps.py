@@ -107,13 +107,15 @@ def room_needed(caps: Caps, count: int) -> int:
     return max(count - hard + 1, 0) if hard else 0
 
 
-def refuse_if_full(caps: Caps, folder: MemoryFolder, name: str) -> None:
+def refuse_if_full(caps: Caps, folder: MemoryFolder, name: str, count: int | None = None
+                   ) -> None:
     """The store's last word before a create (under its lock): never past the hard cap.
-    A caller that archives for room (``enforce_caps``) does so before this check."""
+    A caller that archives for room (``enforce_caps``) does so before this check.
+    ``count``: the layer's count when the caller keeps it (a batch counts once)."""
     _, hard = caps.count_caps()
     if not hard:
         return
-    count = count_memories(folder)
+    count = count_memories(folder) if count is None else count
     if room_needed(caps, count):
         raise LayerFull(name, count, hard, HARD_MEMORIES,
                         "archive one first (`sagemem archive NAME --reason …`), or create "

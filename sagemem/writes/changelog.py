@@ -22,7 +22,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -183,26 +183,41 @@ def _warned(warning: str | None) -> str | None:
     return warning
 
 
+def record_all(state_dir: Path, items: Sequence[Entry]) -> str | None:
+    """``record`` for many changes (a batch of creates): their lines in one append; the
+    caller holds the store lock. Never raises: a warning is logged and returned."""
+    return _warned(append_all(state_dir, items)) if items else None
+
+
 def append(state_dir: Path, item: Entry) -> str | None:
     """Add one line: a single ``O_APPEND`` write, rotating first past MAX_LOG_BYTES.
     None when written; otherwise what went wrong, as a warning (nothing is raised)."""
-    data = {k: v for k, v in vars(item).items() if v is not None or k in ("before", "after")}
-    line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+    return append_all(state_dir, (item,))
+
+
+def append_all(state_dir: Path, items: Sequence[Entry]) -> str | None:
+    """Add the lines of ``items`` in a single ``O_APPEND`` write, as ``append`` adds one."""
+    lines = b"".join(_line(item) for item in items)
     path = state_dir / LOG_FILE
     try:
-        _rotate_if_full(path, len(line))
+        _rotate_if_full(path, len(lines))
         fd = _open_log(path)
         try:
-            line = _after_torn_line(fd) + line
-            written = os.write(fd, line)
+            lines = _after_torn_line(fd) + lines
+            written = os.write(fd, lines)
         finally:
             os.close(fd)
     except OSError as exc:
         return (f"the change was made, but its line could not be added to {visible(str(path))} "
                 f"({exc.strerror or exc})")
-    if written != len(line):  # a full disk mid-line: the torn line is skipped when read
+    if written != len(lines):  # a full disk mid-line: the torn line is skipped when read
         return f"the change was made, but its line in {visible(str(path))} is incomplete"
     return None
+
+
+def _line(item: Entry) -> bytes:
+    data = {k: v for k, v in vars(item).items() if v is not None or k in ("before", "after")}
+    return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _open_log(path: Path) -> int:

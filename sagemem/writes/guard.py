@@ -181,7 +181,7 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
                   ) -> tuple[bytes, str, bytes | None]:
     """One guarded write under the lock: the bytes written, the file's name and the
     bytes replaced (None: created)."""
-    current = _current(store, name)
+    current = current_memory(store, name)
     file = current.file if current else name
     on_current = isinstance(expected, Required)  # fields with no revision: the text now
     if on_current and current is None:
@@ -223,13 +223,28 @@ def _write_locked(store: MemoryFolder, name: str, content: str | None,
 
     def still_at() -> None:
         if fields_only and (on_current or expected_fields is not None):
-            now = _current(store, file)
+            now = current_memory(store, file)
             if (now.revision if now else None) != (current.revision if current else None):
                 raise _MovedOn
         _still_at(store, attempt, current)
 
     atomic_write(store.directory / file, data, create=base is None, before_replace=still_at)
     return data, file, None if current is None else current.text.encode("utf-8")
+
+
+def refuse_create(store: MemoryFolder, file: str, text: str, current: Memory | None, *,
+                  reason: str | None, writer: str) -> Memory:
+    """What a create of ``text`` as ``file`` meets under the lock, given the memory that
+    already has its name (``current``, read with ``current_memory``): a field too long,
+    merge markers, the name taken — each refused as ``guarded_write`` refuses it (the
+    refusal recorded as a conflict first). The memory ``text`` makes when it may be
+    created (``history/create_batch.py`` checks many creates so)."""
+    file = current.file if current else file
+    written = parse(text.encode("utf-8"), file)
+    refuse_long_fields(file, written.name, written.description, current)
+    _refuse_if_needed(store, _Attempt(file, None, text, None, reason, writer,
+                                      "stale_version"), current)
+    return written
 
 
 def refuse_long_fields(file: str, name: str | None, description: str | None,
@@ -303,12 +318,12 @@ def _checked(content: str | None, expected_revision: str | Required | None,
 def _still_at(store: MemoryFolder, attempt: _Attempt, seen: Memory | None) -> None:
     """Check again right before the rename: an editor saving while the temporary file
     was written and fsync'd (milliseconds) would otherwise be overwritten."""
-    now = _current(store, attempt.file)
+    now = current_memory(store, attempt.file)
     if (now.revision if now else None) != (seen.revision if seen else None):
         _refuse_if_needed(store, attempt, now)
 
 
-def _current(store: MemoryFolder, name: str) -> Memory | None:
+def current_memory(store: MemoryFolder, name: str) -> Memory | None:
     """The memory as it is now. A file caught mid-change by a writer outside the guard
     (an editor saving in place) is read again: it has moved on, and the refusal
     should record where it moved to rather than fail without a record."""

@@ -5,8 +5,10 @@ line — and nothing already here is overwritten in a merge.
 Before the first write an ``auto`` snapshot is taken (``history/snapshots.py``), so an
 import killed half way, or one regretted, is undone with ``sagemem rollback ID --scope
 all``; a merge killed half way is also finished by running it again, since it is
-idempotent (every memory it already made is ``unchanged`` the second time). Each create
-is itself atomic with its MEMORY.md line (``writes/guard.py``).
+idempotent (every memory it already made is ``unchanged`` the second time). The new
+memories are made by one ``create_many`` (``history/create_batch.py``): each gets the
+checks of a guarded create, under one lock, with one MEMORY.md edit per group, and a
+kill mid-way is finished by ``sagemem recover`` (each made file gets its index line).
 
 The index: when the folder holds no memory and its MEMORY.md is the starter one (or
 missing), an export's MEMORY.md is written as it is, so an export imported into a fresh
@@ -26,6 +28,8 @@ from ..files import indexfile
 from ..files.init import init_directory
 from ..history import journal
 from ..history.archive import archive_memory, restore_memory
+from ..history.archive_batch import ArchiveItem, archive_many
+from ..history.create_batch import create_many
 from ..history.locks import lock_memory, locked_names
 from ..history.snapshots import create_snapshot
 from ..store import MemoryStore
@@ -70,8 +74,10 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     if new_folder:
         run.notes.append(f"created the memory folder {store.directory} (as sagemem init "
                          "does) and its state directory")
+    run.create_all([s for s in plan.steps if s.action == "create"])
     for step in plan.steps:
-        run.step(step)
+        if step.action != "create":
+            run.step(step)
     for file in plan.to_archive:
         run.archive_absent(file)
     if copy_index:
@@ -120,6 +126,35 @@ class _Run:
         self.notes: list[str] = []
         self.item_notes: list[tuple[str, str]] = []  # per memory, grouped in the report
 
+    def create_all(self, steps: list[Step]) -> None:
+        """Every new memory in one ``create_many`` (one lock, one MEMORY.md edit per
+        group, finished by ``recover`` after a kill) — one guarded create each made an
+        import quadratic (16 s for 1,000 memories, 140 s for 3,000) — then what the
+        source had archived archived in one ``archive_many``, and locks."""
+        if not steps:
+            return
+        report = create_many(self.store, [(s.file, s.text) for s in steps],
+                             writer=self._writer(), reason=f"import from {self.source}")
+        for refused in report.refused:
+            self.skipped.append(Skipped(steps[refused.index].item.origin, str(refused.error)))
+        created = [(steps[c.index], c.redacted) for c in report.created]
+        self.notes += report.warnings
+        archived = [step for step, _ in created if step.item.archived]
+        answers = archive_many(self.store, [ArchiveItem(step.file, f"{self._reason(step)}: "
+                                                        "archived there") for step in archived],
+                               by=self._writer(), now=self.now) if archived else []
+        for step, answer in zip(archived, answers, strict=True):
+            if answer is not None:
+                self.notes.append(f"{step.file}: created, but not archived as in the "
+                                  f"source: {answer}")
+        for step, redacted in created:
+            if step.item.locked:
+                lock_memory(self.store, step.file, by=self._writer(), now=self.now)
+            self.done["create"].append(_placed(step))
+            if redacted or step.text != step.item.text:
+                self.item_notes.append((step.file, "secrets were redacted from the imported "
+                                                   "text"))
+
     def step(self, step: Step) -> None:
         try:
             conflict_id = self._apply(step)
@@ -136,12 +171,8 @@ class _Run:
         if step.action == "conflict":
             assert step.current is not None
             return self._conflict(step, step.current)
-        if step.action == "create":
-            self.store.write(step.file, step.text, None, writer=self._writer(),
-                             reason=self._reason(step))
-        else:
-            assert step.current is not None
-            self._overwrite(step, step.current)
+        assert step.action == "overwrite" and step.current is not None  # creates: create_all
+        self._overwrite(step, step.current)
         self._place(step)
         return None
 

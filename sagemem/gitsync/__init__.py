@@ -13,5 +13,7 @@
 - ``keepout``: state never travels (``keep_state_out``, ``refuse_staged_state``)
 - ``message``: ``commit_message`` from the change journal and the hand edits
 - ``record``: ``<state>/gitsync.json`` (the journal position) and the sync journal line
-- ``sync``: ``sync``, ``continue_sync``, ``abort_sync`` and the ``SyncReport``
+- ``sync``: ``sync`` and the ``SyncReport``
+- ``stops``: how a sync's rebase stops, and the conflict records it closes
+- ``resume``: ``continue_sync`` and ``abort_sync``
 """

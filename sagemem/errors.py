@@ -94,6 +94,8 @@ happened and what to do about it. Callers branch on the class, never on the text
           │                       or staged with its markers
           ├── AutostashConflict   the pull is done, but putting back the user's uncommitted
           │                       work conflicted (kept in ``git stash list``)
+          ├── UnmergedFiles       files git lists as conflicted outside a rebase (a put-back
+          │                       not finished): nothing is synced over them
           ├── StateWouldTravel    a commit that would carry a path of the state directory
           └── StateIncoming       a pull that would bring in paths of this clone's state
 """
@@ -945,6 +947,20 @@ class AutostashConflict(GitError):
                                 f"<file>` to drop the half-applied changes), `git reset -q` "
                                 "to unstage, `git stash drop` once your changes are back, "
                                 "then run `sagemem sync`; nothing was pushed")
+
+
+class UnmergedFiles(GitError):
+    """``files`` (from the top) git lists as unmerged while no rebase is stopped — an
+    autostash put back with conflicts, a ``git stash pop``: a sync waits for them."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        named = ", ".join(files[:5]) + (", …" if len(files) > 5 else "")
+        GitError.__init__(self, f"git lists {named} as conflicted (unmerged); fix "
+                                f"{'it' if len(files) == 1 else 'them'} and `git add` or "
+                                "`git reset -q` (changes an earlier sync could not put back "
+                                "are in `git stash list`), then run `sagemem sync` — "
+                                "nothing was synced")
 
 
 class StateWouldTravel(GitError):

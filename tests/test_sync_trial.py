@@ -67,6 +67,11 @@ def test_an_autostash_put_back_with_conflicts_stops_before_the_push(tmp_path: Pa
     two.git("fetch", "-q", "origin")
     assert "user_cats.md" not in two.git("ls-tree", "-r", "--name-only",
                                          "origin/main").stdout  # nothing pushed
+    again = one_error(two.sagemem("sync"))  # nothing synced over the conflicted file
+    assert "README.md" in again and "conflicted" in again
+    (two.top / "README.md").write_text("v2, both\n")
+    two.git("reset", "-q")
+    assert "pushed 1 commit" in synced(two).stdout
 
 
 # -- 2. an unborn branch ------------------------------------------------------------------

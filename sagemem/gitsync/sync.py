@@ -47,6 +47,7 @@ from ..errors import (
     NoUpstream,
     PushRejected,
     SagememError,
+    UnmergedFiles,
 )
 from ..files.controls import visible
 from ..files.folder import ARCHIVE_DIR
@@ -71,6 +72,7 @@ from .upstream import (
     rebasing,
     require_not_rebasing,
     require_own_rebase,
+    unmerged,
     upstream_of,
 )
 
@@ -134,6 +136,9 @@ def sync(store: MemoryStore, *, message: str | None = None, push: bool = True,
         if run.missing is not None:  # a dry run commits nothing: no upstream stops it now
             raise run.missing
         return _dry_run(run, notices, message, push=push)
+    held = unmerged(run.repo)
+    if held:  # the last sync's autostash, say: a commit, a rebase would fail on them
+        raise UnmergedFiles(held)
     files, committed, text = _commit(run, message)
     if run.missing is not None:
         raise NoUpstream(run.missing.branch, run.missing.remote, committed or head(run.repo))

@@ -45,7 +45,6 @@ from ..errors import (
     LocalMerges,
     MarkersInFolder,
     NoUpstream,
-    PushRejected,
     SagememError,
     UnmergedFiles,
 )
@@ -62,7 +61,7 @@ from . import record
 from .git import Repo, last_line, open_repo
 from .keepout import keep_state_out, refuse_incoming_state, refuse_staged_state, relative_in
 from .message import commit_message
-from .outgoing import Outgoing, outgoing
+from .outgoing import Outgoing, outgoing, push_memory
 from .stops import raise_stopped, require_put_back, stash_top
 from .upstream import (
     Upstream,
@@ -297,7 +296,7 @@ def finish(run: Run, before: str | None, snapshot: str | None, *, push: bool, wr
     record.update(state_dir, stopped_from=None, snapshot=None, pulled=0, started=None)
     incoming = _changed_since(run, before) if pulled else ()
     markers = tuple(f for f in incoming if _has_markers(run.store.directory / f))
-    pushed = _push(run, pulled=bool(pulled)) if push else 0
+    pushed = push_memory(run.repo, run.up, run.folder, pulled=bool(pulled)) if push else 0
     reached = head(run.repo)
     did = committed or pulled or pushed or resumed
     warned = record.log_sync(state_dir, reached, incoming, writer=writer,
@@ -306,24 +305,6 @@ def finish(run: Run, before: str | None, snapshot: str | None, *, push: bool, wr
                       pushed, reached, snapshot, markers,
                       notices + ((warned,) if warned else ()), resumed=resumed,
                       closed=closed)
-
-
-def _push(run: Run, *, pulled: bool) -> int:
-    """Push what the upstream lacks (never forced), memory commits only; how many went."""
-    up = run.up
-    out = outgoing(run.repo, up, run.folder)
-    if out.foreign:
-        raise ForeignCommits(list(out.foreign), None, pulled=pulled)
-    ahead = out.count
-    if not ahead:
-        return 0
-    ran = run.repo.run("push", "-q", up.remote, f"HEAD:{up.merge}", check=False)
-    if ran.code == 0:
-        return ahead
-    run.repo.run("fetch", "-q", up.remote, check=False)
-    if exists(run.repo, up.tracking) and count(run.repo, f"HEAD..{up.tracking}"):
-        raise PushRejected(visible(up.name))
-    raise GitFailed("push", last_line(ran.err or ran.out))
 
 
 def _dry_run(run: Run, notices: tuple[str, ...], subject: str | None, *,

@@ -178,10 +178,7 @@ def sync_repository(root: Path, corpus: Path, env: dict[str, str]) -> tuple[Path
     run(["git", "add", "-A"], env, repo)
     run(["git", "commit", "-q", "-m", "start"], env, repo)
     run(["git", "push", "-q", "-u", "origin", "main"], env, repo)
-    run([*sagemem, "sync"], env, repo)
-    run(["git", "add", "-A"], env, repo)  # the .gitignore sync keeps the state out with
-    run(["git", "commit", "-q", "-m", "state directory ignored"], env, repo)
-    run(["git", "push", "-q"], env, repo)
+    run([*sagemem, "sync"], env, repo)  # the state directory ignores itself: nothing left
     return repo, sagemem
 
 

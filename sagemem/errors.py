@@ -92,7 +92,12 @@ happened and what to do about it. Callers branch on the class, never on the text
           ├── SyncStopped         a pull stopped on conflicting files, or one is in progress
           │    └── NotResolved    ``--continue`` while a file is unmerged (not ``git add``ed)
           │                       or staged with its markers
-          └── StateWouldTravel    a commit that would carry a path of the state directory
+          ├── AutostashConflict   the pull is done, but putting back the user's uncommitted
+          │                       work conflicted (kept in ``git stash list``)
+          ├── UnmergedFiles       files git lists as conflicted outside a rebase (a put-back
+          │                       not finished): nothing is synced over them
+          ├── StateWouldTravel    a commit that would carry a path of the state directory
+          └── StateIncoming       a pull that would bring in paths of this clone's state
 """
 
 from __future__ import annotations
@@ -796,17 +801,20 @@ class GitMissing(GitError):
 
 class NoUpstream(GitError):
     """No remote to sync with, or a branch that tracks none: the message names the
-    command that sets it up."""
+    command that sets it up. ``kept``: the memory commit made first, so the command
+    printed has a commit to push (on a new branch it would fail without one)."""
 
-    def __init__(self, branch: str, remote: str | None) -> None:
-        self.branch, self.remote = branch, remote
+    def __init__(self, branch: str, remote: str | None, kept: str | None = None) -> None:
+        self.branch, self.remote, self.kept = branch, remote, kept
         if remote is None:
             todo = (f"the repository has no remote; add one with `git remote add origin "
                     f"<url>`, then `git push -u origin {branch}`")
         else:
             todo = (f"branch {branch} has no upstream; set it with `git push -u {remote} "
                     f"{branch}`")
-        GitError.__init__(self, f"{todo}; nothing was synced")
+        done = (f"the memory commit {kept[:12]} is made and kept, unpushed; then run "
+                "`sagemem sync`" if kept else "nothing was synced")
+        GitError.__init__(self, f"{todo}; {done}")
 
 
 class PushRejected(GitError):
@@ -884,18 +892,24 @@ class MarkersInFolder(GitError):
 
 
 class SyncStopped(GitError):
-    """A rebase that needs a person: conflicting ``files`` (names made visible by the
-    caller), or one already in progress."""
+    """A rebase that needs a person: conflicting ``files`` (as git names them, from the
+    repository's top, made visible by the caller), or one already in progress.
+    ``queued``: the merge driver put records in ``sagemem conflicts``; ``said``: the
+    driver's own lines (which field or part conflicts), added to the one error line."""
 
-    def __init__(self, files: list[str], *, in_progress: bool = False) -> None:
-        self.files = files
+    def __init__(self, files: list[str], *, in_progress: bool = False, queued: bool = False,
+                 said: tuple[str, ...] = ()) -> None:
+        self.files, self.queued, self.said = files, queued, said
         named = ", ".join(files) or "no file yet"
         what = ("a sync is stopped half-way" if in_progress
                 else "sync stopped: the pulled changes conflict with yours")
-        GitError.__init__(self, f"{what} in {named}; resolve them (remove every "
-                                "<<<<<<< and >>>>>>> block, then `git add` each file), then "
+        it, each = ("it", "the file") if len(files) == 1 else ("them", "each file")
+        shown = ("; `sagemem conflicts` shows both sides" if queued else "")
+        GitError.__init__(self, f"{what} in {named}{shown}; resolve {it} (remove every "
+                                f"<<<<<<< and >>>>>>> block, then `git add` {each}), then "
                                 "run `sagemem sync --continue` — or `sagemem sync --abort` "
-                                "to go back")
+                                "to go back" + (f" (the merge driver: {'; '.join(said)})"
+                                                if said else ""))
 
 
 class NotResolved(SyncStopped):
@@ -905,6 +919,7 @@ class NotResolved(SyncStopped):
 
     def __init__(self, files: list[str], *, markers: bool = False) -> None:
         self.files, self.markers = files, markers
+        self.queued, self.said = False, ()
         named, one = ", ".join(files), len(files) == 1
         it = "it" if one else "them"
         what = (f"{named} still {'holds' if one else 'hold'} merge markers (<<<<<<< … "
@@ -916,9 +931,64 @@ class NotResolved(SyncStopped):
                                 "or `sagemem sync --abort` to go back")
 
 
+class AutostashConflict(GitError):
+    """The pull is done, but git's ``--autostash`` could not put the user's uncommitted
+    work back without conflicts in ``files`` (from the top): git keeps that work in the
+    stash when the pop conflicts, so nothing is lost. Nothing was pushed."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        named = ", ".join(files[:5]) + (", …" if len(files) > 5 else "")
+        one = len(files) == 1
+        GitError.__init__(self, f"the pull is done, but putting your uncommitted changes "
+                                f"back conflicted in {named or 'the working tree'}; your own "
+                                "changes are kept in `git stash list` (the newest entry) — "
+                                f"fix {'it' if one else 'them'} (or `git checkout HEAD -- "
+                                f"<file>` to drop the half-applied changes), `git reset -q` "
+                                "to unstage, `git stash drop` once your changes are back, "
+                                "then run `sagemem sync`; nothing was pushed")
+
+
+class UnmergedFiles(GitError):
+    """``files`` (from the top) git lists as unmerged while no rebase is stopped — an
+    autostash put back with conflicts, a ``git stash pop``: a sync waits for them."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        named = ", ".join(files[:5]) + (", …" if len(files) > 5 else "")
+        GitError.__init__(self, f"git lists {named} as conflicted (unmerged); fix "
+                                f"{'it' if len(files) == 1 else 'them'} and `git add` or "
+                                "`git reset -q` (changes an earlier sync could not put back "
+                                "are in `git stash list`), then run `sagemem sync` — "
+                                "nothing was synced")
+
+
 class StateWouldTravel(GitError):
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
+    """A commit that would carry ``paths`` of the state directory; ``ignored``: git
+    ignores the directory already, so the paths are tracked (forced in with ``git add
+    -f``, or committed before it ignored itself) and ``state`` is what to untrack."""
+
+    def __init__(self, paths: list[str], *, ignored: bool = False, state: str = "") -> None:
+        self.paths, self.ignored, self.state = paths, ignored, state
+        todo = (f"it is ignored but git tracks it (added with `git add -f`, or committed "
+                f"before); stop tracking it with `git rm -r --cached {state}`"
+                if ignored else "ignore it in .gitignore")
         GitError.__init__(self, f"refusing to commit the state directory "
-                                    f"({', '.join(paths[:3])}); "
-                                    "ignore it in .gitignore — nothing was committed")
+                                f"({', '.join(paths[:3])}); {todo} — nothing was committed")
+
+
+class StateIncoming(GitError):
+    """The upstream's new commits carry ``paths`` inside this clone's state directory:
+    another clone committed its own state, and the pull would overwrite this one's."""
+
+    def __init__(self, paths: list[str], state: str, kept: str | None) -> None:
+        self.paths, self.state, self.kept = paths, state, kept
+        more = ", …" if len(paths) > 3 else ""
+        done = (f"the memory commit {kept[:12]} is made and kept, unpushed; " if kept
+                else "")
+        GitError.__init__(self, f"refusing to pull: the upstream's new commits carry "
+                                f"this clone's state directory ({', '.join(paths[:3])}"
+                                f"{more}), which would overwrite its snapshots and journal; "
+                                f"{done}nothing was pulled or pushed — on the clone that "
+                                f"committed them run `git rm -r --cached {state}`, commit "
+                                "and push, then run `sagemem sync` here again")

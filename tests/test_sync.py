@@ -68,15 +68,13 @@ def test_the_state_directory_is_ignored_after_init_and_never_committed(tmp_path:
     assert (one.top / ".sage-mem" / "journal.jsonl").exists()
 
 
-def test_without_its_gitignore_line_the_state_directory_still_stays_out(
-        tmp_path: Path) -> None:
-    """The line init wrote is lost (a clone never got it): the state directory's own
-    .gitignore (``*``) keeps it out, so sync commits none of it and needs no line."""
+def test_sync_adds_the_missing_ignore_line_and_says_so(tmp_path: Path) -> None:
     one = fresh_clone(tmp_path)
     (one.top / ".gitignore").unlink()
     new_memory(one, "Pets")
-    synced(one)
-    assert (one.top / ".sage-mem" / ".gitignore").read_text().endswith("*\n")
+    done = synced(one)
+    assert "note: added /.sage-mem/ to" in done.stderr
+    assert one.read("../.gitignore") == "/.sage-mem/\n"
     assert not [p for p in one.git("ls-files").stdout.split() if ".sage-mem" in p]
 
 
@@ -85,9 +83,10 @@ def test_a_state_directory_inside_the_folder_never_travels(tmp_path: Path) -> No
     state = one.mem / "state"
     assert one.sagemem("--state-dir", str(state), "init").returncode == 0
     assert one.read(".gitignore") == "/state/\n"
-    (one.mem / ".gitignore").write_text("*.swp\n")  # the line lost: still ignored
+    (one.mem / ".gitignore").write_text("*.swp\n")  # the line lost: sync puts it back
     done = one.sagemem("--state-dir", str(state), "sync")
     assert done.returncode == 0, done.stderr
+    assert one.read(".gitignore") == "*.swp\n/state/\n"
     assert not [p for p in one.git("ls-files").stdout.split() if "/state/" in p]
 
 

@@ -1,6 +1,6 @@
 """``sync``: the memory folder committed, pulled with rebase and pushed through the
-user's git (``gitsync/sync.py``). It registers on the one ``app`` of ``base.py``;
-``main.py`` imports this module.
+user's git (``gitsync/sync.py``; ``--continue``/``--abort``: ``gitsync/resume.py``). It
+registers on the one ``app`` of ``base.py``; ``main.py`` imports this module.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def sync_command(
     folder are pushed; the state directory is kept out of git. A conflict stops with the
     files named: resolve them and `git add` them, then `sagemem sync --continue` (or
     `--abort`)."""
-    from ..gitsync.sync import abort_sync, continue_sync, sync
+    from ..gitsync.resume import abort_sync, continue_sync
+    from ..gitsync.sync import sync
 
     if continue_ and abort:
         raise click.UsageError("give --continue or --abort, not both")
@@ -92,8 +93,8 @@ def report_text(report: SyncReport) -> list[str]:
         subject = (report.message or "").splitlines()[0] if report.message else ""
         made = f" {report.committed[:12]}" if report.committed else ""
         lines = [f"{would}commit{made}  {counted(len(report.files), 'file')}  {subject}"]
-    else:
-        lines = ["nothing to commit"]
+    else:  # a --continue commits nothing of its own: the rebase carries the fix
+        lines = [] if report.resumed else ["nothing to commit"]
     if report.pulled:
         lines.append(f"{'would pull' if report.dry_run else 'pulled'} "
                      f"{counted(report.pulled, 'commit')} from {report.upstream}"
@@ -106,6 +107,9 @@ def report_text(report: SyncReport) -> list[str]:
         lines.append(f"{would}push {counted(report.pushed, 'commit')} to {report.upstream}"
                      if report.dry_run else
                      f"pushed {counted(report.pushed, 'commit')} to {report.upstream}")
+    if report.closed:
+        lines.append(f"closed {counted(len(report.closed), 'conflict record')} of the "
+                     "files now resolved")
     if not report.dry_run and report.commit:
         lines.append(f"at {report.commit[:12]}")
     return lines
@@ -118,7 +122,8 @@ def report_json(report: SyncReport) -> dict[str, Any]:
             "incoming": list(report.incoming), "snapshot": report.snapshot,
             "pushed": report.pushed, "commit": report.commit,
             "markers": list(report.markers), "notices": list(report.notices),
-            "held": list(report.held), "merges": list(report.merges)}
+            "held": list(report.held), "merges": list(report.merges),
+            "closed": list(report.closed)}
 
 
 def _show_abort(reached: str | None, as_json: bool) -> None:

@@ -9,9 +9,11 @@
 - ``install``: install git and --undo: the folder's .gitattributes, the git config
 - ``git``: sync's git runs (``run_git``, ``open_repo``): one subprocess each, no prompt
 - ``upstream``: where a sync pulls from and pushes to (``upstream_of``), a stopped rebase
-- ``outgoing``: what a push would carry: memory commits only, no merge flattened
+- ``outgoing``: what a push would carry (memory commits only, no merge flattened), the push
 - ``keepout``: state never travels (``keep_state_out``, ``refuse_staged_state``)
 - ``message``: ``commit_message`` from the change journal and the hand edits
 - ``record``: ``<state>/gitsync.json`` (the journal position) and the sync journal line
-- ``sync``: ``sync``, ``continue_sync``, ``abort_sync`` and the ``SyncReport``
+- ``sync``: ``sync`` and the ``SyncReport``
+- ``stops``: how a sync's rebase stops, and the conflict records it closes
+- ``resume``: ``continue_sync`` and ``abort_sync``
 """

@@ -110,10 +110,12 @@ def open_repo(folder: Path) -> Repo:
 
 
 def last_line(text: str) -> str:
-    """git's last non-empty line, control characters made visible: the one that says
-    why (the lines before are progress and hints)."""
+    """git's last ``fatal:``/``error:`` line (else its last non-empty line), control
+    characters made visible: the one that says why. The lines after it can be usage
+    (``'git <command> [<revision>...] -- [<file>...]'``), the lines before progress."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return visible(lines[-1]) if lines else ""
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return visible((said or lines)[-1]) if lines else ""
 
 
 def _text(data: bytes) -> str:

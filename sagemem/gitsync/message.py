@@ -3,8 +3,10 @@ since the last sync, one line per change, and the files edited by hand.
 
 Subject: ``sagemem sync: 3 changes (2 written, 1 archived)``; body: one line per
 journal entry, oldest first — ``write user_pets.md (cli)`` — then one per file that
-git sees changed and the journal does not know (``edited by hand: notes.md``). A
-journal line holds no memory text, only names, so neither does the message.
+git sees changed and the journal does not know (``edited by hand: notes.md``) — but
+the ``MEMORY.md`` that ``sagemem init`` wrote, which no journal line names, is
+``init MEMORY.md (sagemem init)``. A journal line holds no memory text, only names, so
+neither does the message.
 """
 
 from __future__ import annotations
@@ -21,22 +23,29 @@ DONE = {"create": "created", "new": "created", "write": "written", "set": "set",
         "revert": "reverted"}
 """Each journal ``op`` as the subject counts it; an op this table lacks shows as is."""
 HAND = "edited by hand"
+INIT = "initialised"
 SUBJECT_PREFIX = "sagemem sync"
 
 
 def commit_message(entries: Sequence[Entry], by_hand: Sequence[str], *,
-                   subject: str | None = None) -> str:
-    """The message for a commit carrying ``entries`` (oldest first) and the files
-    ``by_hand``; ``subject``, when given, replaces the counted subject line."""
+                   subject: str | None = None, initialised: Sequence[str] = ()) -> str:
+    """The message for a commit carrying ``entries`` (oldest first), the files
+    ``by_hand`` and those ``sagemem init`` wrote (``initialised``); ``subject``, when
+    given, replaces the counted subject line."""
     body = [_entry_line(item) for item in entries]
+    body += [f"init {visible(name)} (sagemem init)" for name in initialised]
     body += [f"{HAND}: {visible(name)}" for name in by_hand]
-    head = visible(" ".join((subject or "").split())) or counted_subject(entries, by_hand)
+    head = (visible(" ".join((subject or "").split()))
+            or counted_subject(entries, by_hand, initialised))
     return head + ("\n\n" + "\n".join(body) if body else "") + "\n"
 
 
-def counted_subject(entries: Sequence[Entry], by_hand: Sequence[str]) -> str:
+def counted_subject(entries: Sequence[Entry], by_hand: Sequence[str],
+                    initialised: Sequence[str] = ()) -> str:
     """``sagemem sync: 3 changes (2 written, 1 archived)``, most frequent first."""
     counts = Counter(DONE.get(item.op, item.op) for item in entries)
+    if initialised:
+        counts[INIT] += len(initialised)
     if by_hand:
         counts[HAND] += len(by_hand)
     total = sum(counts.values())

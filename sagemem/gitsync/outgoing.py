@@ -13,16 +13,18 @@ the memory commit — a "WIP: do not push" touching ``main.py`` among them. So:
 branch exists (a first push), what no branch of that remote holds. A commit changes the
 paths git's history simplification shows for ``-- . ':(exclude)<folder>'`` (literal, see
 ``git.py``): a merge only when its result outside the folder differs from every parent,
-so merging the upstream's own code in does not count.
+so merging the upstream's own code in does not count. ``push_memory`` pushes, under
+rule 1 again (a ``--continue`` may follow a ``--no-push``), never forced.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ForeignCommits, GitFailed, PushRejected
 from ..files.controls import visible
-from .git import Repo, outside
-from .upstream import Upstream, exists, head
+from .git import Repo, last_line, outside
+from .upstream import Upstream, count, exists, head
 
 
 @dataclass(frozen=True)
@@ -58,3 +60,20 @@ def _listed(repo: Repo, *args: str) -> tuple[str, ...]:
     """``git log``'s ``<short hash> <subject>`` lines, one per commit."""
     out = repo.run("log", "-z", "--no-show-signature", "--format=%h %s", *args).out
     return tuple(visible(line) for line in out.split("\0") if line)
+
+
+def push_memory(repo: Repo, up: Upstream, folder: str, *, pulled: bool) -> int:
+    """Push what the upstream lacks (never forced), memory commits only; how many went.
+    PushRejected when the remote moved on meanwhile; ``pulled``: said in ForeignCommits."""
+    out = outgoing(repo, up, folder)
+    if out.foreign:
+        raise ForeignCommits(list(out.foreign), None, pulled=pulled)
+    if not out.count:
+        return 0
+    ran = repo.run("push", "-q", up.remote, f"HEAD:{up.merge}", check=False)
+    if ran.code == 0:
+        return out.count
+    repo.run("fetch", "-q", up.remote, check=False)
+    if exists(repo, up.tracking) and count(repo, f"HEAD..{up.tracking}"):
+        raise PushRejected(visible(up.name))
+    raise GitFailed("push", last_line(ran.err or ran.out))

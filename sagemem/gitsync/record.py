@@ -4,7 +4,9 @@ journal's ``sync`` line.
 ``gitsync.json`` holds the time of the last journal line a sync's commit message
 covered (so the next message covers only what is new), whether the merge-driver hint
 was shown (it is shown once), and, while a sync is stopped on a conflict, the commit it
-started from and its rollback snapshot (so ``--continue`` reports what came in). It is
+started from, its rollback snapshot, how many commits it pulls (so ``--continue``
+reports what came in) and when its rebase began (the conflict records queued since are
+its own). It is
 a cache of convenience: unreadable or garbled, it reads as empty — a message then covers
 the whole journal, which is longer, never wrong.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +31,15 @@ SYNC_FILE = "gitsync.json"
 @dataclass(frozen=True)
 class SyncState:
     """``covered``: the journal time the last commit message reached; ``hinted``: the
-    merge-driver hint was shown; ``stopped_from``/``snapshot``: a stopped sync's start."""
+    merge-driver hint was shown; ``stopped_from``/``snapshot``/``pulled``/``started``: a
+    stopped sync's start, its snapshot, the commits it pulls, when its rebase began."""
 
     covered: str | None = None
     hinted: bool = False
     stopped_from: str | None = None
     snapshot: str | None = None
+    pulled: int = 0
+    started: str | None = None
 
 
 def load(state_dir: Path) -> SyncState:
@@ -46,8 +52,10 @@ def load(state_dir: Path) -> SyncState:
     if not isinstance(item, dict):
         return SyncState()
     texts = {k: item.get(k) if isinstance(item.get(k), str) else None
-             for k in ("covered", "stopped_from", "snapshot")}
-    return SyncState(hinted=item.get("hinted") is True, **texts)
+             for k in ("covered", "stopped_from", "snapshot", "started")}
+    pulled = item.get("pulled")
+    return SyncState(hinted=item.get("hinted") is True, **texts,
+                     pulled=pulled if type(pulled) is int and pulled > 0 else 0)
 
 
 def save(state_dir: Path, state: SyncState) -> None:
@@ -62,6 +70,11 @@ def update(state_dir: Path, **changes: Any) -> SyncState:
     state = replace(load(state_dir), **changes)
     save(state_dir, state)
     return state
+
+
+def now() -> str:
+    """The time as conflict records stamp their ``created`` (UTC, to the second)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def new_entries(state_dir: Path, covered: str | None) -> list[Entry]:

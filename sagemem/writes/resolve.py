@@ -197,6 +197,14 @@ def _apply_fields(store: MemoryFolder, record: Conflict, file: str,
         raise ResolutionRefused(record.id, str(exc)) from exc
 
 
+def settle(store: MemoryFolder, conflict_id: str, decision: str,
+           now: datetime | None = None) -> Conflict:
+    """Close an open record that was settled outside sagemem — git resolved the file,
+    or the rebase it came from was aborted — with ``decision``; nothing is written."""
+    return _decide(store, _open_record(store, conflict_id), decision, None, "resolved", {},
+                   now)
+
+
 def _open_record(store: MemoryFolder, conflict_id: str) -> Conflict:
     record = load(store.state_dir, conflict_id)
     if record.status != "open":

@@ -30,10 +30,9 @@ that warms the page cache. Every row names the floor its ratio is to:
 
 Every process runs with ``HOME`` set to an empty directory holding only a git identity
 (no global layer, no user git config). ``--repeat`` defaults to 5 rounds, 3 at 10,000
-memories. The import rows run only at sizes up to ``--import-max`` (default 1,000): each
-create rewrites ``MEMORY.md`` and scans the folder, so a fresh import of 10,000 memories
-takes minutes by itself (see docs/benchmarks.md); ``--import-max 10000`` times it too.
-The default run takes about 3 minutes on a 2-core machine.
+memories. The two writing imports run only at sizes up to ``--import-max`` (default
+10,000: every size; a smaller value skips them where they would take long). The default
+run takes about 2 minutes on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -271,7 +270,7 @@ def main() -> int:
                         help="Memories per corpus, one table each.")
     parser.add_argument("--repeat", type=int, default=None,
                         help="Rounds per size (default: 5, and 3 at 10,000 or more).")
-    parser.add_argument("--import-max", type=int, default=1000,
+    parser.add_argument("--import-max", type=int, default=10_000,
                         help="Time the two writing imports only at sizes up to this.")
     args = parser.parse_args()
     corpus_generator_or_exit()

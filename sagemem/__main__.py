@@ -1,5 +1,5 @@
-"""``python -m sagemem``."""
+"""``python -m sagemem``: the same first step as the ``sagemem`` script."""
 
-from .cli import run
+from .launch import main
 
-run()
+main()

@@ -217,7 +217,6 @@ def semantic_pass(index: SearchIndex, vectors: VectorStore, embedder: Embedder,
     """Memories by the highest cosine of any of their texts, each quoting that text;
     ``known_files`` (name → file id, revision) as the sync read it, or read afresh.
     None when there is nothing to compare: no vectors, or a blank question."""
-
     if vectors.rows() == 0 or not query.strip():
         return None
     query_vector = embedder.encode([clip(query)])[0]

@@ -172,3 +172,24 @@ def test_config_declines_every_other_shape(tmp_path: Path, shape: list[str]) -> 
     fast, full, took_fast_path = both(tmp_path, ["config", *shape])
     _same(fast, full)
     assert not took_fast_path
+
+
+def _to_a_closed_pipe(code: str, argv: list[str], env: dict[str, str]) -> Ran:
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone (``| head`` done) before anything is written
+    try:
+        done = subprocess.run([sys.executable, "-c", code, *argv], stdout=write,
+                              stderr=subprocess.PIPE, env=env, timeout=60)
+    finally:
+        os.close(write)
+    return Ran(done.returncode, b"", done.stderr)
+
+
+@pytest.mark.parametrize("command", [["list"], ["list", "--json"], ["config"]], ids=" ".join)
+def test_a_reader_gone_ends_both_paths_with_exit_1_and_nothing_said(
+        sample: Path, tmp_path: Path, command: list[str]) -> None:
+    env = _env(tmp_path, 80, {"FAST_PATH_MARK": str(tmp_path / "mark")})
+    argv = ["--dir", str(sample), *command]
+    fast, full = (_to_a_closed_pipe(code, argv, env) for code in (LAUNCHER, FULL_CLI))
+    assert fast == full == Ran(1, b"", b"")
+    assert (tmp_path / "mark").read_text() == "False"

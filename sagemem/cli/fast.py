@@ -13,6 +13,8 @@ was tried first (``tests/test_fast_paths.py`` compares the two byte for byte).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from datetime import date
@@ -130,9 +132,23 @@ def _utf8_streams() -> bool:
 def _show(out: list[str], err: list[str]) -> int:
     """Print as ``base.echo`` does (this is the fast paths' one printer): every control
     character but newline and tab shown as text, so a memory's bytes never drive the
-    terminal."""
-    for lines, stream in ((out, sys.stdout), (err, sys.stderr)):
-        if lines:
-            stream.write(visible("\n".join(lines)) + "\n")
-            stream.flush()
+    terminal. A reader gone (``| head``) ends it with exit 1 and nothing more said, as
+    click does."""
+    try:
+        for lines, stream in ((out, sys.stdout), (err, sys.stderr)):
+            if lines:
+                stream.write(visible("\n".join(lines)) + "\n")
+                stream.flush()
+    except BrokenPipeError:
+        _quiet_at_exit()
+        return 1
     return 0
+
+
+def _quiet_at_exit() -> None:
+    """Both streams sent to /dev/null: the interpreter's last flush would write to the
+    broken pipe again and print a traceback of it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())

@@ -83,12 +83,10 @@ def list_memories(call: Call) -> int | None:
 def _listing(memory_dir: Path | None, state_dir: Path | None, type_: str | None,
              tag: str | None, active: bool, as_json: bool
              ) -> tuple[list[str], list[str]] | None:
-    import shutil
-
     from ..config import load_settings
     from ..history.journal import pending_notice
     from ..layers import Layers
-    from .output import list_output
+    from .output import list_output, terminal_columns
 
     settings = load_settings(memory_dir=memory_dir, state_dir=state_dir)
     if settings.warnings:
@@ -100,8 +98,7 @@ def _listing(memory_dir: Path | None, state_dir: Path | None, type_: str | None,
             return None
         listings = [(layer, store.list(type=type_, tag=tag, active=active, today=today))
                     for layer, store in stores]
-    return list_output(listings, layers.folder, today,
-                       shutil.get_terminal_size((80, 24)).columns, as_json)
+    return list_output(listings, layers.folder, today, terminal_columns(), as_json)
 
 
 def show_config(call: Call) -> int | None:

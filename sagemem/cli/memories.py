@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 from datetime import date
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +32,7 @@ from .output import (
     list_output,
     memory_json,
     memory_text,
+    terminal_columns,
     wrap,
     written_json,
 )
@@ -91,8 +91,7 @@ def list_(
     with ctx.obj.layers() as layers:
         listings = [(layer, store.list(type=type_, tag=tag, active=active, today=today))
                     for layer, store in layers.stores()]
-    out, err = list_output(listings, layers.folder, today,
-                           shutil.get_terminal_size((80, 24)).columns, as_json)
+    out, err = list_output(listings, layers.folder, today, terminal_columns(), as_json)
     echo_lines(out)
     if err:
         echo_lines(err, err=True)

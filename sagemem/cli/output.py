@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timezone
@@ -182,6 +183,8 @@ def config_output(settings: Settings, as_json: bool) -> list[str]:
 
 def width_of(text: str) -> int:
     """Terminal columns a string takes: wide (CJK) characters take two."""
+    if text.isascii():  # most cells: no character to look up (a third of `list`'s work)
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -191,7 +194,9 @@ def fit(text: str, width: int) -> str:
     side-by-side view keeps its shape)."""
     indent = text[:len(text) - len(text.lstrip())].expandtabs(4).replace("\n", "")
     text = indent + " ".join(text.split())
-    if width_of(text) > width:
+    if width_of(text) > width and text.isascii():  # one column a character
+        text = text[:max(width - 1, 0)] + "…"
+    elif width_of(text) > width:
         out, used = [], 0
         for ch in text:
             w = width_of(ch)
@@ -226,6 +231,22 @@ def human_size(size: int) -> str:
 
 
 WIDE_LAYOUT_COLUMNS = 110
+
+
+def terminal_columns(fallback: int = 80) -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` tells it (``COLUMNS`` first,
+    then stdout's terminal, else ``fallback``), without importing shutil, which loads
+    three compression modules: 2 ms of a `list` that takes 50."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or fallback
 
 
 def listing_text(listing: Listing, today: date, columns: int = 80) -> list[str]:

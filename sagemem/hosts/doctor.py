@@ -47,8 +47,8 @@ def _host(host: Host, home: Path, project: Path) -> list[Finding]:
                 continue
             wired += _wired_in(host, path, data, path == paths[0], problems)
     if wired:
-        return [Finding("ok", host.name, f"{host.title}: {'; '.join(wired)}"), *problems]
-    return [Finding("note", host.name, f"{host.title}: not wired (sagemem install "
+        return [Finding("ok", host.name, f"{host.title} wired: {'; '.join(wired)}"), *problems]
+    return [Finding("note", host.name, f"{host.title} not wired (sagemem install "
                                        f"{host.name})"), *problems]
 
 

@@ -175,7 +175,9 @@ def _undo_one(host: Host, path: Path, is_server: bool, records: Path,
         current = path.read_bytes()
     except FileNotFoundError:
         return None
-    what = "MCP server" if is_server else "hooks"
+    what = "hooks" if not is_server else \
+        "MCP server and hooks" if host.hooks is not None and host.format == "json" \
+        else "MCP server"
     if record is not None and record.sha256 == sha256(current) and \
             (record.created or backup is not None):
         return FileChange(path, current, None if record.created else backup, what)

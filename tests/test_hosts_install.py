@@ -8,13 +8,21 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-HOSTS = ("cursor", "vscode", "codex", "gemini")
+# Codex's config.toml is edited only where tomllib can prove the edit (Python 3.11+)
+NEEDS_TOMLLIB = pytest.mark.skipif(sys.version_info < (3, 11), reason="no tomllib")
+HOSTS = ("cursor", "vscode", pytest.param("codex", marks=NEEDS_TOMLLIB), "gemini")
+
+
+def toml(text: str) -> dict[str, Any]:
+    """The file parsed by tomllib, imported here: Python 3.10 has none."""
+    module = pytest.importorskip("tomllib")
+    data: dict[str, Any] = module.loads(text)
+    return data
 
 
 class Env:
@@ -96,9 +104,10 @@ def test_vscode_gets_a_stdio_entry_under_servers_in_both_scopes(env: Env) -> Non
             "servers": {"sagemem": sagemem_entry(env, type="stdio")}}
 
 
+@NEEDS_TOMLLIB
 def test_codex_gets_its_mcp_table_and_hooks_json(env: Env) -> None:
     ok(env.run("codex", "--yes"))
-    assert tomllib.loads(env.config("codex").read_text()) == {
+    assert toml(env.config("codex").read_text()) == {
         "mcp_servers": {"sagemem": sagemem_entry(env)}}
     hook = hook_object(env, "codex")
     assert json.loads((env.home / ".codex" / "hooks.json").read_text()) == {"hooks": {
@@ -166,7 +175,7 @@ def test_install_keeps_the_users_other_entries_and_layout(env: Env, host: str) -
     assert ("\r\n" in after) == ("\r\n" in PRE_EXISTING[host])  # CRLF kept CRLF
     if host == "codex":
         assert after.startswith(PRE_EXISTING[host])  # appended, nothing above it touched
-        assert tomllib.loads(after)["mcp_servers"]["docs"] == {"command": "npx",
+        assert toml(after)["mcp_servers"]["docs"] == {"command": "npx",
                                                                "args": ["-y", "docs"]}
 
 
@@ -180,7 +189,7 @@ def test_undo_after_the_user_edited_the_file_takes_out_only_ours(env: Env, host:
     if host == "codex":
         path.write_text(path.read_text() + '\n[mcp_servers.later]\ncommand = "y"\n')
         ok(env.run(host, "--project", "--undo", "--yes"))
-        data = tomllib.loads(path.read_text())
+        data = toml(path.read_text())
         assert "sagemem" not in data["mcp_servers"] and "later" in data["mcp_servers"]
         assert path.read_text().startswith(PRE_EXISTING[host])
         return
@@ -224,6 +233,13 @@ def test_an_invalid_file_is_refused_and_left_alone(env: Env, host: str) -> None:
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="Python 3.10 only")
+def test_codex_on_a_python_without_tomllib_is_refused_in_one_line(env: Env) -> None:
+    assert "Python 3.11" in one_line_error(env.run("codex", "--yes"))
+    assert list(env.home.iterdir()) == []
+
+
+@NEEDS_TOMLLIB
 def test_an_inline_mcp_servers_table_in_codex_is_refused(env: Env) -> None:
     path = env.config("codex", "project")
     path.parent.mkdir()
@@ -268,13 +284,14 @@ def test_a_project_install_in_the_home_is_refused(env: Env) -> None:
     assert list(env.home.iterdir()) == []
 
 
+@NEEDS_TOMLLIB
 def test_an_upgrade_replaces_our_codex_table_in_place(env: Env, tmp_path: Path) -> None:
     ok(env.run("codex", "--project", "--yes"))
     path = env.config("codex", "project")
     env.memory = tmp_path / "elsewhere"
     env.memory.mkdir()
     ok(env.run("codex", "--project", "--yes"))
-    data = tomllib.loads(path.read_text())
+    data = toml(path.read_text())
     assert data["mcp_servers"]["sagemem"]["env"] == {"SAGE_MEM_DIR": str(env.memory)}
     assert path.read_text().count("[mcp_servers.sagemem]") == 1
     ok(env.run("codex", "--project", "--undo", "--yes"))

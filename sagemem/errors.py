@@ -599,8 +599,10 @@ class AddressUnavailable(SagememError):
 
 class HostConfigError(SagememError):
     """A file of an agent host (Claude Code's ``settings.json``, ``.mcp.json``,
-    ``~/.claude.json``) that ``install`` refuses to edit: it belongs to the user and the
-    host, so it is never repaired or rewritten on a guess — nothing is changed."""
+    ``~/.claude.json``; Cursor's and VS Code's ``mcp.json``, Codex's ``config.toml`` and
+    ``hooks.json``, Gemini CLI's ``settings.json``) that ``install`` refuses to edit: it
+    belongs to the user and the host, so it is never repaired or rewritten on a guess —
+    nothing is changed."""
 
     def __init__(self, path: Path, problem: str) -> None:
         self.path, self.problem = path, problem

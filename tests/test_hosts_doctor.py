@@ -40,8 +40,17 @@ def host_findings(dirs: tuple[Path, Path, Path]) -> dict[str, list[dict[str, Any
     return found
 
 
-def test_doctor_says_each_host_is_not_wired_before_install(dirs: tuple[Path, Path, Path]
-                                                          ) -> None:
+def test_doctor_says_nothing_of_a_host_that_is_not_on_this_machine(
+        dirs: tuple[Path, Path, Path]) -> None:
+    assert host_findings(dirs) == {}
+
+
+def test_doctor_says_each_present_host_is_not_wired_before_install(
+        dirs: tuple[Path, Path, Path]) -> None:
+    home, project, _ = dirs
+    for folder in (home / ".cursor", home / ".config" / "Code" / "User", project / ".codex",
+                   home / ".gemini"):
+        folder.mkdir(parents=True)
     found = host_findings(dirs)
     assert sorted(found) == ["codex", "cursor", "gemini", "vscode"]
     for host, findings in found.items():

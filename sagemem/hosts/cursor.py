@@ -1,4 +1,5 @@
-"""Cursor: its MCP servers in ``mcp.json`` under ``mcpServers``; Cursor has no hooks.
+"""Cursor: its MCP servers in ``mcp.json`` under ``mcpServers``; install wires the
+server only, no hook.
 
 Source: https://cursor.com/docs/mcp — "Project: ``.cursor/mcp.json``; Global:
 ``~/.cursor/mcp.json``", each server ``{"command", "args", "env"}`` for stdio.

@@ -1,5 +1,7 @@
 """What ``sagemem doctor`` says of the other hosts: for each, wired or not and in which
 file, the command its entry runs still there, the file readable — one finding each.
+A host with no folder of its own here (no ``~/.cursor``, no ``.cursor/``…) is not on
+this machine: saying it is not wired would be a line of noise for every user without it.
 Changes nothing; Claude Code's own checks stay in ``claude_code/doctor.py``."""
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ def host_findings(*, home: Path, project: Path) -> list[Finding]:
 def _host(host: Host, home: Path, project: Path) -> list[Finding]:
     wired: list[str] = []
     problems: list[Finding] = []
+    present = False
     for scope in SCOPES:
         try:
             paths = host_files(host, scope, home=home, project=project)
         except ScopeNotSupported:
             continue
+        present = present or any(p.parent.is_dir() for p in paths)
         for path in paths:
             try:
                 data = _data(host, path, is_server=path == paths[0])
@@ -48,6 +52,8 @@ def _host(host: Host, home: Path, project: Path) -> list[Finding]:
             wired += _wired_in(host, path, data, path == paths[0], problems)
     if wired:
         return [Finding("ok", host.name, f"{host.title} wired: {'; '.join(wired)}"), *problems]
+    if not present:
+        return problems
     return [Finding("note", host.name, f"{host.title} not wired (sagemem install "
                                        f"{host.name})"), *problems]
 

@@ -1,5 +1,5 @@
 """VS Code (Copilot's agent mode): MCP servers in ``mcp.json`` under ``servers``, each
-``{"type": "stdio", "command", "args", "env"}``; VS Code has no hooks of this kind.
+``{"type": "stdio", "command", "args", "env"}``; install wires the server only.
 
 Source: https://code.visualstudio.com/docs/copilot/reference/mcp-configuration — the
 workspace's ``.vscode/mcp.json``, or the one in the user profile ("MCP: Open User

@@ -91,3 +91,14 @@ def test_doctor_reports_a_missing_command_and_an_unreadable_file(
     text = sagemem(dirs, "doctor")
     assert text.returncode == 1
     assert "problem  gemini:" in text.stdout
+
+
+def test_doctor_reports_a_hook_whose_program_is_gone(dirs: tuple[Path, Path, Path]) -> None:
+    home = dirs[0]
+    (home / ".codex").mkdir()
+    (home / ".codex" / "hooks.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "/gone/sagemem --dir /m hook codex"}]}]}}))
+    found = host_findings(dirs)
+    assert [f["level"] for f in found["codex"]] == ["ok", "problem"]
+    assert "hooks.UserPromptSubmit[0].hooks[0] runs /gone/sagemem" in \
+        found["codex"][1]["message"]

@@ -266,6 +266,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(env: Env, host: str) -> None
     result = ok(env.run(host, "--project", "--dry-run"))
     assert "+++ " in result.stdout and "sagemem" in result.stdout
     assert "dry run: nothing was written" in result.stderr
+    assert "note: the project's file names this machine's" in result.stderr
     assert list(env.project.iterdir()) == []
 
 

@@ -80,7 +80,22 @@ def _wired_in(host: Host, path: Path, data: dict[str, Any], is_server: bool,
                   if any(f"hook {host.name}" in h.command for h in hooks_in(data, e))]
         if events:
             found.append(f"hooks ({', '.join(events)}) in {path}")
+            problems += _gone_hook(host, path, data)
     return found
+
+
+def _gone_hook(host: Host, path: Path, data: dict[str, Any]) -> list[Finding]:
+    """A problem when the program our hook runs is gone (a deleted virtual environment):
+    the host would fail that hook on every prompt."""
+    assert host.hooks is not None
+    for event, _ in host.hooks.events:
+        for hook in hooks_in(data, event):
+            words = hook.command.split()
+            if f"hook {host.name}" in hook.command and words and not _runs(words[0]):
+                return [Finding("problem", host.name, f"{path}: {hook.where()} runs "
+                                f"{words[0]}, which does not exist",
+                                f"sagemem install {host.name} (writes this sagemem)")]
+    return []
 
 
 def _runs(command: str) -> bool:

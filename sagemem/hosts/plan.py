@@ -93,7 +93,13 @@ def plan_install(host: Host, scope: Scope, wiring: Wiring, *, home: Path,
                                          host.hooks.hook(wiring),
                                          _recorded(read_record(hooks_path, records)))
         _add(changes, hooks_path, (doc.raw, text.encode("utf-8")), "hooks", owned)
-    return HostPlan(host, scope, records, tuple(changes))
+    notices = (PROJECT_PATHS,) if scope == "project" and changes else ()
+    return HostPlan(host, scope, records, tuple(changes), notices)
+
+
+PROJECT_PATHS = ("the project's file names this machine's sagemem and memory folder by "
+                 "their absolute paths: a teammate runs install --project for themselves "
+                 "rather than sharing the entry")
 
 
 def _refuse_link(path: Path) -> None:

@@ -103,9 +103,11 @@ def has_block(text: str, table: tuple[str, str]) -> bool:
 
 
 def _block_pattern(table: tuple[str, str]) -> re.Pattern[str]:
+    """Our lines exactly: the marker, the header, the keys ``block`` writes (a key added
+    by hand stops the match, and the parse check then refuses a partial removal)."""
     header = re.escape("[" + ".".join(_key(k) for k in table) + "]")
     return re.compile(rf"(?:\r?\n)?{re.escape(MARKER)}[^\r\n]*\r?\n{header}\r?\n"
-                      r"(?:[A-Za-z0-9_-]+ = [^\r\n]*(?:\r?\n|\Z))+")
+                      r"(?:(?:command|args|env) = [^\r\n]*(?:\r?\n|\Z))+")
 
 
 def _with(data: dict[str, Any], table: tuple[str, str], entry: dict[str, Any]

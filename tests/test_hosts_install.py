@@ -297,3 +297,17 @@ def test_an_upgrade_replaces_our_codex_table_in_place(env: Env, tmp_path: Path) 
     assert path.read_text().count("[mcp_servers.sagemem]") == 1
     ok(env.run("codex", "--project", "--undo", "--yes"))
     assert list(env.project.iterdir()) == []
+
+
+def test_a_hand_written_sagemem_hook_is_left_and_named(env: Env) -> None:
+    path = env.config("gemini", "project")
+    path.parent.mkdir()
+    mine = {"type": "command", "command": "sagemem hook gemini"}
+    text = json.dumps({"hooks": {"BeforeAgent": [{"hooks": [mine]}]}}, indent=2) + "\n"
+    path.write_text(text)
+    result = ok(env.run("gemini", "--project", "--yes"))
+    assert "hooks.BeforeAgent[0].hooks[0] runs `sagemem hook gemini`" in result.stderr
+    groups = json.loads(path.read_text())["hooks"]["BeforeAgent"]
+    assert groups[0] == {"hooks": [mine]} and len(groups) == 2
+    ok(env.run("gemini", "--project", "--undo", "--yes"))
+    assert path.read_text() == text

@@ -10,6 +10,7 @@ someone's own: install refuses it rather than overwrite it, and undo never touch
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from ..claude_code.changes import OwnedHook
@@ -88,6 +89,18 @@ def _ensure_hook(text: str, event: str, matcher: str | None, hook: dict[str, Any
     if value_at(parsed(text), ("hooks", event)) is None:
         return set_member(text, ("hooks",), event, [group]), OwnedHook(event, hook)
     return add_element(text, ("hooks", event), group), OwnedHook(event, hook)
+
+
+def strangers(path: Path, data: Any, events: Events, host: str,
+              owned: tuple[OwnedHook, ...], hook: dict[str, Any]) -> list[str]:
+    """A note for each hook running ``sagemem … hook <host>`` that install neither wrote
+    nor would write (by hand, a teammate's): left as it is, but it runs the hook twice."""
+    ours = [o.hook for o in owned] + [hook]
+    return [f"{path}: {h.where()} runs `{h.command}`, which install did not write: left "
+            "as it is; it runs sagemem's hook a second time, remove it by hand if it is "
+            "an old one"
+            for e, _ in events for h in hooks_in(data, e)
+            if f"hook {host}" in h.command and h.hook not in ours]
 
 
 def strip(text: str, old: Any, key: str | None, events: Events,

@@ -70,31 +70,47 @@ def plan_install(host: Host, scope: Scope, wiring: Wiring, *, home: Path,
     for path in paths:
         _refuse_link(path)
     changes: list[FileChange] = []
-    server_path = paths[0]
-    hooks_path = host.hooks.locate(scope, home, project) if host.hooks else None
+    notices: list[str] = []
     if host.format == "toml":
-        _add(changes, server_path, _wired_toml(host, server_path, wiring, records),
-             "MCP server")
+        _add(changes, paths[0], _wired_toml(host, paths[0], wiring, records), "MCP server")
     else:
-        doc = read_document(server_path)
-        record = read_record(server_path, records)
-        text = entries.wire_server(doc, doc.text, host.servers_key, host.server(wiring),
-                                   ours=_server_ours(record, server_path, records,
+        changes += _wired_json(host, paths[0], wiring, records, notices,
+                               hooks_here=len(paths) == 1 and host.hooks is not None)
+    if len(paths) > 1:
+        changes += _wired_json(host, paths[1], wiring, records, notices, server=False,
+                               hooks_here=True)
+    if scope == "project" and changes:
+        notices.append(PROJECT_PATHS)
+    return HostPlan(host, scope, records, tuple(changes), tuple(notices))
+
+
+def _wired_json(host: Host, path: Path, wiring: Wiring, records: Path, notices: list[str],
+                *, server: bool = True, hooks_here: bool) -> list[FileChange]:
+    """A JSON file's change: the server (``server``), the hooks (``hooks_here``)."""
+    doc = read_document(path)
+    record = read_record(path, records)
+    text: str = doc.text
+    owned: tuple[OwnedHook, ...] = ()
+    if server:
+        text = entries.wire_server(doc, text, host.servers_key, host.server(wiring),
+                                   ours=_server_ours(record, path, records,
                                                      host.servers_key))
-        owned: tuple[OwnedHook, ...] = ()
-        if host.hooks is not None and hooks_path == server_path:
-            text, owned = entries.wire_hooks(doc, text, host.hooks.events,
-                                             host.hooks.hook(wiring), _recorded(record))
-        what = "MCP server and hooks" if hooks_path == server_path else "MCP server"
-        _add(changes, server_path, (doc.raw, text.encode("utf-8")), what, owned)
-    if host.hooks is not None and hooks_path is not None and hooks_path != server_path:
-        doc = read_document(hooks_path)
-        text, owned = entries.wire_hooks(doc, doc.text, host.hooks.events,
-                                         host.hooks.hook(wiring),
-                                         _recorded(read_record(hooks_path, records)))
-        _add(changes, hooks_path, (doc.raw, text.encode("utf-8")), "hooks", owned)
-    notices = (PROJECT_PATHS,) if scope == "project" and changes else ()
-    return HostPlan(host, scope, records, tuple(changes), notices)
+    if hooks_here and host.hooks is not None:
+        hook = host.hooks.hook(wiring)
+        text, owned = entries.wire_hooks(doc, text, host.hooks.events, hook,
+                                         _recorded(record))
+        notices += entries.strangers(path, entries.parsed(text), host.hooks.events,
+                                     host.name, owned, hook)
+    changes: list[FileChange] = []
+    _add(changes, path, (doc.raw, text.encode("utf-8")), _what(host, server, hooks_here),
+         owned)
+    return changes
+
+
+def _what(host: Host, server: bool, hooks_here: bool) -> str:
+    if server and hooks_here and host.hooks is not None:
+        return "MCP server and hooks"
+    return "MCP server" if server else "hooks"
 
 
 PROJECT_PATHS = ("the project's file names this machine's sagemem and memory folder by "
@@ -181,9 +197,8 @@ def _undo_one(host: Host, path: Path, is_server: bool, records: Path,
         current = path.read_bytes()
     except FileNotFoundError:
         return None
-    what = "hooks" if not is_server else \
-        "MCP server and hooks" if host.hooks is not None and host.format == "json" \
-        else "MCP server"
+    hooks_here = host.hooks is not None and (not is_server or host.format == "json")
+    what = _what(host, is_server, hooks_here)
     if record is not None and record.sha256 == sha256(current) and \
             (record.created or backup is not None):
         return FileChange(path, current, None if record.created else backup, what)
@@ -193,12 +208,11 @@ def _undo_one(host: Host, path: Path, is_server: bool, records: Path,
             notices.append(f"{path}: sagemem's table is not there as install wrote it: "
                            "left as it is")
             return None
-        return FileChange(path, current, after.encode("utf-8"), what)
-    text, _ = parse_text(path, current)
-    old = entries.parsed(backup.decode("utf-8", "replace")) if backup else {}
-    hooks_here = host.hooks is not None and (not is_server or host.format == "json")
-    events = host.hooks.events if host.hooks is not None and hooks_here else ()
-    after_text = entries.strip(text, old, host.servers_key if is_server else None,
-                               events, _recorded(record))
-    after_bytes = after_text.encode("utf-8")
+    else:
+        text, _ = parse_text(path, current)
+        old = entries.parsed(backup.decode("utf-8", "replace")) if backup else {}
+        events = host.hooks.events if host.hooks is not None and hooks_here else ()
+        after = entries.strip(text, old, host.servers_key if is_server else None, events,
+                              _recorded(record))
+    after_bytes = after.encode("utf-8")
     return FileChange(path, current, after_bytes, what) if after_bytes != current else None

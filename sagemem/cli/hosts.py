@@ -151,6 +151,9 @@ def _install_host(ctx: typer.Context, name: str, project: bool, user: bool, dry_
     else:
         memory, state = _folders(ctx.obj)
         plan = plan_install(host, scope, user_wiring(memory, state), home=home, project=cwd)
+        if importlib.util.find_spec("mcp") is None:
+            echo("note: the mcp extra is missing, so the server will not start until it "
+                 "is installed (pip install 'sagemem[mcp]')", err=True)
     for notice in plan.notices:
         echo(f"note: {notice}", err=True)
     if not plan.changes:

@@ -32,7 +32,9 @@ COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "
             "sync"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
-               "snapshot diff", "install claude-code", "install git", "import claude-code",
+               "snapshot diff", "install claude-code", "install git", "install cursor",
+               "install vscode", "install codex", "install gemini", "hook claude-code",
+               "hook gemini", "hook codex", "import claude-code",
                "import basic-memory", "import openclaw", "import mem0", "scope off",
                "scope on", "scope use"]
 SUMMARY_KEYS = {

@@ -362,6 +362,32 @@ def hook_claude_code(ctx: typer.Context) -> None:
     raise typer.Exit(run_claude_code_hook(g.memory_dir, g.state_dir))
 
 
+@hook_app.command("gemini")
+def hook_gemini(ctx: typer.Context) -> None:
+    """Gemini CLI hook (BeforeAgent, SessionStart): the hook's JSON on stdin.
+
+    Prints the memory block as hookSpecificOutput.additionalContext, or nothing; always
+    exits 0. Errors go to <state>/logs/hook.log.
+    """
+    from ..hosts.hook import gemini, run_host_hook
+
+    g: Globals = ctx.obj
+    raise typer.Exit(run_host_hook(gemini, g.memory_dir, g.state_dir))
+
+
+@hook_app.command("codex")
+def hook_codex(ctx: typer.Context) -> None:
+    """Codex hook (UserPromptSubmit, SessionStart): the hook's JSON on stdin.
+
+    Prints the memory block as hookSpecificOutput.additionalContext, or nothing; always
+    exits 0. Errors go to <state>/logs/hook.log.
+    """
+    from ..hosts.hook import codex, run_host_hook
+
+    g: Globals = ctx.obj
+    raise typer.Exit(run_host_hook(codex, g.memory_dir, g.state_dir))
+
+
 def _record_seen(globals_: Globals, store: MemoryStore,
                  seen: SearchResponse | Mapping[str, str]) -> list[str]:
     """Record the revisions a read or search handed the model (``inject.seen``) into

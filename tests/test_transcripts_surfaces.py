@@ -71,8 +71,7 @@ def test_a_quoted_transcript_is_not_recorded_as_an_injected_memory(project: Path
     injection = json.loads(done.stdout)
     assert ANSWER in injection["text"]
     assert injection["items"] == []
-    ledger = project.parent.parent / "state" / "ledger.jsonl"
-    assert not ledger.exists() or QUEUE_SESSION not in ledger.read_text()
+    assert not (project.parent.parent / "state" / "access.json").exists()  # no ledger count
     sessions = project.parent.parent / "state" / "sessions"
     assert all(QUEUE_SESSION not in p.read_text() for p in sessions.glob("*"))
 

@@ -28,13 +28,19 @@ from .turns import spoken_text
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """The tail of one transcript read: a few hundred turns of conversation between the tool
 results, and 20 files of it parse well inside the hook's default 5 s budget."""
-MAX_TOTAL_BYTES = 16 * 1024 * 1024  # all files together, whatever ``MAX_FILE_BYTES`` allows
+MAX_TOTAL_BYTES = 8 * 1024 * 1024
+"""All files together: 8 MiB of nothing but conversation (no tool output at all) took
+1.3 s to read and score on the shared 2-core machine; real transcripts are mostly tool
+results, skipped unparsed or unscored."""
 MAX_LINE_BYTES = 256 * 1024
 MAX_TURN_CHARS = 20_000  # of one turn's text scored and quoted: a pasted log is no answer
 MAX_COUNTED_BYTES = 512 * 1024 * 1024
 """Newlines counted before the window, for a citation's line number: past this the file
 is left out rather than cited with a line number that is a guess."""
 CHUNK = 1 << 20
+COUNT_GRACE_BYTES = 8 * CHUNK
+"""Counted even past the deadline (a few milliseconds): a hit found just before it keeps
+its citation rather than being dropped for want of a line number."""
 MAX_ID_CHARS = 80
 _NOT_ID = re.compile(r"[^A-Za-z0-9._-]")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -152,7 +158,8 @@ def _count_newlines(fd: int, end: int, deadline: float | None) -> int | None:
         return None
     count, left = 0, end
     while left > 0:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and end - left >= COUNT_GRACE_BYTES \
+                and time.monotonic() > deadline:
             return None
         chunk = os.read(fd, min(left, CHUNK))
         if not chunk:

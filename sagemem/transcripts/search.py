@@ -97,9 +97,9 @@ def search_transcripts(question: str, folders: Iterable[Path], *, limit: int = 3
     turns, read, notices = _read_all(paths, deadline)
     if not query.content or not turns:
         return TranscriptSearch((), read, len(turns), tuple(notices))
-    ranked = _ranked(query, turns, question)
+    ranked, cut = _ranked(query, turns, question, deadline)
     hits = _hits(ranked, query, limit, deadline)
-    return TranscriptSearch(tuple(hits), read, len(turns), tuple(notices))
+    return TranscriptSearch(tuple(hits), read, len(turns), tuple(notices + cut))
 
 
 def search_project(settings: Settings, question: str, *, limit: int = 3,
@@ -152,23 +152,24 @@ def _read_all(paths: list[Path], deadline: float | None
     return turns, read, []
 
 
-def _ranked(query: _Query, turns: list[Turn], question: str
-            ) -> list[tuple[float, Turn, Counter[str]]]:
-    """Every turn that passes the content share, best first (the newer on a tie)."""
-    counted: list[Counter[str]] = []
-    lengths: list[int] = []
-    for turn in turns:
-        found = tokens(turn.text)
-        counted.append(Counter(t for t in found if t in query.weights))
-        lengths.append(max(len(found), 1))
+def _ranked(query: _Query, turns: list[Turn], question: str, deadline: float | None
+            ) -> tuple[list[tuple[float, Turn]], list[str]]:
+    """Every turn that passes the content share, best first (the newer on a tie); the
+    turns past the deadline (the oldest: ``turns`` is newest first) are not scored."""
+    counted, lengths = _counted(query, turns, deadline)
+    notices = [] if len(counted) == len(turns) else [
+        f"transcripts: {len(turns) - len(counted)} of {len(turns)} turns not scored "
+        "(time budget)"]
+    if not counted:
+        return [], notices
     average = sum(lengths) / len(lengths)
-    n = max(len(turns), MIN_CORPUS_FILES)
+    n = max(len(counted), MIN_CORPUS_FILES)
     df = Counter(t for terms in counted for t in terms)
     info = {t: idf(df.get(t, 0), n) for t in query.weights}
     content_total = sum(info[t] for t in query.content)
     asked = " ".join(question.split())
     scored = []
-    for order, (turn, terms) in enumerate(zip(turns, counted, strict=True)):
+    for order, (turn, terms) in enumerate(zip(turns, counted, strict=False)):
         matched = sum(info[t] for t in terms if t in query.content)
         if matched < MIN_COVERAGE * content_total or " ".join(turn.text.split()) == asked:
             continue
@@ -176,20 +177,35 @@ def _ranked(query: _Query, turns: list[Turn], question: str
         score = sum(query.weights[t] * info[t] * tf * (K1 + 1) / (tf + norm)
                     for t, tf in terms.items())
         score *= ASKED_DISCOUNT if _asks(turn) else 1.0
-        scored.append((score, -order, turn, terms))
+        scored.append((score, -order, turn))
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return [(score, turn, terms) for score, _, turn, terms in scored]
+    return [(score, turn) for score, _, turn in scored], notices
+
+
+def _counted(query: _Query, turns: list[Turn], deadline: float | None
+             ) -> tuple[list[Counter[str]], list[int]]:
+    """Each turn's query terms with their counts, and its length in tokens, newest turn
+    first, until the deadline."""
+    counted: list[Counter[str]] = []
+    lengths: list[int] = []
+    for number, turn in enumerate(turns):
+        if deadline is not None and number % 256 == 0 and time.monotonic() > deadline:
+            break
+        found = tokens(turn.text)
+        counted.append(Counter(t for t in found if t in query.weights))
+        lengths.append(max(len(found), 1))
+    return counted, lengths
 
 
 def _asks(turn: Turn) -> bool:
     return turn.role == "user" and any(mark in turn.text for mark in _ASKS)
 
 
-def _hits(ranked: list[tuple[float, Turn, Counter[str]]], query: _Query, limit: int,
+def _hits(ranked: list[tuple[float, Turn]], query: _Query, limit: int,
           deadline: float | None) -> list[TranscriptHit]:
     hits: list[TranscriptHit] = []
     said: set[str] = set()
-    for score, turn, _ in ranked:
+    for score, turn in ranked:
         key = " ".join(turn.text.split())
         if key in said:
             continue

@@ -85,6 +85,23 @@ def test_the_hook_quotes_a_past_session_for_its_project(project: Path) -> None:
     assert CITED in context and ANSWER in context
 
 
+def test_hostile_transcripts_never_break_the_hook(project: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "claude" / "projects" / claude_project_key(project)
+    for path in folder.iterdir():
+        path.unlink()
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text((FIXTURES / f"{QUEUE_SESSION}.jsonl").read_text())
+    (folder / "linked.jsonl").symlink_to(outside)
+    (folder / "huge.jsonl").write_bytes(os.urandom(1024) * 6 * 1024)  # 6 MiB, no lines
+    (folder / "fifo.jsonl").unlink(missing_ok=True)
+    os.mkfifo(folder / "fifo.jsonl")
+    payload = {"session_id": "live", "hook_event_name": "UserPromptSubmit",
+               "cwd": str(project), "prompt": QUEUE_QUESTION}
+    done = sagemem(project, "hook", "claude-code", stdin=json.dumps(payload).encode())
+    assert done.returncode == 0, done.stderr
+    assert "From a past session" not in done.stdout and ANSWER not in done.stdout
+
+
 def test_the_asking_sessions_own_transcript_is_not_quoted(project: Path) -> None:
     payload = {"session_id": QUEUE_SESSION, "hook_event_name": "UserPromptSubmit",
                "cwd": str(project), "prompt": QUEUE_QUESTION}

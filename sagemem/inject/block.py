@@ -319,8 +319,12 @@ def _recall(question: str, session_id: str, plan: _Plan, deadline: float | None,
     from ..transcripts.excerpt import quoted
     from ..transcripts.search import search_transcripts
 
-    found = search_transcripts(question, folders, limit=MAX_RECALLED, deadline=deadline,
-                               skip_session=session_id)
+    try:
+        found = search_transcripts(question, folders, limit=MAX_RECALLED, deadline=deadline,
+                                   skip_session=session_id)
+    except (OSError, ValueError) as exc:  # a quote is a bonus: it never costs the block
+        plan.notices.append(f"transcripts not searched ({type(exc).__name__}: {exc})")
+        return
     plan.notices += found.notices
     for hit in found.hits:
         block = "\n".join(inert(line) for line in quoted(hit.citation, hit.date, hit.role,

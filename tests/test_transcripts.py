@@ -55,8 +55,10 @@ def test_only_user_and_assistant_text_is_spoken() -> None:
     {"type": "assistant", "isSidechain": True,
      "message": {"role": "assistant", "content": "a subagent's words"}},
     {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "recap"}},
-    {"type": "user", "message": {"role": "user", "content": "<system-reminder>x</system-reminder>"}},
-    {"type": "user", "message": {"role": "user", "content": "<command-name>/clear</command-name>"}},
+    {"type": "user",
+     "message": {"role": "user", "content": "<system-reminder>x</system-reminder>"}},
+    {"type": "user",
+     "message": {"role": "user", "content": "<command-name>/clear</command-name>"}},
     {"type": "user", "message": {"role": "user", "content": "<sagemem-memory>\n### a.md:1-2"}},
     {"type": "summary", "summary": "A session"},
     {"type": "user", "message": {"role": "assistant", "content": "role and type disagree"}},
@@ -220,3 +222,8 @@ def test_a_project_without_transcripts_says_where_it_looked(tmp_path: Path) -> N
     assert found.hits == ()
     assert found.notices == (
         f"no Claude Code transcripts of this project in {tmp_path / 'claude' / 'projects'}",)
+
+
+def test_a_question_of_only_history_words_reads_no_transcript(folder: Path) -> None:
+    found = search_transcripts("what did we decide last time?", [folder])
+    assert (found.hits, found.files_searched) == ((), 0)

@@ -93,9 +93,11 @@ def search_transcripts(question: str, folders: Iterable[Path], *, limit: int = 3
     """The best ``limit`` turns of the newest transcripts in ``folders`` for
     ``question``; reading stops at ``deadline`` (``time.monotonic()``) with a notice."""
     query = _query(question)
+    if not query.content:  # only function and history words: nothing a turn could answer
+        return TranscriptSearch((), 0, 0)
     paths = newest_transcripts(folders, limit=max_files, skip_session=skip_session)
     turns, read, notices = _read_all(paths, deadline)
-    if not query.content or not turns:
+    if not turns:
         return TranscriptSearch((), read, len(turns), tuple(notices))
     ranked, cut = _ranked(query, turns, question, deadline)
     hits = _hits(ranked, query, limit, deadline)

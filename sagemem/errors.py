@@ -38,6 +38,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
      ├── EvalSetError             an evaluation set not in docs/retrieval.md's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
+     ├── TranscriptsOff           a transcript search while ``transcripts`` is off
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read
      │    │    └── StaleField     a field ``set`` changed by another writer since it was read
@@ -575,6 +576,15 @@ class NoCheckpoint(SagememError):
         self.task_id, self.path = task_id, path
         super().__init__(f"no checkpoint for task {path.parent.name}: {path} does not exist; "
                          "create it with `sagemem task path --create`")
+
+
+class TranscriptsOff(SagememError):
+    """A search of Claude Code's transcripts asked for while the ``transcripts`` setting
+    is off: the user said sagemem must not read them, on demand included."""
+
+    def __init__(self) -> None:
+        super().__init__("transcripts are off (setting transcripts: false or "
+                         "SAGE_MEM_TRANSCRIPTS=off); turn them on to search past sessions")
 
 
 class InvalidArgument(SagememError):

@@ -23,7 +23,8 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
 # docs/architecture.md's map, lowest first: a module may import its own room and the rooms
 # of a lower step only; rooms on one step never import each other.
-STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
+STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",),
+         ("store", "transcripts"),
          ("history", "layers"), ("audit", "inject", "memory_tool", "transfer", "gitsync"),
          ("claude_code", "dream", "importers"), ("hosts",),
          ("mcp_server", "ui"), ("cli",), ("launch",), ("__main__",))

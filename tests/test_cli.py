@@ -50,9 +50,9 @@ SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "
                 "soft_cap_memories", "hard_cap_memories", "soft_cap_body_bytes",
                 "hard_cap_body_bytes", "dream_expired_days", "dream_max_loss_percent",
                 "dream_keep_runs", "dream_auto_hours", "dream_auto_changes",
-                "dream_auto_scan_minutes", "validity", "debug", "semantic", "task_id",
-                "embedder", "session", "dream_llm_url", "dream_llm_model", "dream_auto_kinds",
-                "global_dir"]
+                "dream_auto_scan_minutes", "validity", "debug", "semantic", "transcripts",
+                "task_id", "embedder", "session", "dream_llm_url", "dream_llm_model",
+                "dream_auto_kinds", "global_dir", "claude_home"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\

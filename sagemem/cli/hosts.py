@@ -20,6 +20,7 @@ from .base import Globals, JsonOption, YesOption, app, echo, echo_json
 
 if TYPE_CHECKING:
     from ..claude_code.wiring import Wiring
+    from ..config import Settings
     from ..gitsync.install import GitChange
     from ..hosts.plan import HostPlan
     from ..hosts.spec import Scope
@@ -185,14 +186,32 @@ def _apply_host(plan: HostPlan, *, undo: bool) -> None:
         apply_install(plan.changes, plan.records)
 
 
-def _folders(g: Globals) -> tuple[Path, Path | None]:
-    """The memory folder, and the state directory only when one was given."""
+def _folders(g: Globals) -> tuple[Path | None, Path | None]:
+    """The folders a user-scope entry names: none when the folder follows the project
+    (``_named_folder``), else the memory folder, and the state directory when given."""
     settings = g.settings()
     state = settings.state_dir if settings.source("state_dir") != "default" else None
-    if not settings.memory_dir.is_dir():
-        echo(f"warning: memory directory {settings.memory_dir} does not exist yet; "
+    _warn_missing(g, settings.memory_dir)
+    return (settings.memory_dir, state) if _named_folder(settings) else (None, None)
+
+
+def _named_folder(settings: Settings) -> bool:
+    """Whether the user named the memory folder (``--dir``, ``SAGE_MEM_DIR``). A folder
+    the working directory chose (its git project's, or the default) is not written into
+    a user-scope entry: that entry runs in every project, and would send them all to
+    this one's folder."""
+    if settings.source("memory_dir") in ("option", "env"):
+        return True
+    echo("note: the folder follows each project (docs/configuration.md, \"Which "
+         "folder\"); give --dir or SAGE_MEM_DIR to send every project to one folder",
+         err=True)
+    return False
+
+
+def _warn_missing(g: Globals, memory_dir: Path) -> None:
+    if not memory_dir.is_dir():
+        echo(f"warning: memory directory {memory_dir} does not exist yet; "
              f"create it: {g.command('init')}", err=True)
-    return settings.memory_dir, state
 
 
 @install_app.command("git")
@@ -246,13 +265,11 @@ def _wiring(g: Globals, scope: str, home: Path, project: Path
     spelt so a teammate's machine reads them too (``claude_code/wiring.py``)."""
     from ..claude_code.wiring import project_wiring, user_wiring
 
+    if scope == "user":
+        return user_wiring(*_folders(g)), ()
     settings = g.settings()
     state = settings.state_dir if settings.source("state_dir") != "default" else None
-    if not settings.memory_dir.is_dir():
-        echo(f"warning: memory directory {settings.memory_dir} does not exist yet; "
-             f"create it: {g.command('init')}", err=True)
-    if scope == "user":
-        return user_wiring(settings.memory_dir, state), ()
+    _warn_missing(g, settings.memory_dir)
     return project_wiring(settings.memory_dir, state, project=project, home=home,
                           on_path=shutil.which("sagemem"))
 

@@ -270,9 +270,28 @@ def test_rebuild_reports_every_file(indexed_store: MemoryStore) -> None:
 
 
 def test_rebuild_reports_progress_up_to_the_total(indexed_store: MemoryStore) -> None:
-    calls: list[tuple[int, int]] = []
-    indexed_store.search_index().rebuild(progress=lambda done, total: calls.append((done, total)))
-    assert calls and calls[-1] == (len(MEMORIES), len(MEMORIES))
+    calls: list[tuple[int, int, str]] = []
+    indexed_store.search_index().rebuild(
+        progress=lambda done, total, what: calls.append((done, total, what)))
+    assert calls and calls[-1] == (len(MEMORIES), len(MEMORIES), "indexing")
+
+
+def test_a_build_of_many_files_reports_monotonic_counts_up_to_the_total(
+        tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    for n in range(1234):
+        (memory / f"project_n{n:04}.md").write_text(
+            f"---\nname: Note {n}\ndescription: note number {n}\n---\nbody {n}\n",
+            encoding="utf-8")
+    calls: list[tuple[int, int, str]] = []
+    with MemoryStore(memory, tmp_path / "state") as store:
+        store.search_index().sync(
+            progress=lambda done, total, what: calls.append((done, total, what)))
+    done = [d for d, _, _ in calls]
+    assert len(calls) > 2 and done == sorted(done) and len(set(done)) == len(done)
+    assert {(t, w) for _, t, w in calls} == {(1234, "indexing")}
+    assert done[-1] == 1234
 
 
 def test_corrupt_cache_is_rebuilt_with_exactly_one_notice(

@@ -28,9 +28,9 @@ from typing import Any
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
 from .degraded import cannot_write, in_memory, is_busy, open_read_only, waiting_until
+from .progress import Progress as Progress
 from .schema import create_schema, transaction
 from .scoring import Stats, sum_stats
-from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, restat, stat_pass
 from .watch import DirectoryWatcher
 

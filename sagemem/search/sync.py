@@ -10,12 +10,12 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import asdict
 
 from ..errors import IndexUnavailable, SagememError
 from ..files.folder import MemoryFolder
 from ..files.paths import name_key
+from .progress import Progress
 from .rows import Batch, forget
 from .schema import (
     create_lookups,
@@ -27,9 +27,6 @@ from .schema import (
     transaction,
 )
 from .scoring import sum_stats
-
-Progress = Callable[[int, int], None]
-"""Called with (done, total) while many files are (re)indexed."""
 
 
 def stat_pass(store: MemoryFolder, archived: bool) -> dict[str, tuple[int, int, int]]:
@@ -191,7 +188,7 @@ def _batch(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
                 _add(batch, store, archived, name)
             done += 1
             if progress and (done % 200 == 0 or done == len(todo)):
-                progress(done, len(todo))
+                progress(done, len(todo), "indexing")
             if time.monotonic() >= stop:
                 break
         batch.flush()

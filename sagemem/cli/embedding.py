@@ -45,7 +45,8 @@ def semantic_off(store: MemoryStore, option: str | None) -> None:
             "use --mode lexical, or set SAGE_MEM_SEMANTIC=on", param_hint="--mode")
 
 
-def _embed(vectors: VectorStore, store: MemoryStore, progress: Progress) -> VectorReport:
+def _embed(vectors: VectorStore, store: MemoryStore, progress: Progress | None
+           ) -> VectorReport:
     """Sync every vector, rebuilding once a store found damaged; refused (an error, as
     for the lexical index) where the store cannot be written."""
     import sqlite3
@@ -66,7 +67,7 @@ def _embed(vectors: VectorStore, store: MemoryStore, progress: Progress) -> Vect
         return sync_vectors(vectors, index, embedder, progress=progress)
 
 
-def embed_all(store: MemoryStore, rebuild: bool, progress: Progress) -> str:
+def embed_all(store: MemoryStore, rebuild: bool, progress: Progress | None = None) -> str:
     """Embed every memory whose vectors are not in step, reporting to ``progress``; the
     one-line summary."""
     vectors = store.vector_store()

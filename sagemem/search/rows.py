@@ -36,7 +36,7 @@ class Batch:
         self.files: list[tuple[Any, ...]] = []
         self.sterms: list[tuple[int, str, int, float]] = []
         self.paras: list[tuple[int, int, int, int, int, bool]] = []
-        self.pterms: list[tuple[str, int, int, int]] = []
+        self.pterms: list[tuple[int, int, str]] = []  # a paragraph's term counts, as JSON
         self.sdf: Counter[str] = Counter()
         self.pdf: Counter[str] = Counter()
         self.fdf: Counter[str] = Counter()
@@ -60,8 +60,8 @@ class Batch:
             length = sum(counts.values())
             self.paras.append((para_id, file_id, para.start_line, para.end_line, length,
                                _asks(para.text)))
-            self.pterms.extend(zip(counts.keys(), repeat(file_id), repeat(para_id),
-                                   counts.values()))  # tuples made in C, not a genexpr
+            if counts:  # one row per paragraph: binding 1.8 million postings cost twice this
+                self.pterms.append((file_id, para_id, json.dumps(counts)))
             p_counts.update(counts.keys())
             body_length += length
         self.sterms.extend(zip(count(self.first_sterm + len(self.sterms)), summary.keys(),
@@ -96,7 +96,7 @@ class Batch:
                          self.sterms)
         conn.executemany("INSERT INTO paras VALUES (?, ?, ?, ?, ?, ?)", self.paras)
         # appended in any order; schema.merge_loaded moves them into pterms sorted
-        conn.executemany("INSERT INTO pterms_load VALUES (?, ?, ?, ?)", self.pterms)
+        conn.executemany("INSERT INTO pterms_load VALUES (?, ?, ?)", self.pterms)
         count_terms(conn, ((t, self.sdf[t], self.pdf[t], self.fdf[t]) for t in self.fdf))
 
 

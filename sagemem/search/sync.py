@@ -180,11 +180,12 @@ def _batch(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
         stop = min(stop, deadline)
     with transaction(conn):
         batch = Batch(conn)
-        for name in todo[done:done + BATCH_FILES]:
-            row = conn.execute("SELECT mtime_ns, size, inode FROM files WHERE name = ?",
-                               (name,)).fetchone()
-            if row is None or tuple(row) != on_disk[name]:  # not done meanwhile by another
-                forget(conn, name)
+        names = todo[done:done + BATCH_FILES]
+        indexed = _indexed_stats(conn, names)
+        for name in names:
+            if indexed.get(name) != on_disk[name]:  # not done meanwhile by another
+                if name in indexed:
+                    forget(conn, name)
                 _add(batch, store, archived, name)
             done += 1
             if progress and (done % 200 == 0 or done == len(todo)):
@@ -195,6 +196,20 @@ def _batch(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
         if not bulk:
             merge_loaded(conn)
     return done
+
+
+def _indexed_stats(conn: sqlite3.Connection, names: list[str]
+                   ) -> dict[str, tuple[int, int, int]]:
+    """The (mtime_ns, size, inode) indexed for those of ``names`` the index holds: one
+    query a batch (inside its transaction, so no other process changes them meanwhile),
+    not two a file."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for i in range(0, len(names), 500):
+        chunk = names[i:i + 500]
+        found.update((n, (m, s, ino)) for n, m, s, ino in conn.execute(
+            "SELECT name, mtime_ns, size, inode FROM files WHERE name IN "
+            f"({', '.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def _add(batch: Batch, store: MemoryFolder, archived: bool, name: str) -> None:

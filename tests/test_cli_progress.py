@@ -90,3 +90,39 @@ def test_index_on_a_terminal_draws_no_bar_for_a_few_files(tmp_path: Path) -> Non
     shown = run_in_a_terminal(index_argv(memory, tmp_path / "state"))
     assert "indexing" not in shown
     assert "3 files scanned, 3 indexed, 0 removed (" in shown
+
+
+def sagemem_argv(memory: Path, state: Path, *command: str) -> list[str]:
+    return [sys.executable, "-m", "sagemem", "--dir", str(memory), "--state-dir", str(state),
+            *command]
+
+
+def exported(tmp_path: Path) -> Path:
+    """An export of FILES memories, written by ``sagemem export``."""
+    memory = many_memories(tmp_path / "source")
+    target = tmp_path / "backup.json"
+    subprocess.run(sagemem_argv(memory, tmp_path / "source-state", "export", str(target)),
+                   capture_output=True, env=quiet_env(), check=True)
+    return target
+
+
+def test_import_off_a_terminal_prints_its_report_and_nothing_else(tmp_path: Path) -> None:
+    done = subprocess.run(
+        sagemem_argv(tmp_path / "fresh", tmp_path / "state", "import", str(exported(tmp_path))),
+        capture_output=True, text=True, env=quiet_env(), check=True)
+    assert done.stderr == ""
+    created = [line for line in done.stdout.splitlines() if line.startswith("created ")]
+    assert len(created) == FILES
+    assert "importing" not in done.stdout and "\x1b[" not in done.stdout
+
+
+def test_import_on_a_terminal_draws_a_bar_and_keeps_its_report(tmp_path: Path) -> None:
+    export = exported(tmp_path)
+    quiet = subprocess.run(
+        sagemem_argv(tmp_path / "fresh1", tmp_path / "state1", "import", str(export)),
+        capture_output=True, text=True, env=quiet_env(), check=True)
+    shown = run_in_a_terminal(
+        sagemem_argv(tmp_path / "fresh2", tmp_path / "state2", "import", str(export)))
+    assert "importing" in shown and f"{FILES}/{FILES}" in shown
+    first_line = quiet.stdout.splitlines()[0].replace("fresh1", "fresh2")
+    assert first_line in shown

@@ -8,6 +8,7 @@ It lives in the lowest room that does such work (``search``); the rooms above it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -18,3 +19,11 @@ class Progress(Protocol):
     per item, so a callback may draw without slowing the work."""
 
     def __call__(self, done: int, total: int, what: str) -> None: ...
+
+
+def named(progress: Progress | None, what: str) -> Callable[[int, int], None] | None:
+    """``progress`` for work that reports (done, total) alone (``create_snapshot``'s
+    copies), under the name ``what``; None stays None, so no callback costs nothing."""
+    if progress is None:
+        return None
+    return lambda done, total: progress(done, total, what)

@@ -33,11 +33,15 @@ def quiet_env() -> dict[str, str]:
             "COLUMNS": "100"}
 
 
-def run_in_a_terminal(argv: list[str]) -> str:
-    """Run ``argv`` with stdout and stderr on a pseudo-terminal; everything it showed."""
+def run_in_a_terminal(argv: list[str], stdout: Path | None = None) -> str:
+    """Run ``argv`` with stderr (and stdout, unless it goes to the file ``stdout``) on a
+    pseudo-terminal; everything the terminal showed."""
     master, slave = pty.openpty()
-    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                             env=quiet_env(), close_fds=True)
+    out = stdout.open("wb") if stdout is not None else None
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out or slave,
+                             stderr=slave, env=quiet_env(), close_fds=True)
+    if out is not None:
+        out.close()
     os.close(slave)
     shown = bytearray()
     while True:
@@ -83,6 +87,16 @@ def test_index_on_a_terminal_draws_a_bar_and_keeps_its_summary(tmp_path: Path) -
     assert "indexing" in shown and f"{FILES}/{FILES}" in shown  # the bar, at its end
     assert "\x1b[" in shown  # drawn with the terminal's controls
     assert f"{FILES} files scanned, {FILES} indexed, 0 removed (" in shown
+
+
+def test_index_with_stdout_to_a_file_keeps_the_bar_on_the_terminal(tmp_path: Path) -> None:
+    memory = many_memories(tmp_path / "memory")
+    saved = tmp_path / "out.txt"
+    shown = run_in_a_terminal(index_argv(memory, tmp_path / "state"), stdout=saved)
+    assert "indexing" in shown and "files scanned" not in shown
+    data = saved.read_text(encoding="utf-8")
+    assert data.startswith(f"{FILES} files scanned, {FILES} indexed, 0 removed (")
+    assert data.count("\n") == 1 and "\x1b" not in data
 
 
 def test_index_on_a_terminal_draws_no_bar_for_a_few_files(tmp_path: Path) -> None:

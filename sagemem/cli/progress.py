@@ -66,7 +66,8 @@ class _Bars:
             self.display = Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                 TimeElapsedColumn(), TimeRemainingColumn(),
-                console=Console(file=sys.stderr), transient=True)
+                console=Console(file=sys.stderr), transient=True,
+                redirect_stdout=False)  # data printed meanwhile stays on stdout, not stderr
             self.display.start()
         return self.display
 

@@ -85,7 +85,9 @@ print(statistics.median(syncs), statistics.median(stats))
 
 def run(args: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True, env=env)
+    # python -m and -c put the working directory first on sys.path: the version run is
+    # the one PYTHONPATH names, else this checkout
+    subprocess.run(args, check=True, capture_output=True, env=env, cwd=_cwd(env))
     return time.perf_counter() - start
 
 
@@ -149,8 +151,12 @@ def one_file_update(directory: Path, state: Path, repeat: int, env: dict[str, st
     """The medians of (one-file sync, its stat pass) in a long-lived process."""
     out = subprocess.run([sys.executable, "-c", ONE_FILE_UPDATE, str(directory), str(state),
                           str(max(repeat, 5))], check=True, capture_output=True, text=True,
-                         env=env).stdout.split()
+                         env=env, cwd=_cwd(env)).stdout.split()
     return float(out[0]), float(out[1])
+
+
+def _cwd(env: dict[str, str]) -> str:
+    return env.get("PYTHONPATH") or str(Path(__file__).resolve().parents[1])
 
 
 def main() -> int:

@@ -53,6 +53,9 @@ SETTINGS_FILE = "settings.json"
 DEFAULT_MEMORY_DIR = "~/.sage-mem/memory"
 DEFAULT_GLOBAL_DIR = "~/.sage-mem/global"
 GLOBAL_ENV = "SAGE_MEM_GLOBAL_DIR"
+CLAUDE_HOME_ENV = "SAGE_MEM_CLAUDE_HOME"
+CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"  # Claude Code's own: where it keeps ~/.claude
+DEFAULT_CLAUDE_HOME = "~/.claude"
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,9 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
 )
 GUARDED_DEFAULTS = {spec.key: spec.default for spec in INT_SETTINGS if spec.guards}
 # semantic: vectors beside the lexical index, on unless 0/false/off (off = lexical only)
+# transcripts: recall from Claude Code's transcripts (docs/transcripts.md), on unless off
 FLAG_ENV = {"validity": "SAGE_MEM_VALIDITY", "debug": "SAGE_MEM_DEBUG",
-            "semantic": "SAGE_MEM_SEMANTIC"}
+            "semantic": "SAGE_MEM_SEMANTIC", "transcripts": "SAGE_MEM_TRANSCRIPTS"}
 # session: the host session ``read``/``search`` record what the model saw into
 # dream_llm_*: the LLM planner's OpenAI-compatible endpoint; its key is read from
 # DREAM_LLM_KEY_ENV only, never from a file. dream_auto_kinds: what dream auto applies.
@@ -145,6 +149,11 @@ class Settings:
     validity: bool = True
     debug: bool = False
     semantic: bool = True
+    transcripts: bool = True
+    claude_home: Path | None = None
+    """Claude Code's folder, whose ``projects/`` holds the transcripts searched when no
+    memory answers (docs/transcripts.md); None: none are. Settings built by hand have
+    none, so a library caller's injection never reads the user's transcripts unasked."""
     task_id: str | None = None
     embedder: str = DEFAULT_EMBEDDER
     session: str | None = None
@@ -360,6 +369,18 @@ def resolve_global_dir(env: Mapping[str, str], file: Mapping[str, object]
     return Path(os.path.abspath(Path(DEFAULT_GLOBAL_DIR).expanduser())), "default"
 
 
+def resolve_claude_home(env: Mapping[str, str], file: Mapping[str, object]
+                        ) -> tuple[Path, Source]:
+    """Claude Code's folder, whose transcripts recall searches: settings file, then
+    ``SAGE_MEM_CLAUDE_HOME``, then Claude Code's own ``CLAUDE_CONFIG_DIR``, then
+    ``~/.claude``."""
+    for raw, source in ((file.get("claude_home"), "settings"), (env.get(CLAUDE_HOME_ENV), "env"),
+                        (env.get(CLAUDE_CONFIG_ENV), "env")):
+        if (text := parse_text(raw)) is not None:
+            return Path(os.path.abspath(Path(text).expanduser())), source  # type: ignore[return-value]
+    return Path(os.path.abspath(Path(DEFAULT_CLAUDE_HOME).expanduser())), "default"
+
+
 def read_settings_file(state_dir: Path) -> dict[str, object]:
     """The settings file as a dict; an absent file is empty, a malformed one an error."""
     if os.path.lexists(state_dir) and not state_dir.is_dir():  # not "cannot read settings.json"
@@ -460,7 +481,8 @@ def load_settings(
                     guarded[spec.key] = value
         elif found := _layered(spec.key, spec.env, env, file, partial(parse_int, spec=spec)):
             values[spec.key], sources[spec.key] = found
-    parsers = {"validity": parse_validity, "debug": parse_debug, "semantic": parse_validity}
+    parsers = {"validity": parse_validity, "debug": parse_debug, "semantic": parse_validity,
+               "transcripts": parse_validity}
     for key, env_name in FLAG_ENV.items():
         if found := _layered(key, env_name, env, file, parsers[key]):
             values[key], sources[key] = found
@@ -470,9 +492,13 @@ def load_settings(
     values["global_dir"], global_source = resolve_global_dir(env, file)
     if global_source != "default":
         sources["global_dir"] = global_source
+    values["claude_home"], home_source = resolve_claude_home(env, file)
+    if home_source != "default":
+        sources["claude_home"] = home_source
     if choice is not None and not choice.off and _same_place(values["global_dir"], mem):
         raise _global_clash(choice, mem)
-    known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV) | {"global_dir"}
+    known = {spec.key for spec in INT_SETTINGS} | set(FLAG_ENV) | set(TEXT_ENV) | {"global_dir",
+                                                                          "claude_home"}
     warnings = tuple(f"{state / SETTINGS_FILE}: unknown setting {key!r} ignored"
                      for key in file if key not in known)
     warnings += tuple(f"{state / SETTINGS_FILE}: {key} = {file[key]!r} is not a legal value; "
@@ -516,6 +542,8 @@ def describe_settings(settings: Settings) -> list[tuple[str, object, Source, str
         rows.append((key, getattr(settings, key), settings.source(key), env_name))
     shown = "off" if settings.global_dir is None else str(settings.global_dir)
     rows.append(("global_dir", shown, settings.source("global_dir"), GLOBAL_ENV))
+    rows.append(("claude_home", str(settings.claude_home or ""), settings.source("claude_home"),
+                 CLAUDE_HOME_ENV))
     return rows
 
 

@@ -38,6 +38,7 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
      ├── EvalSetError             an evaluation set not in docs/retrieval.md's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
+     ├── TranscriptsOff           a transcript search while ``transcripts`` is off
      ├── WriteRefused             a guarded write refused; carries the conflict record id
      │    ├── StaleRevision       the file changed (or was deleted) since the revision read
      │    │    └── StaleField     a field ``set`` changed by another writer since it was read
@@ -61,6 +62,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── HostConfigError          an agent host's config file (Claude Code's settings.json,
      │                            .mcp.json) that sagemem will not edit: not plain JSON,
      │                            an unexpected shape, changed while being edited
+     ├── ScopeNotSupported        install for a host in a scope it has no file for (VS Code's
+     │                            user file on an unknown platform, a project in the home)
      ├── VersionNotHeld           ``revert`` to a version no snapshot or kept copy holds
      ├── BodyTooLarge             a body over its layer's hard_cap_body_bytes (nothing written)
      ├── FieldTooLong             a name or description longer than its bound (nothing written)
@@ -575,6 +578,15 @@ class NoCheckpoint(SagememError):
                          "create it with `sagemem task path --create`")
 
 
+class TranscriptsOff(SagememError):
+    """A search of Claude Code's transcripts asked for while the ``transcripts`` setting
+    is off: the user said sagemem must not read them, on demand included."""
+
+    def __init__(self) -> None:
+        super().__init__("transcripts are off (setting transcripts: false or "
+                         "SAGE_MEM_TRANSCRIPTS=off); turn them on to search past sessions")
+
+
 class InvalidArgument(SagememError):
     """An argument an agent gave a tool (MCP, the memory tool) that cannot be acted on:
     the message names it and says what would work, for the model to try again."""
@@ -597,12 +609,23 @@ class AddressUnavailable(SagememError):
 
 class HostConfigError(SagememError):
     """A file of an agent host (Claude Code's ``settings.json``, ``.mcp.json``,
-    ``~/.claude.json``) that ``install`` refuses to edit: it belongs to the user and the
-    host, so it is never repaired or rewritten on a guess — nothing is changed."""
+    ``~/.claude.json``; Cursor's and VS Code's ``mcp.json``, Codex's ``config.toml`` and
+    ``hooks.json``, Gemini CLI's ``settings.json``) that ``install`` refuses to edit: it
+    belongs to the user and the host, so it is never repaired or rewritten on a guess —
+    nothing is changed."""
 
     def __init__(self, path: Path, problem: str) -> None:
         self.path, self.problem = path, problem
         super().__init__(f"{path} {problem}; nothing was changed")
+
+
+class ScopeNotSupported(SagememError):
+    """``install <host> --user`` or ``--project`` where that host reads no file sagemem
+    can name (``why``): nothing is written, the other scope may still work."""
+
+    def __init__(self, host: str, scope: str, why: str) -> None:
+        self.host, self.scope, self.why = host, scope, why
+        super().__init__(f"{host} --{scope}: {why}; nothing was changed")
 
 
 class NoGlobalLayer(DirectoryMissing):

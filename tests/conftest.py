@@ -20,6 +20,9 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # A real ~/.sage-mem/global must not join every test's searches; the layer tests
     # point it at a folder of their own.
     monkeypatch.setenv("SAGE_MEM_GLOBAL_DIR", "off")
+    # Nor may the real ~/.claude's transcripts join every test's injections; the
+    # transcript tests turn recall on over their own fixtures.
+    monkeypatch.setenv("SAGE_MEM_TRANSCRIPTS", "off")
 
 
 def write_memory(directory: Path, name: str, text: str) -> Path:

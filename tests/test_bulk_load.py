@@ -1,11 +1,13 @@
 """The lexical index built in bulk (issue 13, part 1).
 
 A sync without a deadline that adds many new files drops the term indexes, loads rows
-built in Python a batch at a time and creates the indexes again — whether it ends or
-fails; a build killed in between leaves them missing and the next sync creates them. A
-sync with a deadline (the hook's) keeps them: it cannot afford to create them again.
-A file's removal finds its rows by the rowid ranges its ``files`` row keeps. Whichever
-path built it, the index holds exactly what a row-by-row build holds.
+built in Python a batch at a time, its paragraph postings into ``pterms_load``, and at
+the end sorts them into ``pterms`` and creates the indexes again — whether it ends or
+fails; a build killed in between leaves them missing (and the postings waiting) and the
+next sync puts both in place first. A sync with a deadline (the hook's) keeps them: it
+cannot afford to create them again. A file's removal finds its rows by the rowid ranges
+and body terms its ``files`` row keeps. Whichever path built it, the index holds exactly
+what a row-by-row build holds.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
             "f.id = t.file_id JOIN paras p ON p.id = t.para_id AND p.file_id = f.id")),
         "vocab": sorted(conn.execute("SELECT * FROM vocab WHERE fdf > 0")),
         "orphans": list(conn.execute(
-            "SELECT 'pterm', rowid FROM pterms WHERE file_id NOT IN (SELECT id FROM files) "
+            "SELECT 'pterm', para_id FROM pterms WHERE file_id NOT IN (SELECT id FROM files) "
             "UNION ALL SELECT 'para', id FROM paras WHERE file_id NOT IN (SELECT id FROM files)")),
     }
 
@@ -113,7 +115,8 @@ def test_a_bulk_load_that_fails_keeps_its_batches_and_ends_with_its_lookups(
         assert lookups(index.conn) == set(schema.LOOKUPS)
         plan = " ".join(str(row) for row in index.conn.execute(
             "EXPLAIN QUERY PLAN SELECT file_id FROM pterms WHERE term = 'zebra'"))
-        assert "pterms_term" in plan  # a partial index is searched through them
+        assert "PRIMARY KEY" in plan  # a partial index is searched by its key
+        assert not schema.loaded_waiting(index.conn)  # its batches' postings sorted in
         monkeypatch.undo()
         assert index.sync().pending == 0 and indexed_count(tmp_path / "state") == 1501
 
@@ -127,6 +130,7 @@ def test_a_build_killed_in_its_bulk_load_resumes_and_ends_with_its_lookups(
     killed = sqlite3.connect(db)
     try:
         assert not lookups(killed) >= set(schema.LOOKUPS)  # killed mid-load: dropped
+        assert schema.loaded_waiting(killed)  # ... and its postings not yet sorted in
     finally:
         killed.close()
     with MemoryStore(corpus, state) as store:
@@ -134,6 +138,9 @@ def test_a_build_killed_in_its_bulk_load_resumes_and_ends_with_its_lookups(
         report = index.sync()
         assert report.pending == 0 and indexed_count(state) == 2001
         assert lookups(index.conn) == set(schema.LOOKUPS)
+        assert not schema.loaded_waiting(index.conn)
+        assert [r.file for r in store.search("zebra crossing").results][:1] == [
+            "project_zebra_crossing.md"]
 
 
 def test_a_bulk_build_holds_what_a_row_by_row_build_holds(

@@ -32,7 +32,9 @@ COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "
             "sync"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
-               "snapshot diff", "install claude-code", "install git", "import claude-code",
+               "snapshot diff", "install claude-code", "install git", "install cursor",
+               "install vscode", "install codex", "install gemini", "hook claude-code",
+               "hook gemini", "hook codex", "import claude-code",
                "import basic-memory", "import openclaw", "import mem0", "scope off",
                "scope on", "scope use"]
 SUMMARY_KEYS = {
@@ -48,9 +50,9 @@ SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "
                 "soft_cap_memories", "hard_cap_memories", "soft_cap_body_bytes",
                 "hard_cap_body_bytes", "dream_expired_days", "dream_max_loss_percent",
                 "dream_keep_runs", "dream_auto_hours", "dream_auto_changes",
-                "dream_auto_scan_minutes", "validity", "debug", "semantic", "task_id",
-                "embedder", "session", "dream_llm_url", "dream_llm_model", "dream_auto_kinds",
-                "global_dir"]
+                "dream_auto_scan_minutes", "validity", "debug", "semantic", "transcripts",
+                "task_id", "embedder", "session", "dream_llm_url", "dream_llm_model",
+                "dream_auto_kinds", "global_dir", "claude_home"]
 INDEX_TEXT = "# Memory index\n\n"
 
 USER_PREFS = """\

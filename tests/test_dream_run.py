@@ -497,3 +497,20 @@ def test_a_plan_applied_twice_is_nothing_to_do_the_second_time(store):
     assert [r["why"].split(":")[0] for r in again.manifest["refused"]] == [
         f"{CONTRACT} already reads as planned", f"{promo} is in archive/ already"]
     assert len(conflicts.list_conflicts(store.state_dir)) == records
+
+
+def test_an_applied_run_reports_its_operations_up_to_the_total(store):
+    plan = Plan((rewrite(store, CONTRACT, without_line(store, CONTRACT, STILL_VALID)),))
+    calls: list[tuple[int, int, str]] = []
+    report = dream_run(store, settings_for(store), plan, apply=True, allow_loss=True,
+                       progress=lambda done, total, what: calls.append((done, total, what)))
+    assert report.status == "applied"
+    assert [(d, t) for d, t, w in calls if w == "applying"] == [(0, 1), (1, 1)]
+
+
+def test_a_report_only_run_reports_no_progress(store):
+    plan = Plan((rewrite(store, CONTRACT, without_line(store, CONTRACT, STILL_VALID)),))
+    calls: list[tuple[int, int, str]] = []
+    dream_run(store, settings_for(store), plan,
+              progress=lambda done, total, what: calls.append((done, total, what)))
+    assert calls == []

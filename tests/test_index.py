@@ -270,9 +270,28 @@ def test_rebuild_reports_every_file(indexed_store: MemoryStore) -> None:
 
 
 def test_rebuild_reports_progress_up_to_the_total(indexed_store: MemoryStore) -> None:
-    calls: list[tuple[int, int]] = []
-    indexed_store.search_index().rebuild(progress=lambda done, total: calls.append((done, total)))
-    assert calls and calls[-1] == (len(MEMORIES), len(MEMORIES))
+    calls: list[tuple[int, int, str]] = []
+    indexed_store.search_index().rebuild(
+        progress=lambda done, total, what: calls.append((done, total, what)))
+    assert calls and calls[-1] == (len(MEMORIES), len(MEMORIES), "indexing")
+
+
+def test_a_build_of_many_files_reports_monotonic_counts_up_to_the_total(
+        tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    for n in range(1234):
+        (memory / f"project_n{n:04}.md").write_text(
+            f"---\nname: Note {n}\ndescription: note number {n}\n---\nbody {n}\n",
+            encoding="utf-8")
+    calls: list[tuple[int, int, str]] = []
+    with MemoryStore(memory, tmp_path / "state") as store:
+        store.search_index().sync(
+            progress=lambda done, total, what: calls.append((done, total, what)))
+    done = [d for d, _, _ in calls]
+    assert len(calls) > 2 and done == sorted(done) and len(set(done)) == len(done)
+    assert {(t, w) for _, t, w in calls} == {(1234, "indexing")}
+    assert done[-1] == 1234
 
 
 def test_corrupt_cache_is_rebuilt_with_exactly_one_notice(
@@ -333,6 +352,60 @@ def test_index_of_another_version_is_rebuilt_with_a_notice(
         version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
     conn.close()
     assert version == INDEX_VERSION
+
+
+VERSION_8_TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, mtime_ns INTEGER, size INTEGER,
+    inode INTEGER, revision TEXT, info TEXT NOT NULL, slen REAL NOT NULL DEFAULT 0,
+    blen INTEGER NOT NULL DEFAULT 0,
+    para_first INTEGER NOT NULL DEFAULT 0, para_end INTEGER NOT NULL DEFAULT 0,
+    sterm_first INTEGER NOT NULL DEFAULT 0, sterm_end INTEGER NOT NULL DEFAULT 0,
+    pterm_first INTEGER NOT NULL DEFAULT 0, pterm_end INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE paras (
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, plen INTEGER NOT NULL, asks INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE sterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, tf REAL NOT NULL);
+CREATE TABLE pterms (term TEXT NOT NULL, file_id INTEGER NOT NULL, para_id INTEGER NOT NULL,
+                     tf INTEGER NOT NULL);
+CREATE TABLE vocab (term TEXT PRIMARY KEY, sdf INTEGER NOT NULL DEFAULT 0,
+                    pdf INTEGER NOT NULL DEFAULT 0, fdf INTEGER NOT NULL DEFAULT 0)
+    WITHOUT ROWID;
+CREATE INDEX sterms_term ON sterms (term, file_id);
+CREATE INDEX pterms_term ON pterms (term, file_id);
+CREATE INDEX paras_file ON paras (file_id);
+"""
+"""The index layout of version 8 (before ``pterms`` was keyed by term), as it was."""
+
+
+def test_an_index_of_the_version_8_layout_is_rebuilt_and_searched(
+    memory_dir: Path, state_dir: Path
+) -> None:
+    with reopen(memory_dir, state_dir) as first:
+        first.search("Zhima")
+    path = index_path(state_dir)
+    with sqlite3.connect(path) as conn:
+        directory = conn.execute("SELECT value FROM meta WHERE key = 'directory'").fetchone()[0]
+    conn.close()
+    for leftover in path.parent.iterdir():
+        leftover.unlink()
+    old = sqlite3.connect(path)
+    old.executescript(VERSION_8_TABLES)
+    old.executemany("INSERT INTO meta VALUES (?, ?)", [("version", "8"), ("directory", directory)])
+    old.execute("INSERT INTO files (name, info) VALUES ('user_pets.md', '{}')")  # stale
+    old.commit()
+    old.close()
+    with reopen(memory_dir, state_dir) as second:
+        response = second.search("Zhima salmon")
+        assert [r.file for r in response.results] == ["user_pets.md"]
+        assert len(response.notices) == 1 and "another sagemem version" in response.notices[0]
+        conn = second.search_index().conn
+        assert conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (
+            INDEX_VERSION,)
+        assert "WITHOUT ROWID" in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'pterms'").fetchone()[0]
+        assert second.search("kubectl rollout").results[0].file == "project_deploy.md"
 
 
 def test_two_directories_sharing_a_state_directory_keep_their_own_index(

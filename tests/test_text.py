@@ -269,3 +269,18 @@ def test_whitespace_only_line_separates_paragraphs() -> None:
 
 def test_empty_body_has_no_paragraphs() -> None:
     assert paragraphs("", 1) == []
+
+
+def test_tokens_past_the_kept_words_are_the_same_and_the_cache_stays_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemem.search import text
+
+    monkeypatch.setattr(text, "_UNITS", {})
+    monkeypatch.setattr(text, "UNITS_KEPT", 3)
+    sentence = "Deploying api_base v2.3 deployed Caches caching planned running"
+    first = text.tokens(sentence)
+    assert len(text._UNITS) == 3
+    assert text.tokens(sentence) == first == [
+        "deploy", "api_base", "api", "base", "v2.3", "v2", "3", "deploy", "cach", "cach",
+        "plan", "run"]
+    assert len(text._UNITS) == 3

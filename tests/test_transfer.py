@@ -279,3 +279,17 @@ def test_a_name_holding_a_secret_is_skipped_already_in_a_dry_run(store: MemorySt
     report = apply_batch(store, batch(item), dry_run=True)
     assert not report.created and "holds a secret" in report.skipped[0].reason
     assert token not in report.skipped[0].reason
+
+
+def test_an_import_reports_monotonic_progress_up_to_its_new_memories(
+        store: MemoryStore) -> None:
+    items = [Incoming(f"user_n{n:03}.md", memory_text(f"N{n}", f"note {n}"), f"m:{n}")
+             for n in range(250)]
+    calls: list[tuple[int, int, str]] = []
+    report = apply_batch(store, batch(*items),
+                         progress=lambda done, total, what: calls.append((done, total, what)))
+    assert len(report.created) == 250
+    imported = [(d, t) for d, t, w in calls if w == "importing"]
+    assert imported == [(100, 250), (200, 250), (250, 250)]
+    copied = [d for d, _, w in calls if w == "snapshot"]
+    assert copied == sorted(copied)  # the rollback point's copies, counted up

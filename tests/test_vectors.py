@@ -151,8 +151,8 @@ vector_sync.BATCH_TEXTS = 2
 register_embedder("fake", factory_of(SlowEmbedder(0.05)))
 store = MemoryStore({memory!r}, {state!r}, semantic=True, embedder="fake")
 store.search_index().sync()
-def progress(done, total, texts):
-    print(texts, flush=True)
+def progress(done, total, what):
+    print(done, flush=True)
 vector_sync.sync_vectors(store.vector_store(), store.search_index(), store.embedder(),
                          progress=progress)
 print("finished", flush=True)

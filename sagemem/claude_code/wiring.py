@@ -85,11 +85,16 @@ def sagemem_command(argv0: str | None = None, python: str | None = None) -> tupl
     return (os.path.abspath(python), "-m", "sagemem")
 
 
-def user_wiring(memory_dir: Path, state_dir: Path | None) -> Wiring:
-    """The user scope's: this machine's absolute command and folders."""
-    env = {"SAGE_MEM_DIR": str(memory_dir)}
-    if state_dir is not None:
-        env["SAGE_MEM_STATE_DIR"] = str(state_dir)
+def user_wiring(memory_dir: Path | None, state_dir: Path | None) -> Wiring:
+    """The user scope's: this machine's absolute command and, when the user named them
+    (``--dir``, ``SAGE_MEM_DIR``), the folders. ``memory_dir`` None names none: the hooks
+    and the server then follow each project's folder (docs/configuration.md, "Which
+    folder"), since a user-scope entry runs in every project."""
+    env: dict[str, str] = {}
+    if memory_dir is not None:
+        env["SAGE_MEM_DIR"] = str(memory_dir)
+        if state_dir is not None:
+            env["SAGE_MEM_STATE_DIR"] = str(state_dir)
     return Wiring(sagemem_command(), env)
 
 

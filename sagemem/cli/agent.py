@@ -59,11 +59,20 @@ def search(
     include_archived: Annotated[bool, typer.Option(
         "--include-archived", help="Search archive/ too (results marked archived).")] = False,
     mode: ModeOption = None,
+    transcripts: Annotated[bool, typer.Option(
+        "--transcripts", help="Search this project's past Claude Code sessions instead: "
+                              "cited excerpts, not memories.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Find the memories that answer QUERY, each with its paragraph and line range."""
     from .output_agent import search_json, search_text
 
+    if transcripts:
+        given = [flag for flag, value in (("--type", type_), ("--tag", tag),
+                                          ("--cursor", cursor), ("--batch", batch),
+                                          ("--mode", mode)) if value] + (
+            ["--include-archived"] if include_archived else [])
+        raise typer.Exit(_search_transcripts(ctx.obj, query, limit, given, as_json))
     if type_ and tag:
         raise typer.BadParameter("give --type or --tag, not both", param_hint="--tag")
     scope = memory_type(type_) if type_ else tag
@@ -91,6 +100,27 @@ def search(
             echo(f"more: sagemem search {json.dumps(query, ensure_ascii=False)} "
                  f"--limit {limit}{scoped}{archived} "
                  f"--cursor {response.coverage.next_cursor}", err=True)
+
+
+def _search_transcripts(globals_: Globals, query: str | None, limit: int, given: list[str],
+                        as_json: bool) -> int:
+    """``search --transcripts``: past sessions' cited excerpts; nothing is written."""
+    from ..transcripts.search import search_project
+    from .output_agent import transcripts_json, transcripts_text
+
+    if given:
+        raise typer.BadParameter(f"{given[0]} searches memories; --transcripts takes only "
+                                 "QUERY, --limit and --json", param_hint=given[0])
+    if query is None or not query.strip():
+        raise missing("QUERY", "Give a question to search past sessions for.", "argument")
+    settings = globals_.settings()
+    found = search_project(settings, query, limit=limit, skip_session=settings.session)
+    _notices(found.notices)
+    if as_json:
+        echo_json(transcripts_json(query, found))
+    else:
+        echo_lines(transcripts_text(found))
+    return 0
 
 
 def _search_batch(globals_: Globals, layers: Layers, path: Path, scope: str | None,
@@ -360,6 +390,32 @@ def hook_claude_code(ctx: typer.Context) -> None:
 
     g: Globals = ctx.obj
     raise typer.Exit(run_claude_code_hook(g.memory_dir, g.state_dir))
+
+
+@hook_app.command("gemini")
+def hook_gemini(ctx: typer.Context) -> None:
+    """Gemini CLI hook (BeforeAgent, SessionStart): the hook's JSON on stdin.
+
+    Prints the memory block as hookSpecificOutput.additionalContext, or nothing; always
+    exits 0. Errors go to <state>/logs/hook.log.
+    """
+    from ..hosts.hook import gemini, run_host_hook
+
+    g: Globals = ctx.obj
+    raise typer.Exit(run_host_hook(gemini, g.memory_dir, g.state_dir))
+
+
+@hook_app.command("codex")
+def hook_codex(ctx: typer.Context) -> None:
+    """Codex hook (UserPromptSubmit, SessionStart): the hook's JSON on stdin.
+
+    Prints the memory block as hookSpecificOutput.additionalContext, or nothing; always
+    exits 0. Errors go to <state>/logs/hook.log.
+    """
+    from ..hosts.hook import codex, run_host_hook
+
+    g: Globals = ctx.obj
+    raise typer.Exit(run_host_hook(codex, g.memory_dir, g.state_dir))
 
 
 def _record_seen(globals_: Globals, store: MemoryStore,

@@ -16,6 +16,7 @@ import typer
 from ..config import JSON_VERSION
 from . import base as cli
 from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
+from .progress import progress_bar
 
 if TYPE_CHECKING:  # the library is imported by the commands that use it
     from ..store import MemoryStore
@@ -78,8 +79,9 @@ def dream_run(
         planned = make_plan(store, settings, planner, apply=apply, today=date.today(),
                             env=os.environ)
         planned_plan, cut, checked = planned.plan, planned.cut_short, planned.audit
-    report = run(store, settings, planned_plan, apply=apply, allow_loss=allow_loss,
-                 cut_short=cut, audit_before=checked)
+    with progress_bar() as progress:
+        report = run(store, settings, planned_plan, apply=apply, allow_loss=allow_loss,
+                     cut_short=cut, audit_before=checked, progress=progress)
     _print_run(report.manifest, _shown(ctx, store, report.manifest), as_json)
     if report.status == "report" and not as_json:  # --apply would plan again: offer this
         from ..dream.runs import PLAN_FILE, folder_of

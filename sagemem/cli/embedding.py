@@ -1,11 +1,10 @@
 """The vector side of the agent commands: the ``--mode`` option and ``sagemem index``'s
-embedding pass with its progress bar (files and texts per second)."""
+embedding pass, reporting to the command's progress bar."""
 
 from __future__ import annotations
 
-import sys
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import click
 import typer
@@ -16,7 +15,8 @@ from .base import echo
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
-    from ..search.vector_sync import VectorProgress, VectorReport
+    from ..search.progress import Progress
+    from ..search.vector_sync import VectorReport
     from ..search.vectors import VectorStore
     from ..store import MemoryStore
 
@@ -28,7 +28,6 @@ EvalModeOption = Annotated[str | None, typer.Option(
     "--mode", click_type=click.Choice(MODE_NAMES),
     help="One mode alone (default: hybrid, semantic and lexical side by side; lexical "
          "alone with SAGE_MEM_SEMANTIC=off).")]
-PROGRESS_MIN_FILES = 50  # a small folder embeds before a bar would be read
 
 
 def mode_of(option: str | None) -> Mode | None:
@@ -46,7 +45,8 @@ def semantic_off(store: MemoryStore, option: str | None) -> None:
             "use --mode lexical, or set SAGE_MEM_SEMANTIC=on", param_hint="--mode")
 
 
-def _embed(vectors: VectorStore, store: MemoryStore, progress: VectorProgress) -> VectorReport:
+def _embed(vectors: VectorStore, store: MemoryStore, progress: Progress | None
+           ) -> VectorReport:
     """Sync every vector, rebuilding once a store found damaged; refused (an error, as
     for the lexical index) where the store cannot be written."""
     import sqlite3
@@ -67,40 +67,18 @@ def _embed(vectors: VectorStore, store: MemoryStore, progress: VectorProgress) -
         return sync_vectors(vectors, index, embedder, progress=progress)
 
 
-def embed_all(store: MemoryStore, rebuild: bool) -> str:
-    """Embed every memory whose vectors are not in step; the one-line summary."""
+def embed_all(store: MemoryStore, rebuild: bool, progress: Progress | None = None) -> str:
+    """Embed every memory whose vectors are not in step, reporting to ``progress``; the
+    one-line summary."""
     vectors = store.vector_store()
     if rebuild:
         vectors.drop()
     started = time.monotonic()
-    bar: Any = None
-
-    def progress(done: int, total: int, texts: int) -> None:
-        nonlocal bar
-        if total < PROGRESS_MIN_FILES:
-            return
-        if bar is None:
-            bar = typer.progressbar(length=total, label="embedding", file=sys.stderr,
-                                    item_show_func=lambda _: rate())
-            bar.__enter__()
-        rates[:] = [done, texts]
-        bar.update(done - bar.pos)
-
-    rates = [0, 0]
-
-    def rate() -> str:
-        seconds = max(time.monotonic() - started, 1e-6)
-        return f"{rates[0] / seconds:.0f} files/s, {rates[1] / seconds:.0f} texts/s"
-
     embedder = store.embedder()
     verify = getattr(embedder, "verify", None)
     if verify is not None:
         verify()  # a full pass: hash the embedder's cache first, whatever the size
-    try:
-        report = _embed(vectors, store, progress)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+    report = _embed(vectors, store, progress)
     told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory
     notices = [f"notice: {n}" for n in (*(told or ()), *vectors.notices)]
     vectors.notices.clear()

@@ -17,8 +17,9 @@ from ..config import JSON_VERSION
 from ..errors import IndexUnavailable
 from ..files.plural import counted
 from ..store import MemoryStore
-from .base import JsonOption, app, echo, echo_json, echo_lines, progress_bar
+from .base import JsonOption, app, echo, echo_json, echo_lines
 from .embedding import EvalModeOption, embed_all, mode_of
+from .progress import progress_bar
 
 if TYPE_CHECKING:
     from ..search.hybrid import Mode
@@ -62,13 +63,13 @@ def index(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw it away and rebuild.")] = False,
 ) -> None:
     """Bring the search index up to date (it is a cache under the state directory)."""
-    with ctx.obj.store() as store, progress_bar("indexing") as progress:
+    with ctx.obj.store() as store, progress_bar() as progress:
         search_index = store.search_index()
         report = search_index.rebuild(progress) if rebuild else search_index.refresh(progress)
         notices = list(search_index.notices)
         if search_index.unsaved is not None:  # indexing is a write: it refuses, never degrades
             raise IndexUnavailable(search_index.path, search_index.unsaved)
-        embedded = embed_all(store, rebuild) if store.semantic else None
+        embedded = embed_all(store, rebuild, progress) if store.semantic else None
     _notices(notices)
     echo(f"{counted(report.scanned, 'file')} scanned, {len(report.updated)} indexed, "
                f"{len(report.removed)} removed ({search_index.path})")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # and imported where used: `sagemem search` needs no ledger o
     from ..inject.tasks import Checkpoint
     from ..search.reading import ReadResult
     from ..search.results import SearchResponse, SearchResult
+    from ..transcripts.search import TranscriptSearch
 
 
 def search_json(response: SearchResponse) -> dict[str, Any]:
@@ -257,4 +258,30 @@ def checkpoint_text(checkpoint: Checkpoint) -> list[str]:
         flag = "  (no evidence)" if item.done and not item.evidence else ""
         lines.append(f"{item.line:>5}  [{mark}] {item.text}{flag}")
     lines.extend(f"problem: {problem}" for problem in checkpoint.problems)
+    return lines
+
+
+def transcripts_json(query: str, found: TranscriptSearch) -> dict[str, Any]:
+    """``search --transcripts --json``: each hit with its citation, and what was read."""
+    return {
+        "version": JSON_VERSION,
+        "query": query,
+        "transcripts": [{"citation": hit.citation, **asdict(hit)} for hit in found.hits],
+        "files_searched": found.files_searched,
+        "turns_searched": found.turns_searched,
+        **notices_json(found.notices),
+    }
+
+
+def transcripts_text(found: TranscriptSearch) -> list[str]:
+    """Each hit as ``transcript <session>:<line>  date  role``, then its excerpt; the
+    excerpts are redacted and their control characters already made visible."""
+    lines: list[str] = []
+    for hit in found.hits:
+        lines += [f"{hit.citation}  {hit.date or 'undated'}  {hit.role}", f"    {hit.excerpt}",
+                  ""]
+    if not found.hits:
+        lines.append("No past session matches.")
+    lines.append(f"Searched {counted(found.files_searched, 'transcript')}, "
+                 f"{counted(found.turns_searched, 'turn')}; not saved memories.")
     return lines

@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 from ..files.plural import counted
 from . import base as cli
 from .base import GlobalOption, JsonOption, YesOption, app, echo, echo_json, echo_lines
+from .progress import progress_bar
 
 if TYPE_CHECKING:
     from ..store import MemoryStore
@@ -134,8 +135,9 @@ def _apply(ctx: typer.Context, store: MemoryStore, batch: Batch, *, mode: str = 
     from ..transfer.apply import apply_batch
     from ..transfer.report import report_json, report_text
 
-    report = apply_batch(store, batch, mode=mode, dry_run=dry_run, writer="cli",
-                         snapshot_keep=ctx.obj.settings().snapshot_keep)
+    with progress_bar() as progress:
+        report = apply_batch(store, batch, mode=mode, dry_run=dry_run, writer="cli",
+                             snapshot_keep=ctx.obj.settings().snapshot_keep, progress=progress)
     if as_json:
         echo_json(report_json(report))
     else:

@@ -31,6 +31,7 @@ from ..history import journal
 from ..history.locks import locked_names
 from ..history.manifest import Snapshot, read_copy
 from ..history.snapshots import create_snapshot, rotate_snapshots
+from ..search.progress import Progress, named
 from ..store import MemoryStore
 from . import manifest as manifests
 from . import runs
@@ -77,10 +78,12 @@ def read_texts(store: MemoryStore) -> tuple[dict[str, str], list[str]]:
 def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool = False,
               allow_loss: bool = False, now: datetime | None = None,
               notes: Sequence[str] = (), cut_short: str | None = None,
-              audit_before: AuditReport | None = None) -> RunReport:
+              audit_before: AuditReport | None = None,
+              progress: Progress | None = None) -> RunReport:
     """Report on ``plan`` or, with ``apply``, carry it out (see the module doc).
     ``cut_short``: why the plan itself is incomplete (a truncated planner), said first;
-    ``audit_before``: the folder's audit if the planner just ran it."""
+    ``audit_before``: the folder's audit if the planner just ran it; ``progress``: told
+    of the rollback point's copies (``"snapshot"``) and the operations (``"applying"``)."""
     from .recover import finish_interrupted
 
     store.require_directory()
@@ -110,7 +113,7 @@ def dream_run(store: MemoryStore, settings: Settings, plan: Plan, *, apply: bool
         item["notes"].append("Nothing to apply: the folder is unchanged.")  # in the folder
         return finish_run(store, run, item, in_folder=False)
     with runs.run_lock(store.state_dir):
-        return _apply(store, settings, run, plan, predicted, common)
+        return _apply(store, settings, run, plan, predicted, common, progress)
 
 
 def redacted(plan: Plan) -> Plan:
@@ -180,12 +183,14 @@ def _refused(predicted: Forecast, common: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Plan,
-           predicted: Forecast, common: Mapping[str, Any]) -> RunReport:
+           predicted: Forecast, common: Mapping[str, Any], progress: Progress | None
+           ) -> RunReport:
     journal.require_none_pending(store.state_dir)  # a half-done archive must be finished
-    snapshot = _rollback_point(store, run, plan, common)
+    snapshot = _rollback_point(store, run, plan, common, progress)
     try:
         before, index_before = texts_of(snapshot)
-        outcomes = _apply_all(store, run, predicted, {**before, INDEX_FILE: index_before})
+        outcomes = _apply_all(store, run, predicted, {**before, INDEX_FILE: index_before},
+                              progress)
         item = settle(store, run, outcomes, before, index_before, snapshot.id, common,
                       status="applied")
         _rotate(store, settings.dream_keep_runs, snapshot.id)
@@ -195,7 +200,7 @@ def _apply(store: MemoryStore, settings: Settings, run: runs.RunFolder, plan: Pl
 
 
 def _rollback_point(store: MemoryStore, run: runs.RunFolder, plan: Plan,
-                    common: Mapping[str, Any]) -> Snapshot:
+                    common: Mapping[str, Any], progress: Progress | None) -> Snapshot:
     """The snapshot bound to the run, the run marked ``applying`` before it is taken (a
     kill from then on is recovered: ``recover.py``)."""
     status = {"status": "applying", "snapshot": None, "started": common["started"],
@@ -204,7 +209,8 @@ def _rollback_point(store: MemoryStore, run: runs.RunFolder, plan: Plan,
     runs.write_json(run, runs.STATUS_FILE, status)
     snapshot = create_snapshot(store, kind=SNAPSHOT_KIND, run_id=run.run_id,
                                label=f"before dream run {run.run_id}",
-                               reason=f"rollback point of consolidation run {run.run_id}")
+                               reason=f"rollback point of consolidation run {run.run_id}",
+                               progress=named(progress, "snapshot"))
     runs.write_json(run, runs.STATUS_FILE, {**status, "snapshot": snapshot.id})
     return snapshot
 
@@ -226,11 +232,13 @@ def texts_of(snapshot: Snapshot) -> tuple[dict[str, str], str]:
 
 
 def _apply_all(store: MemoryStore, run: runs.RunFolder, predicted: Forecast,
-               texts: Mapping[str, str]) -> list[Outcome]:
+               texts: Mapping[str, str], progress: Progress | None) -> list[Outcome]:
     """Every operation not refused outright, MEMORY.md's first, archives in batches; each
     applied one appended to the run's progress as it lands."""
     outcomes: list[Outcome] = []
     for group in _groups(sorted(predicted.checks, key=_index_first)):
+        if progress is not None:
+            progress(len(outcomes), len(predicted.checks), "applying")
         if group[0].final:
             outcomes += [check.outcome for check in group]
             continue
@@ -242,7 +250,10 @@ def _apply_all(store: MemoryStore, run: runs.RunFolder, predicted: Forecast,
             if outcome.status == "applied":
                 runs.append_progress(run, outcome.to_json())
         outcomes += done
+    if progress is not None:
+        progress(len(outcomes), len(predicted.checks), "applying")
     return sorted(outcomes, key=lambda o: o.number)
+
 
 
 def _groups(checks: Sequence[Check]) -> list[list[Check]]:

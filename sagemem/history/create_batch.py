@@ -30,6 +30,7 @@ from ..files.atomic import create_files, remove_quietly, remove_temp_files
 from ..files.memory import Memory
 from ..files.paths import INDEX_FILE, MAX_INDEX_BYTES, check_new_name, name_key, with_suffix
 from ..files.plural import counted
+from ..search.progress import Progress
 from ..store import MemoryStore
 from ..writes import changelog
 from ..writes.caps import body_bytes, check_body, count_memories, refuse_if_full
@@ -71,14 +72,18 @@ class CreateManyReport:
     refused: tuple[Refused, ...]
     warnings: tuple[str, ...] = ()
 
+PROGRESS_EVERY = 100  # items between two progress reports: a bar moves, the loop does not wait
+
 
 def create_many(store: MemoryStore, items: Sequence[tuple[str, str]], *,
-                writer: str = "library", reason: str | None = None) -> CreateManyReport:
+                writer: str = "library", reason: str | None = None,
+                progress: Progress | None = None) -> CreateManyReport:
     """Create a new memory of each ``(file, text)`` that can be, under one store lock,
     each item refused alone as ``store.write(file, text, None)`` would refuse it (the
     refusal of a taken name or of merge markers recorded as a conflict first). Raises
     only before anything is written: ``UnfinishedOperation`` while the journal holds an
-    intent (``sagemem recover``), or a folder that cannot be listed."""
+    intent (``sagemem recover``), or a folder that cannot be listed. ``progress`` is
+    told of the items checked and written (``"importing"``)."""
     if writer not in WRITERS:
         raise ValueError(f"writer must be one of {', '.join(WRITERS)}")
     from ..writes.redact import redact_reason
@@ -89,8 +94,10 @@ def create_many(store: MemoryStore, items: Sequence[tuple[str, str]], *,
     with store.locked():
         journal.require_none_pending(store.state_dir)
         run.look()
-        for item in given:
+        for done, item in enumerate(given, 1):
             run.add(item)
+            if progress is not None and (done % PROGRESS_EVERY == 0 or done == len(given)):
+                progress(done, len(given), "importing")
         run.flush()
     if run.created:
         store.notice_change()

@@ -1,4 +1,5 @@
-"""What the model is handed before it answers (uses ``search``, ``history``, ``store``…).
+"""What the model is handed before it answers (uses ``search``, ``transcripts``,
+``history``, ``store``…).
 
 - ``block``: ``inject`` — the memory block for one question, within budgets; ``Injection``.
 - ``card``: ``status_card`` — the few lines saying what was left out and how to find it.

@@ -16,8 +16,10 @@ its reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from ..config import Settings
@@ -30,6 +32,7 @@ from ..search.gate import injectable
 from ..search.results import SearchResult
 from ..search.text import paragraphs
 from ..store import MemoryStore
+from ..transcripts.locate import transcript_folders
 from ..writes.conflicts import unreadable_records
 from ..writes.contradictions import disputed_pairs
 from .card import MAX_CARD_BYTES, status_card
@@ -37,6 +40,9 @@ from .card import asks_about_history as asks_about_history
 from .session import Budget, SessionState, load_session, save_session, signature
 
 TRUNCATED = "…(truncated)"
+MAX_RECALLED = 2
+"""Transcript excerpts a block quotes at most (docs/transcripts.md): a clue to where the
+answer was said, not a second memory search; two stay under a tenth of the hook's cap."""
 BELOW_GATE = "below_gate"  # found by search, kept out by the relevance gate
 OPEN, CLOSE = "<sagemem-memory>", "</sagemem-memory>"
 DISCIPLINE = """\
@@ -129,10 +135,13 @@ def is_explicit_request(question: str) -> bool:
 
 def inject(layers: Layers | MemoryStore, question: str, session_id: str, settings: Settings,
            *, now: datetime | None = None, max_text_chars: int | None = None,
-           persist: bool = True, deadline: float | None = None) -> Injection:
+           persist: bool = True, deadline: float | None = None,
+           transcripts: Sequence[Path] | None = None) -> Injection:
     """Compose the block for ``question`` in session ``session_id``, and remember it;
     past ``deadline`` (``time.monotonic()``, the hook's budget) from what is indexed. A
-    bare store is the project layer alone."""
+    bare store is the project layer alone. When no memory answers a question about the
+    past, the Claude Code transcripts in ``transcripts`` (None: this project's, as the
+    settings allow) may be quoted, marked as such — never as an injected memory."""
     layers = layers if isinstance(layers, Layers) else Layers(layers)
     store = layers.project
     now = now or datetime.now(timezone.utc)
@@ -152,6 +161,9 @@ def inject(layers: Layers | MemoryStore, question: str, session_id: str, setting
     # Only a search that ran and found nothing may say "nothing matched": a repeat runs
     # none, and once told the user so right after its memories had been injected.
     unmatched = searched and not any(item.reason == "match" for item in plan.items)
+    if unmatched and settings.transcripts and asks_about_history(question):
+        _recall(question, session_id, plan, deadline,
+                transcript_folders(settings) if transcripts is None else transcripts)
     card = status_card(question, candidates, plan.state, plan.budget.card_reserve, more=more,
                        has_task=handle is not None, unmatched=unmatched,
                        contradictions=len(plan.contradictions))
@@ -295,6 +307,35 @@ def _place(candidates: list[_Candidate], plan: _Plan, settings: Settings, now: d
         plan.items.append(InjectedItem(candidate.file, candidate.start_line,
                                        candidate.end_line, candidate.reason, len(block),
                                        candidate.layer))
+
+
+def _recall(question: str, session_id: str, plan: _Plan, deadline: float | None,
+            folders: Sequence[Path]) -> None:
+    """At most ``MAX_RECALLED`` excerpts of past sessions that answer ``question``, each
+    marked as a transcript and not a memory, within the pool and the text cap; counted
+    as bytes spent, never as an item (no memory was injected)."""
+    if not folders:
+        return
+    from ..transcripts.excerpt import quoted
+    from ..transcripts.search import search_transcripts
+
+    try:
+        found = search_transcripts(question, folders, limit=MAX_RECALLED, deadline=deadline,
+                                   skip_session=session_id)
+    except (OSError, ValueError) as exc:  # a quote is a bonus: it never costs the block
+        plan.notices.append(f"transcripts not searched ({type(exc).__name__}: {exc})")
+        return
+    plan.notices += found.notices
+    for hit in found.hits:
+        block = "\n".join(inert(line) for line in quoted(hit.citation, hit.date, hit.role,
+                                                        hit.excerpt))
+        size = len(block.encode("utf-8"))
+        if plan.state.body_used + plan.body_bytes + size > plan.budget.body_pool or (
+                plan.text_cap is not None and len(_render(plan, None, None)) + len(block)
+                + MAX_CARD_BYTES + 2 > plan.text_cap):
+            return
+        plan.blocks.append(block)
+        plan.body_bytes += size
 
 
 def _why_not(candidate: _Candidate, block: str, plan: _Plan, placed: int,

@@ -162,6 +162,29 @@ class DreamOutcome:
     report: str
 
 
+@dataclass(frozen=True)
+class TranscriptExcerpt:
+    """One past session's turn that answers: its citation (``transcript <session>:<line>``),
+    date, who said it (``user`` or ``assistant``) and a redacted excerpt."""
+
+    citation: str
+    session: str
+    line: int
+    date: str
+    role: str
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class TranscriptOutcome:
+    """``search_transcripts``: the excerpts, how much was searched, and its notices."""
+
+    excerpts: tuple[TranscriptExcerpt, ...]
+    files_searched: int
+    turns_searched: int
+    notices: tuple[str, ...] = ()
+
+
 # -- the text the model reads ---------------------------------------------------------------
 
 def search_text(response: SearchResponse) -> str:
@@ -186,6 +209,21 @@ def search_text(response: SearchResponse) -> str:
     if coverage.next_cursor:
         lines.append(f"More: call search_memory again with cursor={coverage.next_cursor!r}.")
     lines += [f"Notice: {visible(n)}" for n in response.notices]
+    return "\n".join(lines)
+
+
+def transcripts_text(outcome: TranscriptOutcome) -> str:
+    """Each excerpt under its citation, then what they are: words from past sessions,
+    not saved memories (the excerpts are redacted and made visible already)."""
+    lines: list[str] = []
+    for e in outcome.excerpts:
+        lines += [f"{e.citation} ({e.date or 'undated'}, {e.role})", f'    "{e.excerpt}"', ""]
+    if not outcome.excerpts:
+        lines.append("No past session matches.")
+    lines.append(f"Searched {outcome.files_searched} transcripts, {outcome.turns_searched} "
+                 "turns. These are past sessions' words, not saved memories: check them "
+                 "against the code; to keep a decision, save it with create_memory.")
+    lines += [f"Notice: {visible(n)}" for n in outcome.notices]
     return "\n".join(lines)
 
 

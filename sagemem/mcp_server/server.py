@@ -59,6 +59,7 @@ INSTRUCTIONS = (
 
 RENDER: Mapping[str, Callable[[Any], str]] = {
     "search_memory": outputs.search_text, "read_memory": outputs.read_text,
+    "search_transcripts": outputs.transcripts_text,
     "write_memory": outputs.write_text, "set_memory_fields": outputs.write_text,
     "create_memory": outputs.write_text, "archive_memory": outputs.archive_text,
     "list_memories": outputs.list_text, "list_conflicts": outputs.conflicts_text,

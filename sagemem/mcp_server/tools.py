@@ -24,6 +24,7 @@ from ..errors import (
     InvalidArgument,
     MemoryNotFound,
     SagememError,
+    TranscriptsOff,
     WriteRefused,
 )
 from ..files.fields import set_warnings
@@ -36,6 +37,7 @@ from ..history.ledger import record_if_possible
 from ..layers import GLOBAL, Layers
 from ..search.results import SearchResponse
 from ..store import MemoryStore
+from ..transcripts.search import search_project
 from ..writes.conflicts import list_conflicts
 from .answers import (
     conflict_entry,
@@ -57,6 +59,8 @@ from .outputs import (
     ConflictList,
     MemoryList,
     ReadOutcome,
+    TranscriptExcerpt,
+    TranscriptOutcome,
     UseOutcome,
     WriteOutcome,
 )
@@ -121,6 +125,30 @@ class MemoryTools(ConsolidationTools):
                                              deadline=time.monotonic() + SEARCH_BUDGET_S)
         warnings = self.served.searched(response.results)
         return dataclasses.replace(response, notices=(*response.notices, *warnings))
+
+    @hints(read_only=True, idempotent=True)
+    def search_transcripts(
+        self,
+        query: Annotated[str, Field(description="The question or topic, in any language.")],
+        limit: Annotated[int, Field(ge=1, le=10, description="Excerpts at most.")] = 3,
+    ) -> TranscriptOutcome:
+        """Search this project's past Claude Code sessions (their transcripts: what the
+        user and the assistant said, never tool output) when search_memory found nothing
+        for something discussed before. Returns short redacted excerpts, each cited as
+        transcript <session>:<line> with its date. They are not memories: check them
+        against the code before acting, and if one holds a decision worth keeping, save
+        it with create_memory. Nothing is written."""
+        if not query.strip():
+            raise InvalidArgument("query", "it is empty; ask a question or name a topic")
+        settings = self.served.settings
+        if settings is None:  # a bare store was served: no Claude Code folder is known
+            raise TranscriptsOff()
+        found = search_project(settings, query, limit=limit, skip_session=settings.session,
+                               deadline=time.monotonic() + SEARCH_BUDGET_S)
+        return TranscriptOutcome(tuple(TranscriptExcerpt(h.citation, h.session, h.line,
+                                                         h.date, h.role, h.excerpt)
+                                       for h in found.hits),
+                                 found.files_searched, found.turns_searched, found.notices)
 
     @hints(read_only=True, idempotent=True)
     def read_memory(
@@ -397,9 +425,9 @@ class MemoryTools(ConsolidationTools):
         return [getattr(self, name) for name in TOOL_NAMES]
 
 
-TOOL_NAMES = ("search_memory", "read_memory", "write_memory", "set_memory_fields",
-              "create_memory", "archive_memory", "list_memories", "list_conflicts",
-              "record_use", "audit", "dream_plan", "dream_apply")
+TOOL_NAMES = ("search_memory", "search_transcripts", "read_memory", "write_memory",
+              "set_memory_fields", "create_memory", "archive_memory", "list_memories",
+              "list_conflicts", "record_use", "audit", "dream_plan", "dream_apply")
 
 
 def _now() -> datetime:

@@ -12,7 +12,8 @@
 - ``schema``: the index's tables; ``degraded``: searching when the state directory
   cannot be written; ``gate``: does a question concern the memories at all, measured
   against ``background``'s generic questions; ``superseded``: a replaced memory never
-  ranks above its replacement.
+  ranks above its replacement; ``progress``: ``Progress``, the callback long work
+  (indexing, embedding, importing, consolidating) reports to.
 
 Works on a ``MemoryFolder``; never writes a memory.
 """

@@ -28,15 +28,16 @@ from typing import Any
 from ..errors import IndexUnavailable
 from ..files.folder import MemoryFolder
 from .degraded import cannot_write, in_memory, is_busy, open_read_only, waiting_until
+from .progress import Progress as Progress
 from .schema import create_schema, transaction
 from .scoring import Stats, sum_stats
-from .sync import Progress as Progress
 from .sync import apply_changes, listing_digest, restat, stat_pass
 from .watch import DirectoryWatcher
 
-INDEX_VERSION = "8"
+INDEX_VERSION = "9"
 """Bump when the schema, the tokeniser or the summary fields kept per file change (8:
-``valid_at``): an index of another version is rebuilt."""
+``valid_at``; 9: ``pterms`` keyed by term, no rowid, no second index): an index of
+another version is rebuilt."""
 INDEX_DIR = "index"
 CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: only these mean damage
 BUSY_TIMEOUT_SECONDS = 300  # a cold build of 10,000 memories by another process takes ~30 s
@@ -181,6 +182,9 @@ class SearchIndex:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
                                    check_same_thread=False)
             conn.execute("PRAGMA trusted_schema = OFF")
+            # before the first write creates the file (no effect on an existing one): lets a
+            # bulk build give its loading pages back (schema.release_free_pages)
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.OperationalError as exc:

@@ -16,12 +16,15 @@ import json
 import os
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from itertools import count, repeat
 from typing import Any
 
 from ..files.memory import Memory
 from .text import paragraphs, tokens
 
+US = "\x1f"
+"""Joins a file's body terms in its ``files`` row (no token holds a control character)."""
 SUMMARY_WEIGHTS = {"description": 1.0, "name": 1.0, "aliases": 2.0, "file": 0.5, "tags": 0.5}
 
 
@@ -33,18 +36,18 @@ class Batch:
         self.files: list[tuple[Any, ...]] = []
         self.sterms: list[tuple[int, str, int, float]] = []
         self.paras: list[tuple[int, int, int, int, int, bool]] = []
-        self.pterms: list[tuple[int, str, int, int, int]] = []
+        self.pterms: list[tuple[int, int, str]] = []  # a paragraph's term counts, as JSON
         self.sdf: Counter[str] = Counter()
         self.pdf: Counter[str] = Counter()
         self.fdf: Counter[str] = Counter()
         self.next_file = _next_id(conn, "files", "id")
         self.next_para = _next_id(conn, "paras", "id")
         self.first_sterm = _next_id(conn, "sterms", "rowid")
-        self.first_pterm = _next_id(conn, "pterms", "rowid")
 
     def add_unreadable(self, name: str, st: os.stat_result, error: str) -> None:
         """A file that cannot be read is remembered with its error, no tokens."""
-        self._file(name, st, None, {"error": error}, 0.0, 0, self._ranges(), self._ranges())
+        self._file(name, st, None, {"error": error}, 0.0, 0, self._ranges(), self._ranges(),
+                   ())
 
     def add(self, name: str, st: os.stat_result, memory: Memory) -> None:
         summary = summary_terms(memory)
@@ -57,68 +60,72 @@ class Batch:
             length = sum(counts.values())
             self.paras.append((para_id, file_id, para.start_line, para.end_line, length,
                                _asks(para.text)))
-            self.pterms.extend(zip(count(self.first_pterm + len(self.pterms)), counts.keys(),
-                                   repeat(file_id), repeat(para_id),
-                                   counts.values()))  # tuples made in C, not a genexpr
+            if counts:  # one row per paragraph: binding 1.8 million postings cost twice this
+                self.pterms.append((file_id, para_id, json.dumps(counts)))
             p_counts.update(counts.keys())
             body_length += length
         self.sterms.extend(zip(count(self.first_sterm + len(self.sterms)), summary.keys(),
                                repeat(file_id), summary.values()))
         after = self._ranges()
         self._file(name, st, memory.revision, file_info(memory), sum(summary.values()),
-                   body_length, before, after)
+                   body_length, before, after, p_counts.keys())
         self.sdf.update(summary.keys())
         self.pdf.update(p_counts)
         self.fdf.update(summary.keys() | p_counts.keys())
 
-    def _ranges(self) -> tuple[int, int, int]:
-        """The next rowid of paras, sterms and pterms."""
-        return (self.next_para, self.first_sterm + len(self.sterms),
-                self.first_pterm + len(self.pterms))
+    def _ranges(self) -> tuple[int, int]:
+        """The next rowid of paras and sterms."""
+        return self.next_para, self.first_sterm + len(self.sterms)
 
     def _file(self, name: str, st: os.stat_result, revision: str | None,
-              info: dict[str, Any], slen: float, blen: int, first: tuple[int, int, int],
-              end: tuple[int, int, int]) -> None:
-        """The file's row, with the [first, end) rowids of its rows in paras, sterms and
-        pterms (an unreadable file's are empty)."""
+              info: dict[str, Any], slen: float, blen: int, first: tuple[int, int],
+              end: tuple[int, int], body_terms: Iterable[str]) -> None:
+        """The file's row, with the [first, end) rowids of its rows in paras and sterms and
+        the terms that key its rows in pterms (an unreadable file's are empty)."""
         self.files.append((self.next_file, name, st.st_mtime_ns, st.st_size, st.st_ino,
                            revision, json.dumps(info, ensure_ascii=False), slen, blen,
-                           first[0], end[0], first[1], end[1], first[2], end[2]))
+                           first[0], end[0], first[1], end[1], US.join(body_terms)))
         self.next_file += 1
 
     def flush(self) -> None:
         """Write everything gathered (inside the caller's transaction)."""
         conn = self.conn
-        conn.executemany(f"INSERT INTO files VALUES ({', '.join('?' * 15)})", self.files)
+        conn.executemany(f"INSERT INTO files VALUES ({', '.join('?' * 14)})", self.files)
         # rowids given: exactly the ranges the files rows recorded
         conn.executemany("INSERT INTO sterms (rowid, term, file_id, tf) VALUES (?, ?, ?, ?)",
                          self.sterms)
         conn.executemany("INSERT INTO paras VALUES (?, ?, ?, ?, ?, ?)", self.paras)
-        conn.executemany("INSERT INTO pterms (rowid, term, file_id, para_id, tf) "
-                         "VALUES (?, ?, ?, ?, ?)", self.pterms)
+        # appended in any order; schema.merge_loaded moves them into pterms sorted
+        conn.executemany("INSERT INTO pterms_load VALUES (?, ?, ?)", self.pterms)
         count_terms(conn, ((t, self.sdf[t], self.pdf[t], self.fdf[t]) for t in self.fdf))
 
 
 def forget(conn: sqlite3.Connection, name: str) -> None:
     """Remove one file's rows and take its terms out of the document frequencies. Its
-    rows are found by the id ranges its ``files`` row keeps, so the term tables need no
-    index by file (one fewer B-tree to build and to keep in order)."""
-    row = conn.execute("SELECT id, para_first, para_end, sterm_first, sterm_end, pterm_first, "
-                       "pterm_end FROM files WHERE name = ?", (name,)).fetchone()
+    rows are found by the id ranges and the body terms its ``files`` row keeps, so no
+    term table needs an index by file (one fewer B-tree to build and to keep in order)."""
+    row = conn.execute("SELECT id, para_first, para_end, sterm_first, sterm_end, body_terms "
+                       "FROM files WHERE name = ?", (name,)).fetchone()
     if row is None:
         return
-    file_id, para_first, para_end, sterm_first, sterm_end, pterm_first, pterm_end = row
+    file_id, para_first, para_end, sterm_first, sterm_end, body_terms = row
     s_terms = {t for (t,) in conn.execute(
         "SELECT term FROM sterms WHERE rowid >= ? AND rowid < ?", (sterm_first, sterm_end))}
-    p_counts = Counter(t for (t,) in conn.execute(
-        "SELECT term FROM pterms WHERE rowid >= ? AND rowid < ?", (pterm_first, pterm_end)))
+    keys = [(t, file_id) for t in body_terms.split(US) if t]
+    p_counts = {t: _paragraphs_holding(conn, t, file_id) for t, _ in keys}
     count_terms(conn, ((t, -(t in s_terms), -p_counts.get(t, 0), -1)
                        for t in s_terms | p_counts.keys()))
+    conn.executemany("DELETE FROM pterms WHERE term = ? AND file_id = ?", keys)
     for table, first, end in (("sterms", sterm_first, sterm_end),
-                              ("pterms", pterm_first, pterm_end),
                               ("paras", para_first, para_end)):
         conn.execute(f"DELETE FROM {table} WHERE rowid >= ? AND rowid < ?", (first, end))
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+def _paragraphs_holding(conn: sqlite3.Connection, term: str, file_id: int) -> int:
+    """How many of the file's paragraphs hold ``term`` (a range of the pterms key)."""
+    return int(conn.execute("SELECT COUNT(*) FROM pterms WHERE term = ? AND file_id = ?",
+                            (term, file_id)).fetchone()[0])
 
 
 def count_terms(conn: sqlite3.Connection, rows: Any) -> None:

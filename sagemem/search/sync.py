@@ -10,18 +10,23 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import asdict
 
 from ..errors import IndexUnavailable, SagememError
 from ..files.folder import MemoryFolder
 from ..files.paths import name_key
+from .progress import Progress
 from .rows import Batch, forget
-from .schema import create_lookups, drop_lookups, missing_lookups, transaction
+from .schema import (
+    create_lookups,
+    drop_lookups,
+    loaded_waiting,
+    merge_loaded,
+    missing_lookups,
+    release_free_pages,
+    transaction,
+)
 from .scoring import sum_stats
-
-Progress = Callable[[int, int], None]
-"""Called with (done, total) while many files are (re)indexed."""
 
 
 def stat_pass(store: MemoryFolder, archived: bool) -> dict[str, tuple[int, int, int]]:
@@ -114,18 +119,20 @@ def apply_changes(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
         removed = [n for n in known if n not in on_disk]
         conn.execute("DELETE FROM meta WHERE key IN ('digest', 'stats')")
         create_lookups(conn)  # a bulk load killed before its end left them out
+        merge_loaded(conn)  # ... and its postings waiting to be sorted in
         for name in removed:
             forget(conn, name)
     todo = sorted((n for n, st in on_disk.items() if known.get(n) != st),
                   key=lambda n: (-on_disk[n][0], n))  # a stopped build kept the recent ones
     changed = [n for n in todo if n in known]  # re-read while the lookups find their rows
     todo = changed + [n for n in todo if n not in known]
-    done = 0
+    done, bulk = 0, False
     try:
         while done < len(todo) and (not done or deadline is None or time.monotonic() < deadline):
-            if deadline is None and done == len(changed) and len(todo) - done >= BULK_FILES:
-                _start_bulk(conn)
-            done = _batch(conn, store, archived, on_disk, todo, done, progress, deadline)
+            if (deadline is None and not bulk and done == len(changed)
+                    and len(todo) - done >= BULK_FILES):
+                bulk = _start_bulk(conn)
+            done = _batch(conn, store, archived, on_disk, todo, done, progress, deadline, bulk)
     except BaseException:
         with contextlib.suppress(sqlite3.Error):  # the next sync creates them first
             _end_bulk(conn)
@@ -139,7 +146,7 @@ def apply_changes(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
     return todo[:done], removed, len(todo) - done
 
 
-def _start_bulk(conn: sqlite3.Connection) -> None:
+def _start_bulk(conn: sqlite3.Connection) -> bool:
     """Drop the term indexes for a load of many new files — only in a sync without a
     deadline (``sagemem index``, a first query): creating them again at 10,000 files
     takes about a second, which the hook's budget does not have. ``synchronous = OFF``
@@ -148,39 +155,61 @@ def _start_bulk(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         drop_lookups(conn)
     conn.execute("PRAGMA synchronous = OFF")
+    return True
 
 
 def _end_bulk(conn: sqlite3.Connection) -> None:
-    """Create the term indexes again, whether the load ended or failed."""
-    conn.execute("PRAGMA synchronous = NORMAL")
-    if missing_lookups(conn):
+    """Sort the loaded postings in and create the term indexes again, whether the load
+    ended or failed."""
+    if loaded_waiting(conn) or missing_lookups(conn):
         with transaction(conn):
+            merge_loaded(conn)
             create_lookups(conn)
+        release_free_pages(conn)
+    conn.execute("PRAGMA synchronous = NORMAL")
 
 
 def _batch(conn: sqlite3.Connection, store: MemoryFolder, archived: bool,
            on_disk: dict[str, tuple[int, int, int]], todo: list[str], done: int,
-           progress: Progress | None, deadline: float | None) -> int:
+           progress: Progress | None, deadline: float | None, bulk: bool) -> int:
     """Index ``todo[done:]`` in one transaction until the batch or the deadline is over;
-    returns the new ``done``."""
+    returns the new ``done``. Outside a bulk load its postings are sorted into place in
+    the same transaction."""
     stop = time.monotonic() + BATCH_SECONDS
     if deadline is not None:
         stop = min(stop, deadline)
     with transaction(conn):
         batch = Batch(conn)
-        for name in todo[done:done + BATCH_FILES]:
-            row = conn.execute("SELECT mtime_ns, size, inode FROM files WHERE name = ?",
-                               (name,)).fetchone()
-            if row is None or tuple(row) != on_disk[name]:  # not done meanwhile by another
-                forget(conn, name)
+        names = todo[done:done + BATCH_FILES]
+        indexed = _indexed_stats(conn, names)
+        for name in names:
+            if indexed.get(name) != on_disk[name]:  # not done meanwhile by another
+                if name in indexed:
+                    forget(conn, name)
                 _add(batch, store, archived, name)
             done += 1
             if progress and (done % 200 == 0 or done == len(todo)):
-                progress(done, len(todo))
+                progress(done, len(todo), "indexing")
             if time.monotonic() >= stop:
                 break
         batch.flush()
+        if not bulk:
+            merge_loaded(conn)
     return done
+
+
+def _indexed_stats(conn: sqlite3.Connection, names: list[str]
+                   ) -> dict[str, tuple[int, int, int]]:
+    """The (mtime_ns, size, inode) indexed for those of ``names`` the index holds: one
+    query a batch (inside its transaction, so no other process changes them meanwhile),
+    not two a file."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for i in range(0, len(names), 500):
+        chunk = names[i:i + 500]
+        found.update((n, (m, s, ino)) for n, m, s, ino in conn.execute(
+            "SELECT name, mtime_ns, size, inode FROM files WHERE name IN "
+            f"({', '.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def _add(batch: Batch, store: MemoryFolder, archived: bool, name: str) -> None:

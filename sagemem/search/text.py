@@ -52,16 +52,30 @@ def fold(word: str) -> str:
     return word
 
 
+UNITS_KEPT = 100_000
+"""How many words' units ``tokens`` keeps once worked out. A cold build of 10,000
+memories meets ~1 million words but far fewer distinct ones, and lower-casing, splitting
+and folding each again was half of tokenising; the bound keeps hostile text (every word
+new) to a few megabytes — past it, words are worked out afresh, as before."""
+_UNITS: dict[str, list[str]] = {}
+
+
 def tokens(text: str) -> list[str]:
     """The search tokens of ``text``, in order, repeats kept (term frequency counts)."""
     out: list[str] = []
+    known = _UNITS
     # NFKC: full-width letters and digits from a Chinese input method (８０８０) are ASCII
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
-        cjk = match.group("cjk")
+        cjk, word = match.group("cjk", "word")
         if cjk is not None:
             out.extend(cjk_units(cjk))
-        else:
-            out.extend(word_units(match.group("word").lower()))
+            continue
+        units = known.get(word)
+        if units is None:
+            units = word_units(word.lower())
+            if len(known) < UNITS_KEPT:
+                known[word] = units  # never handed out: ``extend`` copies it
+        out.extend(units)
     return out
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..embed.embedder import Embedder
 from ..errors import SagememError
 from ..files.memory import Memory
 from .index import SearchIndex
+from .progress import Progress
 from .text import paragraphs
 from .vectors import Item, VectorStore
 
@@ -45,10 +45,6 @@ PREFIX_PARAGRAPHS = False
 """Embed a paragraph after its memory's name and heading? Measured on starter with
 use-m3, semantic recall@5 is 0.917 with the prefix and 0.945 without (mrr 0.829 / 0.850):
 the name pulls every paragraph of a note towards the same point, so it is off."""
-
-VectorProgress = Callable[[int, int, int], None]
-"""Called with (files done, files to do, texts embedded) during a long sync."""
-
 
 @dataclass(frozen=True)
 class VectorReport:
@@ -99,7 +95,7 @@ def out_of_step(vectors: VectorStore, wanted: dict[str, tuple[int, str]]
 
 
 def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *,
-                 deadline: float | None = None, progress: VectorProgress | None = None
+                 deadline: float | None = None, progress: Progress | None = None
                  ) -> VectorReport:
     """Embed what changed until ``deadline`` (``time.monotonic()``), batch by batch. A
     process that brought the vectors in step with the lexical index as it is now skips the
@@ -135,9 +131,11 @@ def sync_vectors(vectors: VectorStore, index: SearchIndex, embedder: Embedder, *
             embedded += _flush(vectors, embedder, texts, pending, gone, deadline, left)
             pending, texts, gone = {}, {}, []
             if progress:
-                progress(done, len(todo), embedded)
+                progress(done, len(todo), "embedding")
     if pending or gone:
         embedded += _flush(vectors, embedder, texts, pending, gone, deadline, left)
+    if progress and done == len(todo) and todo:  # an unreadable last file flushed nothing
+        progress(done, done, "embedding")
     behind = frozenset([*todo[done:], *unread, *left])
     # Not while a memory is half embedded: its rows belong to no memory yet, and
     # compacting them away would start it over at every query (a 600-paragraph memory

@@ -32,6 +32,7 @@ from ..history.archive_batch import ArchiveItem, archive_many
 from ..history.create_batch import create_many
 from ..history.locks import lock_memory, locked_names
 from ..history.snapshots import create_snapshot
+from ..search.progress import Progress, named
 from ..store import MemoryStore
 from ..writes import conflicts
 from ..writes.resolve import resolve_applied
@@ -47,14 +48,16 @@ if TYPE_CHECKING:
 
 def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
                 dry_run: bool = False, writer: str = "library", snapshot_keep: int = 20,
-                now: datetime | None = None) -> ImportReport:
+                now: datetime | None = None, progress: Progress | None = None
+                ) -> ImportReport:
     """Import ``batch`` into ``store``: ``merge`` (the default) creates what is new and
     records a conflict for every name that holds another text here; ``replace`` also
     overwrites those and archives the live memories the batch does not name. With
     ``dry_run`` the report says what would happen and nothing is written. A memory
     folder that does not exist yet is created first, as ``sagemem init`` creates it
     (a newcomer's first command in a new project may be an import); a dry run only
-    says it would be."""
+    says it would be. ``progress`` is told of the rollback point's copies
+    (``"snapshot"``) and the new memories (``"importing"``)."""
     plan = plan_import(store, batch, mode)
     new_folder = not os.path.lexists(store.directory)
     if dry_run:
@@ -69,8 +72,9 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     snapshot = None
     if writes or copy_index:
         snapshot = create_snapshot(store, kind="auto", keep=snapshot_keep, now=now,
-                                   label=f"before import from {batch.source}").id
-    run = _Run(store, batch.source, writer, now)
+                                   label=f"before import from {batch.source}",
+                                   progress=named(progress, "snapshot")).id
+    run = _Run(store, batch.source, writer, now, progress)
     if new_folder:
         run.notes.append(f"created the memory folder {store.directory} (as sagemem init "
                          "does) and its state directory")
@@ -83,6 +87,7 @@ def apply_batch(store: MemoryStore, batch: Batch, *, mode: str = "merge",
     if copy_index:
         run.copy_index(batch.index or "", plan.skipped)
     return run.report(plan, snapshot)
+
 
 
 def _preview(plan: Plan, new_folder: Path | None) -> ImportReport:
@@ -117,8 +122,9 @@ class _Run:
     """One import being applied: each step's outcome, gathered for the report."""
 
     def __init__(self, store: MemoryStore, source: str, writer: str,
-                 now: datetime | None) -> None:
+                 now: datetime | None, progress: Progress | None = None) -> None:
         self.store, self.source, self.writer, self.now = store, source, writer, now
+        self.progress = progress
         self.done: dict[str, list[Placed]] = {a: [] for a in
                                               ("create", "unchanged", "conflict", "overwrite")}
         self.archived: list[str] = []
@@ -134,7 +140,8 @@ class _Run:
         if not steps:
             return
         report = create_many(self.store, [(s.file, s.text) for s in steps],
-                             writer=self._writer(), reason=f"import from {self.source}")
+                             writer=self._writer(), reason=f"import from {self.source}",
+                             progress=self.progress)
         for refused in report.refused:
             self.skipped.append(Skipped(steps[refused.index].item.origin, str(refused.error)))
         created = [(steps[c.index], c.redacted) for c in report.created]

@@ -20,6 +20,10 @@ environment; the untimed first round writes the ``.pyc`` files), as after a ``pi
 install``: with it set, an editable checkout compiles every sagemem module from source
 on every start (~30 ms more per command here).
 
+The list and config rows go through the launcher's fast paths (``sagemem/launch.py``),
+as the console script does; ``hook, no typer`` is the hook run as a client that finds no
+server runs it (``run_claude_code_hook``, no typer).
+
 Each command row names its floor and the issue's target ratio. Rows whose command this
 checkout lacks (``--mode`` before the vector slice, numpy not installed) say so.
 """
@@ -70,6 +74,10 @@ for path in Path(sys.argv[1]).glob("*.md"):
     counts = Counter(tokens(memory.description + "\\n" + memory.body))
     scores[path.name] = sum(counts[t] for t in wanted)
 """
+
+# the hook as a client that finds no server runs it: the library call, no typer
+HOOK_DIRECT = ("import sys; from sagemem.claude_code.hook import run_claude_code_hook; "
+               "sys.exit(run_claude_code_hook())")
 
 MATRIX_ROWS, MATRIX_DIM = 50_000, 512  # the issue's scale: 10k memories x 5 paragraphs
 
@@ -165,6 +173,8 @@ def rows_for(root: Path, size: int, small: int) -> tuple[list[Row], list[str]]:
         Row(f"sagemem inject ({small:,})", [*sm, "inject", queries[3]], "python -c pass",
             "<= 0.3 s", env=env, fresh_session=True),
         Row(f"hook claude-code ({small:,})", [*sm, "hook", "claude-code"], "python -c pass",
+            "<= 0.3 s", env=env, stdin=_payload(queries[3]), fresh_session=True),
+        Row(f"hook, no typer ({small:,})", [py, "-c", HOOK_DIRECT], "python -c pass",
             "<= 0.3 s", env=env, stdin=_payload(queries[3]), fresh_session=True),
     ]
     return rows, notes

@@ -30,7 +30,10 @@ class Call:
 
 FastPath = Callable[[Call], "int | None"]
 
-FAST_PATHS: dict[tuple[str, ...], str] = {}
+FAST_PATHS: dict[tuple[str, ...], str] = {
+    ("list",): ".cli.fast:list_memories",
+    ("config",): ".cli.fast:show_config",
+}
 """An argv prefix (after the global options) and the ``module:function`` answering it:
 the function gets the ``Call`` and returns an exit code, or ``None`` to decline."""
 

@@ -96,12 +96,16 @@ def test_an_error_line_shows_a_control_character_as_text(
 
 
 def test_every_command_prints_through_the_one_neutralising_echo() -> None:
+    """base.py's echo, and the typer-free fast paths' one printer, which neutralises
+    exactly as echo does (tests/test_fast_paths.py compares their bytes)."""
     cli = Path(__file__).parent.parent / "sagemem" / "cli"
     for module in cli.glob("*.py"):
         text = module.read_text(encoding="utf-8")
         if module.name != "base.py":
             assert "typer.echo(" not in text and "print(" not in text, module.name
         assert "sys.stdout.write" not in text and "sys.stderr.write" not in text, module.name
+        if module.name == "fast.py":
+            assert text.count(".write(") == text.count(".write(visible(") == 1
 
 
 LONG = "project_" + "deployment-window-for-the-payments-service-on-fridays-and-hol"[:60]

@@ -343,3 +343,13 @@ def test_the_cursor_hint_keeps_the_mode_and_pasting_it_gives_the_next_page(run: 
     files = [r["file"] for r in everything["results"]]
     assert len(files) >= 2
     assert [r["file"] for r in json.loads(second.out)["results"]] == files[1:2]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 999, 1000, 4975])
+def test_the_semantic_pass_median_is_numpys_without_loading_numpy_ma(size: int) -> None:
+    from sagemem.search.hybrid import _median
+
+    rng = np.random.default_rng(size)
+    for _ in range(20):
+        scores = (rng.standard_normal(size) * 0.3).astype(np.float32)
+        assert _median(scores) == float(np.median(scores))

@@ -15,10 +15,24 @@ auto), ``hosts`` (install claude-code|cursor|vscode|codex|gemini,
 install git, doctor), ``gitsync``
 (merge-driver), ``sync``, ``scope`` (scope, off, on, use), ``serve`` (mcp), ``ui`` (the
 panel), ``transfer`` (export, the import group); ``output`` and ``output_agent`` hold
-the JSON and text shapes.
+the JSON and text shapes; ``fast`` answers the commonest shapes of ``list`` and
+``config`` without typer (``sagemem/launch.py``'s table), byte for byte as they do.
+
+Importing the package loads no typer: ``main`` imports it when it runs, ``app`` on
+first use, so ``fast`` and ``output`` can be imported on their own.
 """
 
-from .base import app
+from typing import Any
+
 from .main import main, run
 
 __all__ = ["app", "main", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    """``app``, the typer app, loaded with typer when first asked for."""
+    if name == "app":
+        from .base import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,9 +8,6 @@ no registration cycle.
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,8 +21,10 @@ import typer
 
 from .. import __version__
 from ..config import Settings, load_settings
-from ..files.controls import json_safe, visible
+from ..files.controls import visible
 from ..files.fields import TYPES
+from .output import command_line
+from .output import json_text as json_text
 
 if TYPE_CHECKING:
     from ..layers import Layers
@@ -118,11 +117,7 @@ class Globals:
     def command(self, *args: str) -> str:
         """A sagemem command line to paste, with the directory options this run was given
         (an undo printed without them would look in the default state directory)."""
-        words = ["sagemem"]
-        for option, path in (("--dir", self.memory_dir), ("--state-dir", self.state_dir)):
-            if path is not None:
-                words += [option, shlex.quote(os.path.abspath(path))]
-        return " ".join([*words, *args])
+        return command_line(self.memory_dir, self.state_dir, *args)
 
 
 @app.callback()
@@ -219,12 +214,6 @@ def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
     (``\\x1b``), on a terminal or not — a memory's bytes never drive the terminal. Every
     command prints through here (click alone strips only CSI, and only off a terminal)."""
     typer.echo(visible(str(message)), err=err, nl=nl)
-
-
-def json_text(data: dict[str, Any] | list[Any], indent: int | None = None) -> str:
-    """JSON with every control character escaped, C1 and DEL too (json.dumps leaves
-    them raw with ensure_ascii=False)."""
-    return json_safe(json.dumps(data, ensure_ascii=False, indent=indent))
 
 
 def echo_json(data: dict[str, Any] | list[Any], indent: int | None = 2) -> None:

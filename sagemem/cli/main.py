@@ -12,18 +12,17 @@ from __future__ import annotations
 import copy
 import os
 import sys
-import traceback
 from functools import cache
 from importlib import import_module
-from typing import Any
-
-import click
-import typer
-from typer.core import TyperGroup
+from typing import TYPE_CHECKING, Any
 
 from ..config import parse_debug
 from ..errors import SagememError
-from .base import app, echo
+from .output import error_line
+
+if TYPE_CHECKING:
+    import click
+    from typer.core import TyperGroup
 
 # Each command: the module that registers it on ``app``, in the order ``sagemem --help``
 # lists them — a user's order: the memories, reading, writing, undo, upkeep, agents. A
@@ -56,23 +55,34 @@ COMMANDS = {
 }
 
 
-class LazyCommands(TyperGroup):
-    """The top-level group: lists every command from ``COMMANDS``, and imports and builds
-    only the one a command line names (``--help`` builds them all)."""
+@cache
+def lazy_commands() -> type[TyperGroup]:
+    """The top-level group's class: lists every command from ``COMMANDS``, and imports
+    and builds only the one a command line names (``--help`` builds them all). Made on
+    first use, so importing this module (``from sagemem.cli import main``) loads no typer."""
+    from typer.core import TyperGroup
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+    class LazyCommands(TyperGroup):
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module = COMMANDS.get(cmd_name)
-        if module is None:
-            return None
-        import_module(f"{__package__}.{module}")
-        return built(cmd_name)
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            module = COMMANDS.get(cmd_name)
+            if module is None:
+                return None
+            import_module(f"{__package__}.{module}")
+            return built(cmd_name)
+
+    return LazyCommands
 
 
 def built(name: str) -> click.Command:
     """The click command typer builds for one registered command or group of ``app``."""
+    import click
+    import typer
+
+    from .base import app
+
     holder = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
                          rich_markup_mode=None)
     holder.callback()(_no_options)  # a callback makes typer build a group around it
@@ -84,6 +94,8 @@ def built(name: str) -> click.Command:
 
 
 def _name(command: Any) -> str:
+    import typer
+
     return command.name or typer.main.get_command_name(command.callback.__name__)
 
 
@@ -94,9 +106,13 @@ def _no_options() -> None:
 @cache
 def root() -> click.Group:
     """``app`` with its global options and no command built yet."""
+    import typer
+
+    from .base import app
+
     shell = copy.copy(app)
     shell.info = copy.copy(app.info)
-    shell.info.cls = LazyCommands
+    shell.info.cls = lazy_commands()
     shell.registered_commands, shell.registered_groups = [], []
     return typer.main.get_group(shell)
 
@@ -107,6 +123,10 @@ INTERRUPTED = 130
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; the one place errors become exit codes."""
+    import typer
+
+    from .base import echo
+
     argv = sys.argv[1:] if argv is None else argv
     try:
         if not argv:  # `sagemem` alone: its help, and the usage exit code like a bare group
@@ -126,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         if _is_usage_error(exc):  # typer's parser errors: bad option, missing argument, …
             return _usage_failure(exc)
         if parse_debug(os.environ.get("SAGE_MEM_DEBUG", "")):
+            import traceback
+
             traceback.print_exc()
         return _fail(f"internal error ({type(exc).__name__}: {exc}); "
                      "rerun with SAGE_MEM_DEBUG=1 for details", 1)
@@ -146,6 +168,8 @@ def _usage_failure(exc: Any) -> int:
 
 def _is_group_without_command(exc: Exception) -> bool:
     """click 8.2 raises this for a command group given no subcommand (8.1 printed help)."""
+    import click
+
     no_args = getattr(click.exceptions, "NoArgsIsHelpError", None)
     return no_args is not None and isinstance(exc, no_args) and exc.ctx is not None
 
@@ -156,8 +180,9 @@ def _is_usage_error(exc: Exception) -> bool:
 
 
 def _fail(message: str, code: int) -> int:
-    first_line = " ".join(message.split())
-    echo(f"error: {first_line}", err=True)
+    from .base import echo
+
+    echo(error_line(message), err=True)
     return code
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 from datetime import date
 from pathlib import Path
 from typing import Annotated
@@ -27,14 +26,13 @@ from .base import (
 )
 from .output import (
     archived_text,
+    config_output,
     history_text,
     init_json,
-    layers_listing_json,
-    listing_text,
+    list_output,
     memory_json,
     memory_text,
-    settings_json,
-    settings_text,
+    terminal_columns,
     wrap,
     written_json,
 )
@@ -93,16 +91,10 @@ def list_(
     with ctx.obj.layers() as layers:
         listings = [(layer, store.list(type=type_, tag=tag, active=active, today=today))
                     for layer, store in layers.stores()]
-    columns = shutil.get_terminal_size((80, 24)).columns
-    if as_json:
-        echo_json(layers_listing_json(listings, today))
-    for layer, listing in listings:
-        if not as_json:
-            if layer == "global":  # the project's table stays as it was; the global follows
-                echo(f"\n[global] {layers.folder}")
-            echo_lines(listing_text(listing, today, columns))
-        for error in listing.errors:
-            echo(f"warning: {error.error}", err=True)
+    out, err = list_output(listings, layers.folder, today, terminal_columns(), as_json)
+    echo_lines(out)
+    if err:
+        echo_lines(err, err=True)
 
 
 @app.command()
@@ -193,8 +185,4 @@ def new(
 @app.command()
 def config(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every setting in effect, its value, and where it came from."""
-    settings = ctx.obj.any_settings()
-    if as_json:
-        echo_json(settings_json(settings))
-    else:
-        echo_lines(settings_text(settings))
+    echo_lines(config_output(ctx.obj.any_settings(), as_json))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
@@ -25,6 +24,8 @@ reports leftovers of an interrupted write by this pattern)."""
 
 def temp_name(name: str) -> str:
     """A fresh temporary name for ``name``, by the ``TMP_SUFFIX`` pattern."""
+    import secrets  # only a write needs it: a listing or `config` never loads it
+
     return f".{name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
 
 

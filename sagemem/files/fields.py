@@ -8,7 +8,6 @@ kept. The YAML itself is loaded in ``memory.py``; this module only sees the mapp
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -242,5 +241,7 @@ def _closest_key(key: str) -> str | None:
     by_bare = {bare(k): k for k in KNOWN_KEYS}
     if bare(key) in by_bare:
         return by_bare[bare(key)]
+    import difflib  # only a misspelt key gets here: a listing's parse never loads it
+
     close = difflib.get_close_matches(bare(key), list(by_bare), n=1, cutoff=0.75)
     return by_bare[close[0]] if close else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .secret_shapes import PLACEHOLDER_WORDS, Rule, not_placeholder, random_looking
+from .secret_shapes import PLACEHOLDER_WORDS, Rule, lazy, not_placeholder, random_looking
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@+-]{1,200}(?:/[\w.@+-]{0,200}){1,50}|[A-Za-z]:\\\S*")
 # ``SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]``, ``token = getenv("TOKEN")``: code that
@@ -137,7 +137,7 @@ KEY_WORDS = (r"(?<!ask)pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_-]?key|a
 # most twice in any 8,000 characters (a second opening quote closes the first).
 # ``：`` and ``＝`` are what a Chinese input method types for ``:`` and ``=``. A key right
 # after ``?`` or ``&`` is a URL parameter (``url_secret``).
-ASSIGNMENT = re.compile(
+ASSIGNMENT = lazy(
     r"(?i)(?<![A-Za-z0-9_.?&-])[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")(?![A-Za-z0-9_])"
     r"[\"']?[ \t]*(?:"
     # a quoted value also after PHP's and Ruby's ``=>`` and Go's ``:=`` (review-3)
@@ -168,7 +168,7 @@ _YAML_TAG = re.compile(r"![A-Za-z][\w.:/-]{0,40}")
 _TAGGED = re.compile(r"[ \t]+\S")
 
 
-SECRET_KEY = re.compile(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
+SECRET_KEY = lazy(r"(?i)[A-Za-z0-9_.-]{0,40}(?:" + KEY_WORDS + r")")
 """A frontmatter key that names a secret (``set password=…``)."""
 
 _CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|私鑰|令牌|凭证|凭据|憑證|憑據"
@@ -178,7 +178,7 @@ _CJK_WORDS = (r"密码|密碼|口令|密钥|密鑰|秘钥|秘鑰|金鑰|私钥|�
 # equals sign, 是/为 ("is") or only a space. What counts as a value is the English
 # rule's (``cjk_value``): ``密码学`` (cryptography), ``密码：至少 12 位`` and
 # ``用户名密码是 LDAP 账号`` ("the password is the LDAP account") are prose.
-CJK_ASSIGNMENT = re.compile(
+CJK_ASSIGNMENT = lazy(
     # ``密码改成了 …``, ``口令设为 …`` ("changed to", "set to"): what it is now (review-3)
     r"(?P<key>" + _CJK_WORDS + r")[ \t]*(?P<sep>[:：=＝]|是|为|為|は|는"
     r"|改成了?|改为|换成了?|设为|设成|设置为|)[ \t]*[:：]?[ \t]*"
@@ -237,15 +237,15 @@ def _named_values(kind: str, words: str, check: Callable[[str], bool]) -> tuple[
     and .NET's ``<add key="ApiKey" value="…" />``."""
     name = r"[A-Za-z0-9_.-]{0,40}(?:" + words + r")"
     return (
-        Rule(kind, re.compile(
+        Rule(kind, lazy(
             r"(?i)\bname[\"']?[ \t]*:[ \t]*[\"']?" + name + r"[\"']?[ \t]*"
             r"(?:,[ \t]*|\r?\n[ \t]{0,20}(?:-[ \t]{1,4})?)[\"']?value[\"']?[ \t]*:[ \t]*[\"']?"
             r"(?P<secret>" + _VALUE + r"{4,8000})"), check, by_place=True,
             needs=("value",)),
-        Rule(kind, re.compile(
+        Rule(kind, lazy(
             r"(?i)<(?P<tag>" + name + r")>(?P<secret>[^<>\s]{4,8000})</(?P=tag)>"),
             check, by_place=True, needs=("</",)),
-        Rule(kind, re.compile(
+        Rule(kind, lazy(
             r"(?i)\bkey=[\"']" + name + r"[\"'][ \t]+value=[\"'](?P<secret>[^\"'\r\n]{4,8000})"
             r"[\"']"), check, by_place=True, needs=("value=",)),
     )
@@ -261,95 +261,95 @@ _NAMED_VALUES = (
 PLACES: tuple[Rule, ...] = (
     # ``Authorization: Token …``, ``: ApiKey …``, ``: sk_…``: any scheme but Bearer and
     # Basic, which have their own kinds
-    Rule("authorization", re.compile(
+    Rule("authorization", lazy(
         r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?!(?:bearer|basic)\b)"
         r"(?:[A-Za-z][A-Za-z-]{1,20}[ \t]+)?(?P<secret>[^\s\"',;]{8,2000})"),
         _flag, by_place=True, needs=("authorization",)),
     # ``?key=…``, ``&access_token=…``, ``&sig=…`` (an Azure SAS), ``X-Amz-Signature=…``:
     # the value ends at the next parameter
-    Rule("url_secret", re.compile(
+    Rule("url_secret", lazy(
         r"(?i)[?&](?:x-amz-|api[_-]?|access[_-]?|auth[_-]?|private[_-]?|client[_-]?"
         r"|secret[_-]?|security[_-]?|refresh[_-]?|id[_-]?)?"
         r"(?:key|token|secret|password|passwd|pwd|sig|signature|auth|apikey|credential)"
         r"=(?P<secret>" + _URL_VALUE + r"{6,2000})"), _secret, by_place=True,
         needs=("key=", "token=", "secret=", "password=", "passwd=", "pwd=", "sig=",
                "signature=", "auth=", "credential=")),
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"\bcurl\b" + _CLI_LINE + r"(?:-u|--user)[ \t=]{0,3}[\"']?[^\s:\"']{1,100}:"
         r"(?P<secret>" + _VALUE + r"{1,200})"), _password, by_place=True, needs=("curl",)),
-    Rule("password", re.compile(
+    Rule("password", lazy(
         # ``-pPASS`` (no space: with a space, mysql asks for it)
         r"\bmysql(?:dump|admin|sh|import|check)?\b" + _CLI_LINE +
         r"-p(?P<secret>(?!-)" + _VALUE + r"{1,200})"), _password, by_place=True,
         needs=("mysql",)),
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"\b(?:sshpass[ \t]{1,10}-p|redis-cli\b" + _CLI_LINE + r"-a)[ \t]*[\"']?"
         r"(?P<secret>(?!-)" + _VALUE + r"{1,200})"), _password, by_place=True,
         needs=("sshpass", "redis-cli")),
-    Rule("password", re.compile(
+    Rule("password", lazy(
         # ``--password PASS`` (``--password=PASS`` is a key's value), ``docker login -p``
         r"(?i)(?:(?<!\S)--passw(?:or)?d|\blogin\b" + _CLI_LINE + r"-p)[ \t]{1,10}[\"']?"
         r"(?P<secret>(?!-)" + _VALUE + r"{4,200})"), _flag, by_place=True,
         needs=("--passw", "login")),
-    Rule("secret", re.compile(
+    Rule("secret", lazy(
         r"(?i)(?<!\S)--(?:[a-z0-9]{1,20}-)?(?:token|secret|api-key|apikey|access-key"
         r"|auth-token|secret-key)[ \t]{1,10}[\"']?(?P<secret>(?!-)" + _VALUE + r"{4,200})"),
         _flag, by_place=True, needs=("--",)),
     # "the wifi password is 8h3k!x2q.": a sentence, as ``口令是 …`` is; the value needs a
     # digit or a sign ("the password is stored in the vault" is prose)
     # "the password for the staging db is …" names what it is for first (review-3)
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
         r"[ \t]*:?[ \t]+[\"'“]?(?P<secret>" + _VALUE + r"{2,199}" + _LAST + r")"),
         _signed_password, by_place=True, needs=("pass",)),
     # 'my password is "swordfish"': quoted, a word is the password; words in quotes are
     # prose as often as a passphrase ('the password is "the usual one"'), so they stay
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"(?i)\b(?:password|passphrase|passcode|passwd)" + _FOR_WHAT + r"[ \t]+(?:is|was)"
         r"[ \t]*:?[ \t]+[\"“](?P<secret>[^\s\"“”]{4,200})[\"”]"), _password,
         by_place=True, needs=("pass",)),
     # ``Cookie: sessionid=…``, ``Set-Cookie: connect.sid=…; HttpOnly``: a session's cookie
     # is its login (a ``…token=`` cookie is a key's value already)
-    Rule("session_cookie", re.compile(
+    Rule("session_cookie", lazy(
         r"(?i)(?:\bcookie:[ \t]*|;[ \t]?)[\w.-]{0,30}?(?:sess|sid|jwt)[\w.-]{0,20}="
         r"(?P<secret>[^\s;,\"']{16,4000})"), random_looking, by_place=True,
         needs=("cookie",)),
     # "the API key is …", "the token for CI is …", ``token 是 …``: random-looking, as a
     # token is ("the token is short-lived" is prose)
-    Rule("secret", re.compile(
+    Rule("secret", lazy(
         r"(?i)\b(?:api[ _-]?key|token|secret|access[ _-]key|client[ _-]secret)" + _FOR_WHAT
         + r"[ \t]*(?:(?:is|was)[ \t]|是|为)[ \t]*:?[ \t]*[\"'“]?"
         r"(?P<secret>[A-Za-z0-9_+/=.-]{9,400}[A-Za-z0-9=])"), _sentence_token, by_place=True,
         needs=("token", "secret", "key")),
     *_NAMED_VALUES,
     # SQL: ``ALTER USER app WITH PASSWORD '…'``, MySQL's and Oracle's ``IDENTIFIED BY '…'``
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"(?i)\b(?:with[ \t]+(?:encrypted[ \t]+)?password|identified[ \t]+by)[ \t]+"
         r"'(?P<secret>[^'\r\n]{1,200})'"), _password, by_place=True,
         needs=("password", "identified")),
     # a Dockerfile's ``ENV DB_PASSWORD value`` (the form without ``=``)
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:pass(?:word|wd)?|pwd)[ \t]+"
         r"(?P<secret>" + _VALUE + r"{4,8000})"), _password, by_place=True, needs=("env",)),
-    Rule("secret", re.compile(
+    Rule("secret", lazy(
         r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,40}(?i:secret|token|api_?key|secret_?key)[ \t]+"
         r"(?P<secret>" + _VALUE + r"{4,8000})"), _secret, by_place=True, needs=("env",)),
     # ``~/.netrc``: ``machine host login user password pw``, on one line or several
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"\bmachine\s{1,20}\S{1,200}\s{1,20}login\s{1,20}\S{1,200}\s{1,20}password"
         r"\s{1,20}(?P<secret>\S{1,200})"), _password, by_place=True, needs=("machine",)),
     # ``~/.pgpass``: ``host:port:database:user:password``, a line of its own (a host with
     # a letter or a dot, or ``*``: ``10:30:standup:daily:notes`` is a time, not a host)
-    Rule("password", re.compile(
+    Rule("password", lazy(
         r"(?m)^(?=[\w.*-]{0,200}[A-Za-z.*])[\w.*-]{1,200}:(?:[0-9]{1,5}|\*):[\w.*-]{1,200}"
         r":[\w.*-]{1,200}:(?P<secret>\S{1,200})$"), _password, by_place=True),
     # Heroku's API key is a UUID, told from a request id only by the word before it
-    Rule("heroku_key", re.compile(
+    Rule("heroku_key", lazy(
         r"(?i)heroku[\w .-]{0,30}[:=][ \t]*[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}"
         r"-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![A-Za-z0-9_-])"), not_placeholder, by_place=True,
         needs=("heroku",)),
     # ``~/.docker/config.json``: ``"auths": {"ghcr.io": {"auth": "base64(user:token)"}}``
-    Rule("docker_auth", re.compile(
+    Rule("docker_auth", lazy(
         r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{8,2000}={0,2})\""),
         not_placeholder, needs=('"auth"',)),
 )

@@ -13,13 +13,46 @@ text costs time linear in its length), and every repeat has an upper bound.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+
+class LazyPattern:
+    """A regular expression compiled on its first use. The rules' patterns take ~45 ms
+    to compile — more than Python takes to start — and the prompt hook redacts every
+    question it records, while a question holds a fragment of few rules (``Rule.needs``):
+    compiled on import, every hook paid for all of them."""
+
+    __slots__ = ("_compiled", "flags", "source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source, self.flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize
+               ) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text)
+
+
+lazy = LazyPattern
 
 MARKED = re.compile(r"<REDACTED:[a-z_]+>")
 _MARK_BEFORE = re.compile(r"<REDACTED:[a-z_]+>\Z")
 
-PLACEHOLDER = re.compile(
+PLACEHOLDER = lazy(
     # ``<token>``, ``<set in vault>``, ERB's ``<%= ENV["KEY"] %>``
     r"\.\.\.|…|x{4,}|X{4,}|\*{3,}|<[^<>\r\n]{0,80}>|\$\{[^}]*\}|\{\{[^}]*\}\}"
     # ``$DB_PASSWORD`` names a variable; ``p4$Word`` or a Django key's ``k#8$v`` is a
@@ -53,7 +86,7 @@ class Rule:
     """
 
     kind: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     check: Callable[[str], bool] = lambda secret: True
     by_place: bool = False
     needs: tuple[str, ...] = ()
@@ -126,65 +159,65 @@ _WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 def _token(kind: str, body: str, needs: tuple[str, ...],
            check: Callable[[str], bool] = random_looking) -> Rule:
     """A token that stands alone: no word character or ``-`` touches either end."""
-    return Rule(kind, re.compile(r"(?P<secret>" + body + r")(?![A-Za-z0-9_-])"), check,
+    return Rule(kind, lazy(r"(?P<secret>" + body + r")(?![A-Za-z0-9_-])"), check,
                 needs=needs, not_after=_WORD + "-")
 
 
 SHAPES: tuple[Rule, ...] = (
-    Rule("private_key", re.compile(
+    Rule("private_key", lazy(
         r"(?P<secret>-----BEGIN (?P<label>(?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?)-----"
         r"(?:(?!-----)[\s\S]){1,20000}-----END (?P=label)-----"
         # a key cut off before its END line (``head -5 id_ed25519``): its base64 lines
         r"|-----BEGIN (?:[A-Z]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----"
         r"(?:\r?\n[A-Za-z0-9+/=]{1,200}(?![^\r\n])){1,1000})"), needs=("-----begin",)),
-    Rule("anthropic_key", re.compile(
+    Rule("anthropic_key", lazy(
         r"(?P<secret>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,200})"), random_looking,
         needs=("sk-ant-",), not_after=_WORD + "-"),
-    Rule("openai_key", re.compile(
+    Rule("openai_key", lazy(
         r"(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,200})"), random_looking,
         needs=("sk-",), not_after=_WORD + "-"),
-    Rule("aws_access_key_id", re.compile(
+    Rule("aws_access_key_id", lazy(
         r"(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})(?![A-Z0-9])"), not_placeholder,
         needs=("akia", "asia", "abia", "acca"), not_after="ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
-    Rule("aws_secret_access_key", re.compile(
+    Rule("aws_secret_access_key", lazy(
         r"(?i)aws_?secret(?:_?access)?_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), random_looking,
         needs=("aws",)),
-    Rule("github_token", re.compile(
+    Rule("github_token", lazy(
         r"(?P<secret>(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}))"),
         random_looking, needs=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         not_after=_WORD),
-    Rule("gitlab_token", re.compile(
+    Rule("gitlab_token", lazy(
         r"(?P<secret>gl(?:pat|dt|ptt|rt|cbt|soat|ft|imt|oas|agent)-[A-Za-z0-9_-]{20,255})"),
         random_looking, needs=("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-",
                                "glft-", "glimt-", "gloas-", "glagent-"),
         not_after=_WORD + "-"),
-    Rule("slack_token", re.compile(
+    Rule("slack_token", lazy(
         r"(?P<secret>(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,255})"), random_looking,
         needs=("xox", "xapp-"), not_after=_WORD.replace("_", "") + "-"),
-    Rule("slack_webhook", re.compile(
+    Rule("slack_webhook", lazy(
         r"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)/"
         r"[A-Za-z0-9/]{20,200})"), random_looking, needs=("hooks.slack.com",)),
-    Rule("stripe_key", re.compile(
+    Rule("stripe_key", lazy(
         r"(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}|whsec_[A-Za-z0-9]{24,200})"),
         random_looking, needs=("sk_", "rk_", "whsec_"), not_after=_WORD),
-    Rule("google_api_key", re.compile(
+    Rule("google_api_key", lazy(
         r"(?P<secret>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"), not_placeholder,
         needs=("aiza",), not_after=_WORD + "-"),
     _token("google_client_secret", r"GOCSPX-[A-Za-z0-9_-]{28}", ("gocspx-",)),
-    Rule("google_oauth_token", re.compile(
+    Rule("google_oauth_token", lazy(
         r"(?P<secret>ya29\.[0-9A-Za-z_-]{20,2048})"), random_looking, needs=("ya29.",),
         not_after=_WORD + "-"),
-    Rule("jwt", re.compile(
+    Rule("jwt", lazy(
         r"(?P<secret>eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}"
         r"\.[A-Za-z0-9_-]{8,2000})"), needs=("eyj",), not_after=_WORD + "-"),
-    Rule("bearer_token", re.compile(
+    Rule("bearer_token", lazy(
         r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,2000}=*)"), random_looking,
         needs=("bearer",)),
-    Rule("basic_auth", re.compile(
+    Rule("basic_auth", lazy(
         r"(?i)\bauthorization:[ \t]*basic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,2000}=*)"),
         not_placeholder, needs=("basic",)),
-    Rule("url_password", re.compile(
+    Rule("url_password", lazy(
         # no user (``redis://:pw@host``) and an unencoded ``@`` in the password: up to
         # the last ``@`` before the path
         r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@]{0,200}:(?P<secret>[^\s/]{1,200})@"),
@@ -211,14 +244,14 @@ SHAPES: tuple[Rule, ...] = (
     _token("telegram_bot_token", r"[0-9]{8,10}:AA[0-9A-Za-z_-]{33}", (":aa",)),
     _token("discord_bot_token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}"
                                 r"\.[A-Za-z0-9_-]{27,38}", ()),
-    Rule("discord_webhook", re.compile(
+    Rule("discord_webhook", lazy(
         r"(?P<secret>https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/"
         r"[0-9]{5,30}/[A-Za-z0-9_-]{30,100})"), not_placeholder, needs=("discord",)),
     _token("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shp",)),
     _token("square_token", r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}|EAAA[0-9A-Za-z_-]{60}",
            ("sq0", "eaaa")),
     # -- clouds and infrastructure
-    Rule("azure_storage_key", re.compile(
+    Rule("azure_storage_key", lazy(
         r"(?i:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{20,200}={0,2})"),
         not_placeholder, needs=("accountkey=", "sharedaccesskey=")),
     _token("azure_client_secret", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}", ("q~",)),

@@ -21,6 +21,7 @@ runs on every file tool call.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,26 +60,43 @@ def keep_before(folder: MemoryFolder, path: Path, max_bytes: int) -> str | None:
     return versions.keep(folder.state_dir, data)
 
 
-def settle(folder: MemoryFolder, name: str, path: Path, *, tool: str, session_id: str,
-           before: str | None, seen_state: Path, seen_key: str) -> Settled:
+@dataclass(frozen=True)
+class Written:
+    """One write of Claude Code's tools, as the after-hook knows it: the tool, the
+    session, the revision it replaced (as the session had seen it; None: a create), and
+    whether bytes on disk are the model's own (``ours``), not a change made since."""
+
+    tool: str
+    session_id: str
+    before: str | None
+    ours: Callable[[bytes], bool]
+
+
+def settle(folder: MemoryFolder, name: str, path: Path, write: Written, *,
+           seen_state: Path, seen_key: str) -> Settled:
     """Redact, journal and record one Claude Code write of ``name`` (folder-relative,
-    at ``path``); ``before`` is the revision it replaced, as the session had seen it."""
+    at ``path``); ``seen_key`` names it in the session's seen records in ``seen_state``."""
     try:
         with folder.locked():
-            return _settle_locked(folder, name, path, tool, session_id, before,
-                                  seen_state, seen_key)
+            return _settle_locked(folder, name, path, write, seen_state, seen_key)
     except SagememError as exc:
-        return Settled(log=(f"{name}: after {tool}: {exc}",))
+        return Settled(log=(f"{name}: after {write.tool}: {exc}",))
 
 
-def _settle_locked(folder: MemoryFolder, name: str, path: Path, tool: str,
-                   session_id: str, before: str | None, seen_state: Path,
-                   seen_key: str) -> Settled:
+def _settle_locked(folder: MemoryFolder, name: str, path: Path, write: Written,
+                   seen_state: Path, seen_key: str) -> Settled:
+    tool, session_id, before = write.tool, write.session_id, write.before
     try:
         data = read_regular(path, folder.max_bytes).data
     except MemoryNotFound:
         return Settled()  # gone already (moved, deleted): nothing to keep clean
-    found, final, log = _redacted(folder, path, data)
+    found: tuple[Found, ...] = ()
+    final: bytes = data
+    log: tuple[str, ...] = ()
+    if write.ours(data):
+        found, final, log = _redacted(folder, path, data)
+    else:  # someone saved over the model's text: theirs is not ours to rewrite
+        log = (f"{name}: changed between the {tool} and its hook: not redacted",)
     if found:
         log += tuple(record_seen(seen_state, session_id, {seen_key: revision_of(final)}))
     replaced = versions.load(folder.state_dir, before) if before else None

@@ -28,7 +28,7 @@ from ..files.folder import MemoryFolder
 from ..files.paths import MAX_INDEX_BYTES, new_file_refusal, read_regular
 from ..files.revision import revision_of
 from ..inject.seen import latest_seen, record_seen
-from .after_write import keep_before, record_read, settle
+from .after_write import Written, keep_before, record_read, settle
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 SEEN_TOOLS = WRITE_TOOLS | {"Read"}
@@ -118,8 +118,11 @@ def _after_tool(tool: str, target: Target, folder: MemoryFolder, name: str,
         return answer
     if tool not in WRITE_TOOLS:
         return GateAnswer(log=(*answer.log, *record_read(folder, name)))
-    done = settle(folder, name, target.path, tool=tool, session_id=session_id,
-                  before=before, seen_state=state_dir, seen_key=target.file)
+    def ours(data: bytes) -> bool:
+        return _holds_write(data, written if tool == "Write" else None, edited)
+
+    done = settle(folder, name, target.path, Written(tool, session_id, before, ours),
+                  seen_state=state_dir, seen_key=target.file)
     return GateAnswer(done.output, (*answer.log, *done.log))
 
 
@@ -204,6 +207,14 @@ def _seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ..
     own = revision_of(written.encode("utf-8", errors="surrogatepass"))
     return own, ("changed between the Write and its hook: recorded the model's own text "
                  "as seen, not the file's",)
+
+
+def _holds_write(data: bytes, written: str | None, edited: tuple[str, ...]) -> bool:
+    """Whether the file holds what the model wrote: a Write's whole text, else each of
+    an Edit's new texts (line endings, a BOM and quote styles aside, as below)."""
+    if written is not None:
+        return _plain(data.decode("utf-8", errors="replace")) == _plain(written)
+    return _holds_edits(data, edited)
 
 
 def _holds_edits(data: bytes, edited: tuple[str, ...]) -> bool:

@@ -145,3 +145,16 @@ def test_home_spellings_are_expanded(memory_dir: Path, monkeypatch: pytest.Monke
 def test_a_command_over_the_bound_is_allowed_and_logged(memory_dir: Path) -> None:
     answer = guard("rm a.md; " * 10_000, str(memory_dir), in_folders(memory_dir, None))
     assert answer.output == "" and "not parsed" in answer.log[0]
+
+
+@pytest.mark.parametrize("command", [
+    'grep ">" {m}/a.md', "grep -- '->' {m}/a.md", 'echo "rm {m}/a.md"',
+    "git commit -m 'x > {m}/a.md'",
+])
+def test_quoted_operators_and_words_are_not_writes(memory_dir: Path, command: str) -> None:
+    assert guard(command.format(m=memory_dir), "/", in_folders(memory_dir, None)).output == ""
+
+
+def test_quoted_paths_are_unquoted(memory_dir: Path) -> None:
+    answer = guard(f"echo x > '{memory_dir}/a b.md'", "/", in_folders(memory_dir, None))
+    assert answer.output

@@ -31,6 +31,7 @@ MAX_COMMAND_CHARS = 64 * 1024
 """A command longer than a page of script is not one to parse on every Bash call."""
 MAX_TOKENS = 20_000
 SEPARATOR_CHARS = frozenset(";&|\n")
+_OPERATOR_CHARS = frozenset("<>&|")
 PREFIXES = frozenset({"sudo", "command", "env", "nohup", "time", "nice", "exec", "builtin",
                       "doas"})
 """Words that run the command after them: the writer is the word that follows."""
@@ -60,6 +61,8 @@ def guard(command: str | None, cwd: str | None, inside: Callable[[str, str | Non
     path, relative to a directory, in it), else nothing."""
     if not command:
         return GateAnswer()
+    if not (cwd and os.path.isabs(cwd)):
+        cwd = os.getcwd()  # Claude Code runs its hooks in the session's directory
     if len(command) > MAX_COMMAND_CHARS:
         return GateAnswer(log=(f"Bash: command of {len(command)} chars not parsed: allowed",))
     try:
@@ -77,7 +80,9 @@ def guard(command: str | None, cwd: str | None, inside: Callable[[str, str | Non
 def _tokens(command: str) -> list[str]:
     """The command's words and operators; heredoc bodies left out (text, not commands:
     an apostrophe in one would otherwise leave the whole command unparsed)."""
-    lexer = shlex.shlex(_without_heredocs(command), posix=True, punctuation_chars="();<>|&\n")
+    # Not posix: quotes stay on the words, so a quoted ``">"`` (``grep ">" a.md``) is a
+    # word, never an operator; each word is unquoted on its own (``_unquoted``).
+    lexer = shlex.shlex(_without_heredocs(command), posix=False, punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -123,15 +128,24 @@ def _commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]:
     for token in [*tokens, ";"]:
         if pending is not None:
             if _output(pending) and not (pending == ">&" and token.isdigit()):
-                redirects.append(token)
+                redirects.append(_unquoted(token))
             pending = None
         elif token and set(token) <= SEPARATOR_CHARS:
             yield words, redirects
             words, redirects = [], []
-        elif "<" in token or ">" in token:
+        elif set(token) <= _OPERATOR_CHARS and ("<" in token or ">" in token):
             pending = token
         elif token not in ("(", ")", "{", "}"):
-            words.append(token)
+            words.append(_unquoted(token))
+
+
+def _unquoted(word: str) -> str:
+    """A word as the shell passes it on (quotes and escapes gone); as it is if odd."""
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if len(parts) == 1 else word
 
 
 def _output(operator: str) -> bool:

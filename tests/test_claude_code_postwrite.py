@@ -53,10 +53,11 @@ def project(tmp_path: Path) -> Path:
     return directory
 
 
-def sagemem(memory_dir: Path, state_dir: Path, *args: str, stdin: bytes = b""
-            ) -> subprocess.CompletedProcess[bytes]:
+def sagemem(memory_dir: Path, state_dir: Path, *args: str, stdin: bytes = b"",
+            global_dir: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SAGE_MEM_")}
-    env.update(SAGE_MEM_GLOBAL_DIR="off", SAGE_MEM_SEMANTIC="off")
+    env.update(SAGE_MEM_GLOBAL_DIR=str(global_dir) if global_dir else "off",
+               SAGE_MEM_SEMANTIC="off")
     return subprocess.run([sys.executable, "-m", "sagemem", "--dir", str(memory_dir),
                            "--state-dir", str(state_dir), *args], input=stdin,
                           capture_output=True, env=env, timeout=60, check=False)
@@ -65,8 +66,10 @@ def sagemem(memory_dir: Path, state_dir: Path, *args: str, stdin: bytes = b""
 class Host:
     """Claude Code running its file tools, each wrapped in the hook's two calls."""
 
-    def __init__(self, memory_dir: Path, state_dir: Path, cwd: Path) -> None:
+    def __init__(self, memory_dir: Path, state_dir: Path, cwd: Path,
+                 global_dir: Path | None = None) -> None:
         self.memory_dir, self.state_dir, self.cwd = memory_dir, state_dir, cwd
+        self.global_dir = global_dir
 
     def hook(self, event: str, tool: str, tool_input: dict[str, Any] | str) -> str:
         data: dict[str, Any] = {
@@ -76,7 +79,7 @@ class Host:
         if event == "PostToolUse":
             data["tool_response"] = {"success": True}
         done = sagemem(self.memory_dir, self.state_dir, "hook", "claude-code",
-                       stdin=json.dumps(data).encode("utf-8"))
+                       stdin=json.dumps(data).encode("utf-8"), global_dir=self.global_dir)
         assert done.returncode == 0, done.stderr
         assert done.stderr == b""
         return done.stdout.decode("utf-8")
@@ -194,6 +197,22 @@ def test_a_read_of_a_memory_counts_in_the_access_ledger(host: Host, memory_dir: 
     memories = json.loads(done.stdout)["memories"]
     assert list(memories) == ["user_role.md"]  # MEMORY.md is the index, no memory
     assert memories["user_role.md"]["read"]["count"] == 1
+
+
+def test_a_global_layer_memory_gets_the_same_upkeep(memory_dir: Path, state_dir: Path,
+                                                     project: Path, tmp_path: Path) -> None:
+    global_dir = tmp_path / "global"
+    global_dir.mkdir()
+    write_memory(global_dir, "user_habits.md", ROLE.replace("User role", "Habits"))
+    host = Host(memory_dir, state_dir, project, global_dir)
+    path = global_dir / "user_habits.md"
+    host.read(path)
+    assert "github_token" in told(host.write(path, ROLE + f"Token {TOKEN}\n"))
+    assert TOKEN not in path.read_text("utf-8")
+    done = sagemem(memory_dir, state_dir, "log", "--global", "--json", global_dir=global_dir)
+    assert done.returncode == 0, done.stderr
+    assert '"writer": "claude-code"' in done.stdout.decode("utf-8")
+    assert not (state_dir / "journal.jsonl").exists()  # the project's log: untouched
 
 
 def test_a_write_outside_the_folder_is_left_alone_and_silent(

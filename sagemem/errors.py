@@ -57,6 +57,8 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── UnfinishedOperation      a multi-file operation refused: a killed one is not recovered
      ├── ResolutionRefused        a resolution that does not fit the record (it stays open)
      ├── EditorFailed             ``edit``'s editor could not be run or exited non-zero
+     ├── RewriteOvertaken         the hook's redaction of a Claude Code write met a file that
+     │                            changed after the hook read it (nothing rewritten)
      ├── WriteFailed              the operating system refused a write (disk full, read-only)
      │    └── ReadOnlyFile        the file's owner took its write bit away (chmod u-w)
      ├── HostConfigError          an agent host's config file (Claude Code's settings.json,
@@ -496,6 +498,16 @@ class EditorFailed(SagememError):
     def __init__(self, editor: str, problem: str) -> None:
         self.editor, self.problem = editor, problem
         super().__init__(f"the editor ({editor}) {problem}; nothing was changed")
+
+
+class RewriteOvertaken(SagememError):
+    """The hook read a memory file Claude Code wrote, redacted it, and found the file
+    changed before the rename: the newer text is someone's, so it is left as it is."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path} changed while its secrets were being redacted; left as it "
+                         "is (the next write through the hook redacts it)")
 
 
 class WriteFailed(SagememError):

@@ -456,7 +456,7 @@ def test_install_keeps_every_hook_it_did_not_write(machine: Path) -> None:
     data = json.loads(path.read_text())
     shared, ours = data["hooks"]["PreToolUse"]
     assert shared == json.loads(SHARED_GROUP)["hooks"]["PreToolUse"][0]  # prettier kept
-    assert ours["matcher"] == "Write|Edit|MultiEdit" and len(ours["hooks"]) == 1
+    assert ours["matcher"] == "Write|Edit|MultiEdit|Bash" and len(ours["hooks"]) == 1
     other, _ = data["hooks"]["UserPromptSubmit"]
     assert other["hooks"][0]["command"] == "/opt/othertool/bin/othertool hook claude-code"
     assert "hooks.PreToolUse[0].hooks[1] runs `sagemem hook claude-code`" in done.stderr
@@ -557,6 +557,36 @@ def test_a_project_install_names_no_path_of_this_machine(machine: Path) -> None:
 def test_a_project_install_off_path_says_the_command_is_this_machines(machine: Path) -> None:
     done = cli(machine, "--project", "--yes", path="/usr/bin:/bin")
     assert done.returncode == 0 and "sagemem is not on PATH" in done.stderr
+
+
+def test_installing_again_brings_an_older_installs_matcher_up_to_date(machine: Path) -> None:
+    """An install from before the Bash guard wrote PreToolUse's group for the file tools
+    alone: installing again widens that group's matcher in place, and undo still gives
+    the untouched file back byte for byte."""
+    path = user_settings(machine)
+    path.parent.mkdir()
+    path.write_text(SHARED_GROUP)
+    assert cli(machine, "--yes").returncode == 0
+    installed = path.read_text()
+    older = installed.replace('"Write|Edit|MultiEdit|Bash"', '"Write|Edit|MultiEdit"')
+    assert older != installed
+    path.write_text(older)
+    done = cli(machine, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert path.read_text() == installed
+    assert cli(machine, "--undo", "--yes").returncode == 0
+    assert path.read_text() == SHARED_GROUP
+
+
+def test_a_matcher_the_user_edited_is_not_widened_by_installing_again(machine: Path
+                                                                      ) -> None:
+    path = user_settings(machine)
+    path.parent.mkdir()
+    assert cli(machine, "--yes").returncode == 0
+    edited = path.read_text().replace('"Write|Edit|MultiEdit|Bash"', '"Write|Edit"')
+    path.write_text(edited)
+    assert cli(machine, "--yes").returncode == 0
+    assert path.read_text() == edited
 
 
 def test_undo_of_an_older_install_takes_out_only_the_groups_it_wrote(machine: Path) -> None:

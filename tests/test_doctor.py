@@ -294,13 +294,14 @@ def test_a_matcher_that_leaves_out_a_gated_tool_is_a_problem_with_the_edit(
     assert code == 1
     assert wrong == {
         f'{settings}: hooks.PreToolUse[0] matches "Write", so sagemem never runs on Edit, '
-        "MultiEdit: the write gate never checks those writes":
-            f'set hooks.PreToolUse[0].matcher to "Write|Edit|MultiEdit" in {settings}',
+        "MultiEdit, Bash: the write gate (the Bash guard, for Bash) never checks those "
+        "writes":
+            f'set hooks.PreToolUse[0].matcher to "Write|Edit|MultiEdit|Bash" in {settings}',
         f'{settings}: hooks.PostToolUse[0] matches "Write|Edit|MultiEdit", so sagemem never '
         "runs on Read: what the model reads and writes there is never recorded, so the "
         "write gate lets every write through":
             f'set hooks.PostToolUse[0].matcher to "Read|Write|Edit|MultiEdit" in {settings}'}
-    data["hooks"]["PreToolUse"][0]["matcher"] = "Write|Edit|MultiEdit"  # the edits named
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Write|Edit|MultiEdit|Bash"  # the edits named
     data["hooks"]["PostToolUse"][0]["matcher"] = "Read|Write|Edit|MultiEdit"
     settings.write_text(json.dumps(data, indent=2))
     code, findings = doctor(home, SAGE_MEM_SEMANTIC="off")

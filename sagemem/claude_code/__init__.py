@@ -7,7 +7,9 @@ imports this room).
   JSON payload in, one answer out, never a failure of the user's prompt or tool call.
 - ``gate``: ``gate``, ``memory_target`` — the write gate: a Write/Edit/MultiEdit of a
   memory file that changed since the model last read it is denied (``inject.seen``
-  holds what it read).
+  holds what it read); ``after_write``: the upkeep of the model's own writes (kept
+  version, redaction, journal line) and Reads (the access ledger); ``bash_guard``: a
+  Bash command that clearly writes into the folder is denied.
 - ``install``: ``plan_install``, ``plan_undo`` — the hooks, the MCP server and the skill
   written into Claude Code's files; ``changes``: each file's diff, backup and record;
   ``owned``: the hook objects sagemem owns, exactly those its record names; ``wiring``:

@@ -209,7 +209,7 @@ def _duplicates(w: Wired) -> list[Finding]:
 
 
 MISSED = {"SessionStart": "the session is not reset when the context is emptied",
-          "PreToolUse": "the write gate never checks those writes",
+          "PreToolUse": "the write gate (the Bash guard, for Bash) never checks those writes",
           "PostToolUse": "what the model reads and writes there is never recorded, so the "
                          "write gate lets every write through"}
 """What a sagemem hook whose group's matcher leaves a tool (a source) out stops doing."""

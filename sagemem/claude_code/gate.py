@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemoryNotFound, SagememError
+from ..files.folder import MemoryFolder
 from ..files.paths import MAX_INDEX_BYTES, new_file_refusal, read_regular
 from ..files.revision import revision_of
 from ..inject.seen import latest_seen, record_seen
+from .after_write import Written, keep_before, record_read, settle
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 SEEN_TOOLS = WRITE_TOOLS | {"Read"}
@@ -60,20 +62,68 @@ def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
     """Answer one PreToolUse or PostToolUse call of Claude Code's file tools; ``written``
     is a Write's ``content``, the whole text the model knows the file to hold;
     ``edited`` an Edit's (or MultiEdit's) ``new_string`` texts, which it knows are there;
-    ``global_dir`` the global layer's folder, whose memories are guarded as well."""
+    ``global_dir`` the global layer's folder, whose memories are guarded as well. Around
+    the gate the upkeep of ``after_write`` runs: the version an allowed write replaces is
+    kept, a written file is redacted and journaled, a Read counts in the ledger."""
     if event not in TOOL_EVENTS or tool not in SEEN_TOOLS or not file_path:
         return GateAnswer()
-    target = memory_target(file_path, cwd, memory_dir)
-    if target is None and global_dir is not None:
-        target = global_target(file_path, cwd, global_dir)
-    if target is None:
+    try:
+        found = locate(file_path, cwd, memory_dir, state_dir, global_dir)
+    except SagememError as exc:  # a state directory of another folder: refuse nothing
+        return GateAnswer(log=(f"{file_path}: allowed, the folder cannot be used: {exc}",))
+    if found is None:
         return GateAnswer()
+    target, folder, name = found
     if event == "PostToolUse":
-        return _after(target, session_id, state_dir, written if tool == "Write" else None,
-                      edited if tool in ("Edit", "MultiEdit") else ())
-    if tool in WRITE_TOOLS:
-        return _before_write(tool, target, session_id, state_dir)
-    return GateAnswer()
+        return _after_tool(tool, target, folder, name, session_id, state_dir, written,
+                           edited)
+    if tool not in WRITE_TOOLS:
+        return GateAnswer()
+    answer = _before_write(tool, target, session_id, state_dir)
+    if answer.output or not _kept_up(name):
+        return answer
+    kept = keep_before(folder, target.path, folder.max_bytes)
+    return GateAnswer(answer.output, (*answer.log, *((f"{name}: {kept}",) if kept else ())))
+
+
+def locate(file_path: str, cwd: str | None, memory_dir: Path, state_dir: Path,
+           global_dir: Path | None) -> tuple[Target, MemoryFolder, str] | None:
+    """The memory file ``file_path`` names (its key for the seen records), the folder it
+    belongs to (the project's, else the global layer's, with its own state directory)
+    and its folder-relative name; None for a path outside both."""
+    target = memory_target(file_path, cwd, memory_dir)
+    if target is not None:
+        return target, MemoryFolder(memory_dir, state_dir), target.file
+    own = memory_target(file_path, cwd, global_dir) if global_dir is not None else None
+    if own is None or global_dir is None:
+        return None
+    return global_target(file_path, cwd, global_dir) or own, MemoryFolder(global_dir), own.file
+
+
+def _kept_up(name: str) -> bool:
+    """Markdown files are memories (and MEMORY.md) and get the upkeep; anything else in
+    the folder (a ``.gitignore``) is gated but not redacted, journaled or counted."""
+    return name.lower().endswith(".md")
+
+
+def _after_tool(tool: str, target: Target, folder: MemoryFolder, name: str,
+                session_id: str, state_dir: Path, written: str | None,
+                edited: tuple[str, ...]) -> GateAnswer:
+    """A Read or write has happened: record what the model saw, then the upkeep."""
+    before = latest_seen(state_dir, session_id, target.file).revision \
+        if tool in WRITE_TOOLS else None
+    answer = _after(target, session_id, state_dir, written if tool == "Write" else None,
+                    edited if tool in ("Edit", "MultiEdit") else ())
+    if not _kept_up(name):
+        return answer
+    if tool not in WRITE_TOOLS:
+        return GateAnswer(log=(*answer.log, *record_read(folder, name)))
+    def ours(data: bytes) -> bool:
+        return _holds_write(data, written if tool == "Write" else None, edited)
+
+    done = settle(folder, name, target.path, Written(tool, session_id, before, ours),
+                  seen_state=state_dir, seen_key=target.file)
+    return GateAnswer(done.output, (*answer.log, *done.log))
 
 
 def memory_target(file_path: str, cwd: str | None, memory_dir: Path) -> Target | None:
@@ -157,6 +207,14 @@ def _seen_of_write(data: bytes, written: str | None) -> tuple[str, tuple[str, ..
     own = revision_of(written.encode("utf-8", errors="surrogatepass"))
     return own, ("changed between the Write and its hook: recorded the model's own text "
                  "as seen, not the file's",)
+
+
+def _holds_write(data: bytes, written: str | None, edited: tuple[str, ...]) -> bool:
+    """Whether the file holds what the model wrote: a Write's whole text, else each of
+    an Edit's new texts (line endings, a BOM and quote styles aside, as below)."""
+    if written is not None:
+        return _plain(data.decode("utf-8", errors="replace")) == _plain(written)
+    return _holds_edits(data, edited)
 
 
 def _holds_edits(data: bytes, edited: tuple[str, ...]) -> bool:

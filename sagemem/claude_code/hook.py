@@ -6,7 +6,9 @@ Claude Code runs ``sagemem hook claude-code`` with the hook's JSON on stdin. On
 ``SessionStart`` after ``compact`` or ``clear`` the model has lost what it was given, so
 the session is reset and the same memories may be injected again. On ``PreToolUse`` and
 ``PostToolUse`` of its Read/Write/Edit/MultiEdit tools the write gate answers
-(``gate.py``; it reads no settings, only where the folders are). A hook that fails
+(``gate.py``; it reads no settings, only where the folders are), with the upkeep of
+``after_write.py`` around it; on ``PreToolUse`` of Bash the Bash guard
+(``bash_guard.py``). A hook that fails
 shows errors to the user, and exit 2 blocks the prompt outright, so every failure is
 one line in ``<state>/logs/hook.log`` while the hook prints nothing and exits 0.
 The folder follows the git project Claude Code starts the hook in (its working
@@ -44,7 +46,8 @@ from ..history.journal import pending_notice
 from ..inject.block import inject
 from ..inject.session import DEFAULT_SESSION, reset_session
 from ..layers import Layers
-from .gate import TOOL_EVENTS, gate
+from .bash_guard import guard, in_folders
+from .gate import TOOL_EVENTS, GateAnswer, gate
 
 MAX_STDIN_BYTES = 1024 * 1024
 CONTEXT_LIMIT = 10_000  # Claude Code swaps longer additionalContext for a preview
@@ -71,6 +74,7 @@ class HookEvent:
     file_path: str | None = None
     content: str | None = None  # a Write's whole new text (``tool_input.content``)
     new_texts: tuple[str, ...] = ()  # an Edit's ``new_string``, a MultiEdit's each
+    command: str | None = None  # a Bash call's ``tool_input.command``
 
     def where(self) -> str:
         tool = f" tool={self.tool}" if self.tool else ""
@@ -122,7 +126,8 @@ def parse_event(payload_bytes: bytes) -> HookEvent | str:
                       source=_text(data, "source"), cwd=_text(data, "cwd"),
                       tool=_text(data, "tool_name", "toolName"),
                       file_path=_tool_input(data, "file_path", "filePath"),
-                      content=_tool_input(data, "content"), new_texts=_new_texts(data))
+                      content=_tool_input(data, "content"), new_texts=_new_texts(data),
+                      command=_tool_input(data, "command"))
     if event.name == "UserPromptSubmit" and event.prompt is None:
         return f"{event.where()}: no string prompt"
     return event
@@ -160,9 +165,13 @@ def _gate(event: HookEvent, env: Mapping[str, str], memory_dir: Path | None,
     layer's from the settings file alone), never the whole settings, since it runs on
     every file tool call of the session."""
     memory, state, _ = resolve_dirs(env, memory_dir, state_dir)
-    answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
-                  memory, state, written=event.content, edited=event.new_texts,
-                  global_dir=_global_dir(env, state))
+    if event.tool == "Bash":  # the Bash guard: a shell write into the folder is denied
+        answer = guard(event.command, event.cwd, in_folders(
+            memory, _global_dir(env, state))) if event.name == "PreToolUse" else GateAnswer()
+    else:
+        answer = gate(event.name, event.tool, event.file_path, event.cwd, event.session_id,
+                      memory, state, written=event.content, edited=event.new_texts,
+                      global_dir=_global_dir(env, state))
     for line in answer.log:
         _log(log, f"{event.where()}: {line}")
     return answer.output

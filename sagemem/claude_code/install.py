@@ -59,9 +59,13 @@ Scope = Literal["user", "project"]
 HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
     ("UserPromptSubmit", None),  # every prompt: the memories that answer it
     ("SessionStart", "compact|clear"),  # the context was emptied: reset the session
-    ("PreToolUse", "Write|Edit|MultiEdit"),  # the write gate, before a memory file changes
+    ("PreToolUse", "Write|Edit|MultiEdit|Bash"),  # the write gate and the Bash guard
     ("PostToolUse", "Read|Write|Edit|MultiEdit"),  # what the model read, and wrote itself
 )
+FORMER_MATCHERS: dict[str, tuple[str, ...]] = {"PreToolUse": ("Write|Edit|MultiEdit",)}
+"""Matchers earlier installs wrote: a group of ours still holding one is brought up to
+``HOOK_EVENTS``' by installing again (before the Bash guard, PreToolUse left Bash out).
+A matcher edited to anything else is the user's, and is left for doctor to report."""
 SERVER_NAME = "sagemem"
 ENV_KEYS = ("SAGE_MEM_DIR", "SAGE_MEM_STATE_DIR")
 NO_MCP_EXTRA = ("MCP server not installed: the mcp extra is missing "
@@ -103,7 +107,10 @@ def recorded_hooks(doc: Document, records: Path) -> tuple[OwnedHook, ...]:
 def _owned_by(record: Record | None, data: Any) -> tuple[OwnedHook, ...]:
     if record is None:
         return ()
-    return legacy_hooks(data, HOOK_EVENTS) if record.hooks is None else record.hooks
+    if record.hooks is not None:
+        return record.hooks
+    former = tuple((e, m) for e, ms in FORMER_MATCHERS.items() for m in ms)
+    return legacy_hooks(data, HOOK_EVENTS + former)
 
 
 def _twice(other: Targets) -> str:
@@ -242,9 +249,11 @@ def _ensure_hook(doc: Document, text: str, event: str, matcher: str | None,
     hook = wiring.hook()
     found = find(_data(text), before) if before is not None else None
     if before is not None and found is not None:
+        group, index = found.place
         if found.hook != hook:
-            group, index = found.place
             text = replace_value(text, ("hooks", event, group, "hooks", index), hook)
+        if before.new_group:
+            text = _upgraded_matcher(text, event, group, matcher)
         return text, OwnedHook(event, hook, before.new_group)
     if groups is None:
         return set_member(text, ("hooks",), event, [wiring.hook_group(matcher)]), \
@@ -253,6 +262,14 @@ def _ensure_hook(doc: Document, text: str, event: str, matcher: str | None,
         return text, None
     return add_element(text, ("hooks", event), wiring.hook_group(matcher)), \
         OwnedHook(event, hook)
+
+
+def _upgraded_matcher(text: str, event: str, group: int, matcher: str | None) -> str:
+    """Our own group's matcher set to today's, when it is one an earlier install wrote."""
+    current = value_at(_data(text), ("hooks", event, group, "matcher"))
+    if matcher is None or current == matcher or current not in FORMER_MATCHERS.get(event, ()):
+        return text
+    return replace_value(text, ("hooks", event, group, "matcher"), matcher)
 
 
 def _wire_server(doc: Document, wiring: Wiring) -> str:

@@ -47,7 +47,8 @@ OPS = ("create", "write", "set", "new", "archive", "restore", "purge", "rename",
 """``sync``: ``sagemem sync`` reached a commit (``commit``); its ``file`` is ``.``, the
 folder, and its reason says what came in."""
 SYNC_FILE = "."
-WRITERS = ("cli", "library", "mcp", "memory-tool", "hook", "consolidation", "candidates", "ui")
+WRITERS = ("cli", "library", "mcp", "memory-tool", "hook", "consolidation", "candidates", "ui",
+           "claude-code")
 """The callers' own names (``writes.conflicts.WRITERS``, ``history.archive_log.BY``)."""
 
 

@@ -78,11 +78,14 @@ class HookEvent:
 
 
 def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
-                memory_dir: Path | None = None, state_dir: Path | None = None) -> str:
-    """What to print for one hook call ("" for nothing). Never raises (see the module doc)."""
+                memory_dir: Path | None = None, state_dir: Path | None = None,
+                cwd: Path | None = None) -> str:
+    """What to print for one hook call ("" for nothing). Never raises (see the module doc).
+    ``cwd`` picks the folder (default: the process's); a server answering for another
+    process passes that process's (``serve/server.py``)."""
     started = time.monotonic()
     env = os.environ if env is None else env
-    log = _log_path(env, memory_dir, state_dir)
+    log = _log_path(env, memory_dir, state_dir, cwd)
     where = "payload"
     try:
         event = parse_event(payload_bytes)
@@ -92,7 +95,7 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
         where = event.where()
         if event.name in TOOL_EVENTS:
             return _gate(event, env, memory_dir, state_dir, log)
-        settings = load_settings(env, memory_dir, state_dir)
+        settings = load_settings(env, memory_dir, state_dir, cwd=cwd)
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
         return _respond(event, settings, log, started)
@@ -219,10 +222,10 @@ def additional_context(text: str) -> str:
 
 
 def _log_path(env: Mapping[str, str], memory_dir: Path | None,
-              state_dir: Path | None) -> Path | None:
+              state_dir: Path | None, cwd: Path | None = None) -> Path | None:
     """``<state>/logs/hook.log``, found without reading settings.json (it may be the error)."""
     try:
-        return resolve_dirs(env, memory_dir, state_dir)[1] / LOG_FILE
+        return resolve_dirs(env, memory_dir, state_dir, cwd=cwd)[1] / LOG_FILE
     except Exception:  # e.g. ``~`` with no home directory: then there is nowhere to log
         return None
 
@@ -245,12 +248,15 @@ def _log(path: Path | None, message: str) -> None:
         pass
 
 
-def run_claude_code_hook(memory_dir: Path | None = None, state_dir: Path | None = None) -> int:
-    """Read the payload from stdin, print the answer, and return 0 whatever happened."""
-    try:
-        payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-    except Exception:  # no stdin at all (closed, detached): the same as an empty one
-        payload = b""
+def run_claude_code_hook(memory_dir: Path | None = None, state_dir: Path | None = None,
+                         payload: bytes | None = None) -> int:
+    """Read the payload from stdin (unless the caller read it: ``payload``), print the
+    answer, and return 0 whatever happened."""
+    if payload is None:
+        try:
+            payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        except Exception:  # no stdin at all (closed, detached): the same as an empty one
+            payload = b""
     output = claude_code(payload, memory_dir=memory_dir, state_dir=state_dir)
     if output:
         try:

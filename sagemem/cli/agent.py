@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -40,6 +41,7 @@ from .batch import read_batch
 from .embedding import ModeOption, mode_of, semantic_off
 
 if TYPE_CHECKING:
+    from ..inject.printed import Printed
     from ..layers import Layers
     from ..search.results import SearchResponse
 
@@ -184,11 +186,15 @@ def inject(
 ) -> None:
     """Print the memory block to hand the model before it answers QUESTION."""
     from ..inject.block import inject as inject_block
+    from ..inject.printed import printed_injection
     from .output_agent import explain_text, injection_json
 
     try:
         settings = ctx.obj.settings()
     except MemoryOff:  # a prompt hook runs this: off means no block, never a failure
+        return
+    if question is not None and batch is None and not (as_json or explain or settings.debug):
+        _print(printed_injection(settings, question, session))  # the hook server's too
         return
     with ctx.obj.layers(warn_pending=False) as layers:
         if batch is not None:
@@ -207,6 +213,14 @@ def inject(
                    "to inject; ask differently, or reset the session)", err=True)
     if (explain or settings.debug) and not as_json:
         echo("\n".join(explain_text(injection.explain)), err=True)
+
+
+def _print(printed: Printed) -> None:
+    """Write a made output as it is (it is already ``visible``)."""
+    sys.stderr.write(printed.stderr)
+    sys.stderr.flush()
+    sys.stdout.write(printed.stdout)
+    sys.stdout.flush()
 
 
 def _inject_batch(store: Layers, settings: Settings, path: Path) -> int:

@@ -30,7 +30,10 @@ class Call:
 
 FastPath = Callable[[Call], "int | None"]
 
-FAST_PATHS: dict[tuple[str, ...], str] = {}
+FAST_PATHS: dict[tuple[str, ...], str] = {
+    ("hook", "claude-code"): ".serve.client:hook_fast_path",  # a running server answers
+    ("inject",): ".serve.client:inject_fast_path",  # only ``inject PROMPT``, plain
+}
 """An argv prefix (after the global options) and the ``module:function`` answering it:
 the function gets the ``Call`` and returns an exit code, or ``None`` to decline."""
 

@@ -28,7 +28,7 @@ COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "
             "read", "eval", "index", "inject", "ledger", "use", "config", "rollback", "recover",
             "log", "revert",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
-            "doctor", "mcp", "ui", "export", "merge-driver",
+            "doctor", "mcp", "serve", "ui", "export", "merge-driver",
             "sync"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",

@@ -11,7 +11,7 @@ files), ``engine`` (index, eval), ``audit`` (audit, watch), ``conflicts``, ``his
 (log, revert), ``snapshot`` (snapshots, rollback, recover), ``archive`` (archive,
 restore, purge, locks), ``dream`` (consolidation: plan, run, history, show, undo,
 auto), ``hosts`` (install claude-code, install git, doctor), ``gitsync``
-(merge-driver), ``sync``, ``scope`` (scope, off, on, use), ``serve`` (mcp), ``ui`` (the
+(merge-driver), ``sync``, ``scope`` (scope, off, on, use), ``serve`` (mcp, serve), ``ui`` (the
 panel), ``transfer`` (export, the import group); ``output`` and ``output_agent`` hold
 the JSON and text shapes.
 """

@@ -25,7 +25,7 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 # of a lower step only; rooms on one step never import each other.
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",), ("store",),
          ("history", "layers"), ("audit", "inject", "memory_tool", "transfer", "gitsync"),
-         ("claude_code", "dream", "importers"),
+         ("claude_code", "dream", "importers"), ("serve",),
          ("mcp_server", "ui"), ("cli",), ("launch",), ("__main__",))
 STEP = {room: n for n, rooms in enumerate(STEPS) for room in rooms}
 ROOMS = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..config import load_settings
 from ..errors import SagememError, ServeProtocolError
@@ -28,8 +28,16 @@ from ..files.atomic import append_line, make_folder
 from .paths import socket_path, unsafe_socket
 from .protocol import MAX_PAYLOAD_BYTES, MAX_REPLY_BYTES, recv_frame, request_env, send_frame
 
-if TYPE_CHECKING:
-    from ..launch import Call
+
+class Call(Protocol):
+    """``launch.Call``, as far as it is read here (launch is the room above)."""
+
+    @property
+    def memory_dir(self) -> Path | None: ...
+    @property
+    def state_dir(self) -> Path | None: ...
+    @property
+    def rest(self) -> tuple[str, ...]: ...
 
 CONNECT_TIMEOUT = 0.005  # a local server accepts at once; waiting longer saves nothing
 REPLY_MARGIN = 1.0  # over hook_budget_ms for the reply: the server keeps to the budget

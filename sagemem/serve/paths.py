@@ -118,9 +118,8 @@ def answers(path: Path) -> bool:
     try:
         probe.connect(os.fspath(path))
     except OSError as exc:
-        if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
-            return False
-        return True  # busy (EAGAIN, a timeout): someone is there
+        # refused or gone: stale; busy (EAGAIN, a timeout): someone is there
+        return exc.errno not in (errno.ECONNREFUSED, errno.ENOENT)
     finally:
         probe.close()
     return True

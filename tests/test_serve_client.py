@@ -34,6 +34,15 @@ PAYLOADS = [
     {"session_id": "other", "cwd": "/tmp", "hook_event_name": "PreToolUse",
      "tool_name": "Read", "tool_input": {"file_path": "/tmp/x"}},
 ]
+NEW_MEMORY = """---
+name: Zeppelin hangar
+description: The zeppelin hangar stands at the north airfield, gate 7.
+type: project
+---
+
+The zeppelin hangar is at the north airfield; enter through gate 7.
+"""
+NEW_QUESTION = "where is the zeppelin hangar?"
 QUESTIONS = ["what is the user's timezone?", "what is the user's timezone?",
              "how are money amounts stored?"]
 
@@ -56,6 +65,10 @@ def test_hook_and_inject_through_the_server_print_the_same_bytes(
                                                                 alone.err), payload
             assert not alone.served
         answered = [hook(served, p).served for p in PAYLOADS[1:3]]
+        for folder in twins:  # written between two prompts: the served one sees it too
+            (folder.memory / "project_zeppelin_hangar.md").write_text(NEW_MEMORY)
+        through, alone = hook(served, prompt(NEW_QUESTION)), hook(local, prompt(NEW_QUESTION))
+        assert through.out == alone.out and b"project_zeppelin_hangar.md" in through.out
         for question in QUESTIONS:
             through, alone = run(served, "inject", question), run(local, "inject", question)
             assert (through.code, through.out, through.err) == (alone.code, alone.out,

@@ -7,6 +7,8 @@ here; the other shapes need the CLI's output helpers and stay in ``cli/agent.py`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from ..config import Settings
@@ -23,11 +25,14 @@ class Printed:
     stderr: str
 
 
-def printed_injection(settings: Settings, question: str, session: str) -> Printed:
+def printed_injection(settings: Settings, question: str, session: str, *,
+                      open_layers: Callable[[Settings], AbstractContextManager[Layers]]
+                      = Layers.from_settings) -> Printed:
     """The block for ``question`` (and the session's record of it), with the notices the
-    command shows on stderr; the settings' own warnings are the caller's to print."""
+    command shows on stderr; the settings' own warnings are the caller's to print. A
+    server passes ``open_layers`` to keep its layers open between questions."""
     errors: list[str] = []
-    with Layers.from_settings(settings) as layers:
+    with open_layers(settings) as layers:
         errors += [f"notice: {notice}" for notice in layers.notices]
         injection = inject(layers, question, session, settings)
     errors += [f"notice: {notice}" for notice in injection.notices]

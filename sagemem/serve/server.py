@@ -6,9 +6,13 @@ peer of any other uid is dropped unanswered. Requests are answered one at a time
 lock): the in-process hooks this replaces were separate processes, and the session
 files and the index were written with processes, not threads, in mind.
 
-Nothing is held across requests but the imports: each request opens the folder's layers
-as the hook does, and the hook's own index sync (bounded by ``hook_budget_ms``) keeps
-what it ranks fresh, so a memory written between two prompts is found by the second.
+The folder's layers stay open between requests, each folder followed by a watcher as in
+the MCP server (``search/watch.py``): a prompt with nothing changed skips the index's
+stat pass, and a memory written between two prompts is indexed by the second, which
+the hook's own index sync (bounded by ``hook_budget_ms``) does as in-process. They
+belong to one worker thread (SQLite connections stay on the thread that opened them),
+which answers every request; a request whose settings differ from the held layers'
+(another ``SAGE_MEM_*`` value) reopens them.
 A request for another folder (its resolved memory or state directory differs, or its
 ``HOME``), a tool event (the write gate, which reads the process's own view of the
 files) or an ``inject`` with ``debug`` on is answered ``not_mine``: the client runs it
@@ -26,6 +30,8 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,7 @@ from ..errors import MemoryOff, SagememError, ServeProtocolError, ServeRefused
 from ..files.controls import visible
 from ..inject.printed import printed_injection
 from ..inject.session import DEFAULT_SESSION
+from ..layers import Layers
 from .paths import prepare_socket_path, socket_path
 from .protocol import KINDS, MAX_REQUEST_BYTES, recv_frame, send_frame
 
@@ -61,6 +68,29 @@ class Request:
     prompt: str = ""
 
 
+class HeldLayers:
+    """The layers of the last settings seen, kept open and watched; used on the worker
+    thread only."""
+
+    def __init__(self) -> None:
+        self._settings: Settings | None = None
+        self._layers: Layers | None = None
+
+    def __call__(self, settings: Settings) -> AbstractContextManager[Layers]:
+        if self._layers is None or settings != self._settings:
+            self.close()
+            self._layers, self._settings = Layers.from_settings(settings), settings
+        for _, store in self._layers.stores():
+            if store.directory.is_dir():  # again once a folder that went away is back
+                store.search_index().watch()
+        return nullcontext(self._layers)
+
+    def close(self) -> None:
+        if self._layers is not None:
+            self._layers.close()
+        self._layers = self._settings = None
+
+
 class HookServer:
     """One folder's listener: ``listen`` (ServeRefused if it may not), then
     ``serve_forever`` until ``stop`` or ``idle_seconds`` without a request."""
@@ -75,6 +105,8 @@ class HookServer:
         self._stopping = threading.Event()
         self._last = time.monotonic()
         self._threads: set[threading.Thread] = set()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagemem-serve")
+        self._held = HeldLayers()
 
     def listen(self) -> Path:
         """Bind ``<state>/run/serve.sock`` (owner-only: the run directory is 0700 before
@@ -126,6 +158,9 @@ class HookServer:
             self._listener = None
         for thread in list(self._threads):
             thread.join(READ_TIMEOUT)
+        with suppress(RuntimeError):  # closed twice: the worker is gone already
+            self._worker.submit(self._held.close).result()
+        self._worker.shutdown(wait=True)
         if self.path is not None and self._inode is not None:
             try:
                 if os.lstat(self.path).st_ino == self._inode:
@@ -168,6 +203,12 @@ class HookServer:
             request = parse_request(raw)
         except ValueError as exc:
             return {"status": "error", "message": str(exc)}
+        try:
+            return self._worker.submit(self._answer, request).result()
+        except RuntimeError:  # shutting down: nothing was done
+            return {"status": "error", "message": "the server is stopping"}
+
+    def _answer(self, request: Request) -> Reply:
         with self._lock:
             self._last = time.monotonic()
             if not self._mine(request):
@@ -198,7 +239,8 @@ class HookServer:
         if isinstance(event, HookEvent) and event.name in TOOL_EVENTS:
             return NOT_MINE
         output = claude_code(request.payload, request.env, memory_dir=request.memory_dir,
-                             state_dir=request.state_dir, cwd=request.cwd)
+                             state_dir=request.state_dir, cwd=request.cwd,
+                             open_layers=self._held)
         return _ok(output + "\n" if output else "")
 
     def _inject(self, request: Request) -> Reply:
@@ -210,7 +252,8 @@ class HookServer:
         if settings.debug:  # the explanation is the CLI's to format
             return NOT_MINE
         warnings = "".join(visible(f"warning: {w}") + "\n" for w in settings.warnings)
-        printed = printed_injection(settings, request.prompt, DEFAULT_SESSION)
+        printed = printed_injection(settings, request.prompt, DEFAULT_SESSION,
+                                    open_layers=self._held)
         return _ok(printed.stdout, warnings + printed.stderr)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -194,7 +193,7 @@ def inject(
     except MemoryOff:  # a prompt hook runs this: off means no block, never a failure
         return
     if question is not None and batch is None and not (as_json or explain or settings.debug):
-        _print(printed_injection(settings, question, session))  # the hook server's too
+        _show(printed_injection(settings, question, session))  # the hook server's too
         return
     with ctx.obj.layers(warn_pending=False) as layers:
         if batch is not None:
@@ -215,12 +214,12 @@ def inject(
         echo("\n".join(explain_text(injection.explain)), err=True)
 
 
-def _print(printed: Printed) -> None:
-    """Write a made output as it is (it is already ``visible``)."""
-    sys.stderr.write(printed.stderr)
-    sys.stderr.flush()
-    sys.stdout.write(printed.stdout)
-    sys.stdout.flush()
+def _show(printed: Printed) -> None:
+    """Show a made output (already ``visible``; echo's pass leaves it as it is)."""
+    if printed.stderr:
+        echo(printed.stderr, err=True, nl=False)
+    if printed.stdout:
+        echo(printed.stdout, nl=False)
 
 
 def _inject_batch(store: Layers, settings: Settings, path: Path) -> int:

@@ -134,6 +134,13 @@ class Server:
             time.sleep(0.02)
         raise AssertionError(f"no {word!r} in {self.lines}")
 
+    def wait_for_socket(self, path: Path, timeout: float = 30) -> None:
+        """Until a socket is at ``path`` (the MCP server says nothing when it listens)."""
+        end = time.monotonic() + timeout
+        while not path.is_socket():
+            assert self.process.poll() is None and time.monotonic() < end, self.lines
+            time.sleep(0.02)
+
     def finish(self, timeout: float = 30) -> int:
         code = self.process.wait(timeout)
         self._reader.join(2)

@@ -152,7 +152,7 @@ def test_the_idle_time_comes_from_the_setting(folder: Folder) -> None:
 def test_the_mcp_server_serves_the_hook_while_it_runs(folder: Folder) -> None:
     mcp = Server(folder, command=("mcp",))
     try:
-        mcp.wait_for("serving the prompt hook")
+        mcp.wait_for_socket(socket_of(folder))
         ran = hook(folder, prompt(QUESTION))
         assert ran.served and b"additionalContext" in ran.out
         assert mcp.process.stdin is not None

@@ -263,14 +263,13 @@ def start_listener(settings: Settings) -> HookServer | None:
     nothing listens: the hook then runs in its own process, as without a server."""
     server = HookServer(settings)
     try:
-        path = server.listen()
+        server.listen()
     except (SagememError, OSError) as exc:
         print(f"sagemem: not serving the prompt hook: {exc}", file=sys.stderr, flush=True)
         return None
     threading.Thread(target=server.serve_forever, name="sagemem-hook-listener",
                      daemon=True).start()
-    print(f"sagemem: serving the prompt hook at {path}", file=sys.stderr, flush=True)
-    return server
+    return server  # said nowhere: an MCP client reads the server's stderr as its log
 
 
 def parse_request(raw: Mapping[str, Any]) -> Request:

@@ -181,3 +181,32 @@ def test_peer_uid_is_the_connecting_process_uid() -> None:
     left, right = socket.socketpair(socket.AF_UNIX)
     with left, right:
         assert peer_uid(left) == os.getuid()
+
+
+OTHER_USER = ("import os, socket, struct, sys\n"
+              "os.setgid(65534); os.setuid(65534)\n"
+              "conn = socket.socket(socket.AF_UNIX)\n"
+              "conn.connect(sys.argv[1])\n"
+              "conn.settimeout(20)\n"
+              "try:\n"
+              "    conn.sendall(struct.pack('>I', 2) + b'{}')\n"
+              "    print('answered' if conn.recv(100) else 'dropped')\n"
+              "except (BrokenPipeError, ConnectionResetError):\n"
+              "    print('dropped')\n")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="connecting as another uid needs root")
+def test_a_peer_of_another_uid_is_dropped_unanswered(folder: Folder) -> None:
+    server = Server(folder, "--idle", "0")
+    try:
+        server.wait_for("ready")
+        for directory in (folder.state.parent, folder.state, folder.state / "run"):
+            os.chmod(directory, 0o711)  # loosened by hand: the uid check still holds
+        os.chmod(socket_of(folder), 0o666)
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", OTHER_USER,
+                               str(socket_of(folder))], capture_output=True, text=True,
+                              timeout=60)
+        assert done.stdout.strip() == "dropped", done.stderr  # not even an error reply
+    finally:
+        os.chmod(folder.state / "run", 0o700)
+        server.stop()

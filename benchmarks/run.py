@@ -20,7 +20,8 @@ check), ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``,
 ``bench_dream.py`` (``dream run --planner tidy`` as whole processes),
 ``bench_mcp.py`` (a tool call to a running ``sagemem mcp``; skipped without the extra),
 ``bench_ui.py`` (the panel's Files screen over HTTP, cold and warm, next to the listing),
-``bench_moving.py`` (export, import, the merge driver and ``sync`` as whole processes).
+``bench_moving.py`` (export, import, the merge driver and ``sync`` as whole processes),
+``bench_serve.py`` (the prompt hook through ``sagemem serve`` and in its own process).
 Each also runs on its own; ``--only startup search`` runs just those (``list`` is the
 listing table above).
 
@@ -47,7 +48,8 @@ from sagemem.files.memory import split
 BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_index_build.py",
               "bench_embedder.py", "bench_vectors.py", "bench_inject.py", "bench_writes.py",
               "bench_remember.py", "bench_snapshot.py", "bench_archive.py", "bench_audit.py",
-              "bench_dream.py", "bench_mcp.py", "bench_ui.py", "bench_moving.py")
+              "bench_dream.py", "bench_mcp.py", "bench_ui.py", "bench_moving.py",
+              "bench_serve.py")
 
 
 def read_all(directory: Path) -> None:

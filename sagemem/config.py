@@ -88,6 +88,8 @@ INT_SETTINGS: tuple[IntSetting, ...] = (
     # The Claude Code hook's time budget: Claude Code kills a hook at its timeout (10 s
     # here), and a killed hook injects nothing; past the budget it injects what is indexed.
     IntSetting("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
+    # ``sagemem serve`` exits after this many minutes without a request; 0 = never.
+    IntSetting("serve_idle_minutes", "SAGE_MEM_SERVE_IDLE_MINUTES", 30, 0, 10080),
     # Per-layer caps (``writes/caps.py``; docs/writing.md, "Caps"); 0 turns each off. The count caps
     # decide what is archived, so they guard: past the hard cap a create archives the
     # least recently read memory. The body caps only warn or refuse one write: they clamp.
@@ -144,6 +146,7 @@ class Settings:
     max_baseline: int = 8
     stale_days: int = 1
     hook_budget_ms: int = 5000
+    serve_idle_minutes: int = 30
     soft_cap_body_bytes: int = 8192
     hard_cap_body_bytes: int = 65536
     validity: bool = True

@@ -36,6 +36,10 @@ happened and what to do about it. Callers branch on the class, never on the text
      ├── InvalidRevision          a revision shorter than 8 hex characters, or not hex
      ├── InvalidArgument          a tool's argument the library cannot act on (MCP, memory tool)
      ├── AddressUnavailable       ``mcp --http``'s address cannot be listened on (in use)
+     ├── ServeRefused             ``sagemem serve`` will not listen at its socket path (a
+     │    │                       planted link or file, a run dir others can enter, too long)
+     │    └── ServerRunning       a live server already answers on the socket
+     ├── ServeProtocolError       a frame on the hook socket too large, cut short or not JSON
      ├── EvalSetError             an evaluation set not in docs/retrieval.md's Evaluation format
      ├── NoCheckpoint             no WORKING.md for a task
      ├── TranscriptsOff           a transcript search while ``transcripts`` is off
@@ -1027,3 +1031,30 @@ class StateIncoming(GitError):
                                 f"{done}nothing was pulled or pushed — on the clone that "
                                 f"committed them run `git rm -r --cached {state}`, commit "
                                 "and push, then run `sagemem sync` here again")
+
+
+class ServeRefused(SagememError):
+    """``sagemem serve`` will not listen at ``path``: ``reason`` says why (a symlink or a
+    file planted there, a run directory others could enter, a path too long for a Unix
+    socket). Nothing at ``path`` was touched."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        SagememError.__init__(self, f"not serving at {path}: {reason}")
+
+
+class ServerRunning(ServeRefused):
+    """A live server already answers on ``path``: one server per folder."""
+
+    def __init__(self, path: Path) -> None:
+        ServeRefused.__init__(self, path, "a sagemem server already answers there "
+                                          "(stop it first, or let it serve)")
+
+
+class ServeProtocolError(SagememError):
+    """A frame on the hook socket that is not one: over ``limit`` bytes, cut short, or
+    not a JSON object. The connection is dropped; the client falls back or says so."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        SagememError.__init__(self, f"hook socket: {problem}")

@@ -31,6 +31,8 @@ class Call:
 FastPath = Callable[[Call], "int | None"]
 
 FAST_PATHS: dict[tuple[str, ...], str] = {
+    ("hook", "claude-code"): ".serve.client:hook_fast_path",  # a running server answers
+    ("inject",): ".serve.client:inject_fast_path",  # only ``inject PROMPT``, plain
     ("list",): ".cli.fast:list_memories",
     ("config",): ".cli.fast:show_config",
 }

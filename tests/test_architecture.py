@@ -26,7 +26,7 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 STEPS = (("errors",), ("files",), ("config",), ("writes", "embed"), ("search",),
          ("store", "transcripts"),
          ("history", "layers"), ("audit", "inject", "memory_tool", "transfer", "gitsync"),
-         ("claude_code", "dream", "importers"), ("hosts",),
+         ("claude_code", "dream", "importers"), ("hosts", "serve"),
          ("mcp_server", "ui"), ("cli",), ("launch",), ("__main__",))
 STEP = {room: n for n, rooms in enumerate(STEPS) for room in rooms}
 ROOMS = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))

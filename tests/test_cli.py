@@ -28,7 +28,7 @@ COMMANDS = ["init", "list", "show", "new", "remember", "write", "edit", "set", "
             "read", "eval", "index", "inject", "ledger", "use", "config", "rollback", "recover",
             "log", "revert",
             "archive", "restore", "purge", "lock", "unlock", "locks", "audit", "watch",
-            "doctor", "mcp", "ui", "export", "merge-driver",
+            "doctor", "mcp", "serve", "ui", "export", "merge-driver",
             "sync"]
 SUBCOMMANDS = ["conflicts list", "conflicts show", "conflicts resolve", "conflicts delete",
                "conflicts contradict", "snapshot create", "snapshot list", "snapshot show",
@@ -47,6 +47,7 @@ ERROR_KEYS = {"file", "archived", "error", "message"}
 SETTING_KEYS = ["memory_dir", "state_dir", "max_session_bytes", "max_results", "max_chars",
                 "max_baseline", "stale_days", "snapshot_keep", "idle_days_project",
                 "idle_days_reference", "idle_days_feedback", "idle_days_user", "hook_budget_ms",
+                "serve_idle_minutes",
                 "soft_cap_memories", "hard_cap_memories", "soft_cap_body_bytes",
                 "hard_cap_body_bytes", "dream_expired_days", "dream_max_loss_percent",
                 "dream_keep_runs", "dream_auto_hours", "dream_auto_changes",

@@ -29,6 +29,7 @@ INTS = [
     ("idle_days_feedback", "SAGE_MEM_IDLE_DAYS_FEEDBACK", 365, 0, 36500),
     ("idle_days_user", "SAGE_MEM_IDLE_DAYS_USER", 0, 0, 36500),
     ("hook_budget_ms", "SAGE_MEM_HOOK_BUDGET_MS", 5000, 100, 60000),
+    ("serve_idle_minutes", "SAGE_MEM_SERVE_IDLE_MINUTES", 30, 0, 10080),
     ("soft_cap_memories", "SAGE_MEM_SOFT_CAP_MEMORIES", 1000, 0, 1_000_000),
     ("hard_cap_memories", "SAGE_MEM_HARD_CAP_MEMORIES", 20000, 0, 1_000_000),
     ("soft_cap_body_bytes", "SAGE_MEM_SOFT_CAP_BODY_BYTES", 8192, 0, 524288),

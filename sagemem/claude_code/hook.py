@@ -27,7 +27,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,6 +50,9 @@ from ..layers import Layers
 from .bash_guard import guard, in_folders
 from .gate import TOOL_EVENTS, GateAnswer, gate
 
+OpenLayers = Callable[[Settings], AbstractContextManager[Layers]]
+"""How a call gets its layers: ``Layers.from_settings`` (closed after the call), or a
+server's, kept open (``serve/server.py``)."""
 MAX_STDIN_BYTES = 1024 * 1024
 CONTEXT_LIMIT = 10_000  # Claude Code swaps longer additionalContext for a preview
 MAX_CONTEXT_CHARS = 9_500  # inject fits the block under this by design, never by cutting
@@ -82,11 +86,15 @@ class HookEvent:
 
 
 def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
-                memory_dir: Path | None = None, state_dir: Path | None = None) -> str:
-    """What to print for one hook call ("" for nothing). Never raises (see the module doc)."""
+                memory_dir: Path | None = None, state_dir: Path | None = None,
+                cwd: Path | None = None, open_layers: OpenLayers | None = None) -> str:
+    """What to print for one hook call ("" for nothing). Never raises (see the module doc).
+    ``cwd`` picks the folder (default: the process's); a server answering for another
+    process passes that process's, and ``open_layers`` to keep its layers open between
+    prompts (``serve/server.py``; default: opened and closed for this call)."""
     started = time.monotonic()
     env = os.environ if env is None else env
-    log = _log_path(env, memory_dir, state_dir)
+    log = _log_path(env, memory_dir, state_dir, cwd)
     where = "payload"
     try:
         event = parse_event(payload_bytes)
@@ -96,10 +104,10 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
         where = event.where()
         if event.name in TOOL_EVENTS:
             return _gate(event, env, memory_dir, state_dir, log)
-        settings = load_settings(env, memory_dir, state_dir)
+        settings = load_settings(env, memory_dir, state_dir, cwd=cwd)
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
-        return _respond(event, settings, log, started)
+        return _respond(event, settings, log, started, open_layers or Layers.from_settings)
     except MemoryOff:  # turned off for this repository: nothing to inject, nothing to log
         return ""
     except Exception as exc:  # anything at all: the user's prompt must go through
@@ -193,14 +201,15 @@ def _session_id(data: dict[str, Any]) -> str:
     return value if value and value.strip() else DEFAULT_SESSION
 
 
-def _respond(event: HookEvent, settings: Settings, log: Path | None, started: float) -> str:
+def _respond(event: HookEvent, settings: Settings, log: Path | None, started: float,
+             open_layers: OpenLayers) -> str:
     """Act on one event: inject for a prompt, reset after the context was compacted;
     within the time budget counted from ``started`` (``time.monotonic()``)."""
     if event.name == "SessionStart" and event.source in RESETTING_SOURCES:
         reset_session(settings.state_dir, event.session_id)
     if event.name != "UserPromptSubmit" or event.prompt is None:
         return ""
-    with Layers.from_settings(settings) as layers:  # the project's and the global layer
+    with open_layers(settings) as layers:  # the project's and the global layer
         budget = settings.hook_budget_ms / 1000
         injection = inject(layers, event.prompt, event.session_id, settings,
                            max_text_chars=MAX_CONTEXT_CHARS,
@@ -228,10 +237,10 @@ def additional_context(text: str) -> str:
 
 
 def _log_path(env: Mapping[str, str], memory_dir: Path | None,
-              state_dir: Path | None) -> Path | None:
+              state_dir: Path | None, cwd: Path | None = None) -> Path | None:
     """``<state>/logs/hook.log``, found without reading settings.json (it may be the error)."""
     try:
-        return resolve_dirs(env, memory_dir, state_dir)[1] / LOG_FILE
+        return resolve_dirs(env, memory_dir, state_dir, cwd=cwd)[1] / LOG_FILE
     except Exception:  # e.g. ``~`` with no home directory: then there is nowhere to log
         return None
 
@@ -254,12 +263,15 @@ def _log(path: Path | None, message: str) -> None:
         pass
 
 
-def run_claude_code_hook(memory_dir: Path | None = None, state_dir: Path | None = None) -> int:
-    """Read the payload from stdin, print the answer, and return 0 whatever happened."""
-    try:
-        payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-    except Exception:  # no stdin at all (closed, detached): the same as an empty one
-        payload = b""
+def run_claude_code_hook(memory_dir: Path | None = None, state_dir: Path | None = None,
+                         payload: bytes | None = None) -> int:
+    """Read the payload from stdin (unless the caller read it: ``payload``), print the
+    answer, and return 0 whatever happened."""
+    if payload is None:
+        try:
+            payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        except Exception:  # no stdin at all (closed, detached): the same as an empty one
+            payload = b""
     output = claude_code(payload, memory_dir=memory_dir, state_dir=state_dir)
     if output:
         try:

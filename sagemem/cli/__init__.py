@@ -13,7 +13,7 @@ files), ``engine`` (index, eval), ``audit`` (audit, watch), ``conflicts``, ``his
 restore, purge, locks), ``dream`` (consolidation: plan, run, history, show, undo,
 auto), ``hosts`` (install claude-code|cursor|vscode|codex|gemini,
 install git, doctor), ``gitsync``
-(merge-driver), ``sync``, ``scope`` (scope, off, on, use), ``serve`` (mcp), ``ui`` (the
+(merge-driver), ``sync``, ``scope`` (scope, off, on, use), ``serve`` (mcp, serve), ``ui`` (the
 panel), ``transfer`` (export, the import group); ``output`` and ``output_agent`` hold
 the JSON and text shapes; ``fast`` answers the commonest shapes of ``list`` and
 ``config`` without typer (``sagemem/launch.py``'s table), byte for byte as they do.

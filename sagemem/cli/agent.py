@@ -40,6 +40,7 @@ from .batch import read_batch
 from .embedding import ModeOption, mode_of, semantic_off
 
 if TYPE_CHECKING:
+    from ..inject.printed import Printed
     from ..layers import Layers
     from ..search.results import SearchResponse
 
@@ -214,11 +215,15 @@ def inject(
 ) -> None:
     """Print the memory block to hand the model before it answers QUESTION."""
     from ..inject.block import inject as inject_block
+    from ..inject.printed import printed_injection
     from .output_agent import explain_text, injection_json
 
     try:
         settings = ctx.obj.settings()
     except MemoryOff:  # a prompt hook runs this: off means no block, never a failure
+        return
+    if question is not None and batch is None and not (as_json or explain or settings.debug):
+        _show(printed_injection(settings, question, session))  # the hook server's too
         return
     with ctx.obj.layers(warn_pending=False) as layers:
         if batch is not None:
@@ -237,6 +242,14 @@ def inject(
                    "to inject; ask differently, or reset the session)", err=True)
     if (explain or settings.debug) and not as_json:
         echo("\n".join(explain_text(injection.explain)), err=True)
+
+
+def _show(printed: Printed) -> None:
+    """Show a made output (already ``visible``; echo's pass leaves it as it is)."""
+    if printed.stderr:
+        echo(printed.stderr, err=True, nl=False)
+    if printed.stdout:
+        echo(printed.stdout, nl=False)
 
 
 def _inject_batch(store: Layers, settings: Settings, path: Path) -> int:

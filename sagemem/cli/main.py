@@ -49,7 +49,7 @@ COMMANDS = {
     **dict.fromkeys(("install", "doctor"), "hosts"),
     "merge-driver": "gitsync",
     "hook": "agent",
-    "mcp": "serve",
+    **dict.fromkeys(("mcp", "serve"), "serve"),
     "ui": "ui",
     "sync": "sync",
 }

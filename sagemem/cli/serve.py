@@ -38,3 +38,28 @@ def mcp(
         echo(f"serving MCP at {url(*address)} (Ctrl-C stops)", err=True)
     settings = ctx.obj.settings()
     serve(layers, http=address, session_id=settings.session, settings=settings)
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    idle: Annotated[float | None, typer.Option(
+        "--idle", metavar="MINUTES", min=0,
+        help="Exit after MINUTES without a request (fractions allowed; 0 never; default: "
+             "the serve_idle_minutes setting).")] = None,
+) -> None:
+    """Answer the prompt hook and `inject PROMPT` from one long-lived process (Ctrl-C stops)."""
+    import signal
+
+    from ..serve.server import HookServer
+
+    settings = ctx.obj.settings()
+    minutes = settings.serve_idle_minutes if idle is None else idle
+    server = HookServer(settings, idle_seconds=minutes * 60)
+    path = server.listen()  # ServeRefused / ServerRunning: one error line, exit 1
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: server.stop())
+    after = f"exits after {minutes:g} idle minutes" if minutes else "no idle exit"
+    echo(f"sagemem serve: ready at {path} for {settings.memory_dir} ({after})", err=True)
+    server.serve_forever()
+    echo("sagemem serve: stopped", err=True)

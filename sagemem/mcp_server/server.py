@@ -34,6 +34,7 @@ from ..config import Settings
 from ..errors import SagememError
 from ..files.controls import visible
 from ..layers import GLOBAL, PROJECT, Layers
+from ..serve.server import start_listener
 from ..store import MemoryStore
 from . import outputs
 from .address import allowed_hosts
@@ -268,8 +269,11 @@ def transport_security(host: str, port: int) -> TransportSecuritySettings:
 def serve(store: MemoryStore | Layers, *, http: tuple[str, int] | None = None,
           session_id: str | None = None, settings: Settings | None = None) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP);
-    ``http`` is a loopback host and port (``address.py`` checks it)."""
+    ``http`` is a loopback host and port (``address.py`` checks it). With ``settings``
+    the prompt hook is served too, while this server runs (``serve/``; docs/serve.md):
+    Claude Code keeps its MCP server up for the whole session."""
     server = build_server(store, session_id=session_id, settings=settings)
+    listener = start_listener(settings) if settings is not None else None
     try:
         if http is None:
             server.run("stdio")
@@ -280,3 +284,5 @@ def serve(store: MemoryStore | Layers, *, http: tuple[str, int] | None = None,
         pass  # Ctrl-C on an HTTP server: the lifespan has closed the store
     finally:
         server.thread.shutdown()
+        if listener is not None:
+            listener.close()

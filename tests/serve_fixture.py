@@ -29,11 +29,11 @@ MARK_SERVED, MARK_LOCAL = "[served]", "[in-process]"
 PROBE = ("import atexit, sys\n"
          "from sagemem.launch import main\n"
          "atexit.register(lambda: sys.stderr.write("
-         f"{MARK_LOCAL!r} if {{'typer', 'sagemem.inject.block'}} & set(sys.modules) "
+         f"{MARK_LOCAL!r} if {{'typer', 'sagemem.claude_code.hook'}} & set(sys.modules) "
          f"else {MARK_SERVED!r}))\n"
          "main(sys.argv[1:])\n")
 """``python -m sagemem`` with one word more on stderr: whether this process loaded the
-CLI or the injection stack (it ran the call itself) or neither (a server answered)."""
+CLI or the hook (it ran the call itself) or neither (a server answered)."""
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import MemoryNotFound, SagememError
-from ..files.folder import MemoryFolder
 from ..files.paths import MAX_INDEX_BYTES, new_file_refusal, read_regular
 from ..files.revision import revision_of
 from ..inject.seen import latest_seen, record_seen
-from .after_write import Written, keep_before, record_read, settle
+
+if TYPE_CHECKING:
+    from ..files.folder import MemoryFolder
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 SEEN_TOOLS = WRITE_TOOLS | {"Read"}
@@ -82,6 +84,8 @@ def gate(event: str, tool: str | None, file_path: str | None, cwd: str | None,
     answer = _before_write(tool, target, session_id, state_dir)
     if answer.output or not _kept_up(name):
         return answer
+    from .after_write import keep_before  # the upkeep's imports, for memory files only
+
     kept = keep_before(folder, target.path, folder.max_bytes)
     return GateAnswer(answer.output, (*answer.log, *((f"{name}: {kept}",) if kept else ())))
 
@@ -91,6 +95,8 @@ def locate(file_path: str, cwd: str | None, memory_dir: Path, state_dir: Path,
     """The memory file ``file_path`` names (its key for the seen records), the folder it
     belongs to (the project's, else the global layer's, with its own state directory)
     and its folder-relative name; None for a path outside both."""
+    from ..files.folder import MemoryFolder  # the parser with it: not for a Bash call
+
     target = memory_target(file_path, cwd, memory_dir)
     if target is not None:
         return target, MemoryFolder(memory_dir, state_dir), target.file
@@ -110,6 +116,8 @@ def _after_tool(tool: str, target: Target, folder: MemoryFolder, name: str,
                 session_id: str, state_dir: Path, written: str | None,
                 edited: tuple[str, ...]) -> GateAnswer:
     """A Read or write has happened: record what the model saw, then the upkeep."""
+    from .after_write import Written, record_read, settle
+
     before = latest_seen(state_dir, session_id, target.file).revision \
         if tool in WRITE_TOOLS else None
     answer = _after(target, session_id, state_dir, written if tool == "Write" else None,

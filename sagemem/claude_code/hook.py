@@ -32,7 +32,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import (
     Settings,
@@ -43,14 +43,14 @@ from ..config import (
 )
 from ..errors import MemoryOff, SagememError
 from ..files.atomic import append_line, make_folder
-from ..history.journal import pending_notice
-from ..inject.block import inject
 from ..inject.session import DEFAULT_SESSION, reset_session
-from ..layers import Layers
 from .bash_guard import guard, in_folders
 from .gate import TOOL_EVENTS, GateAnswer, gate
 
-OpenLayers = Callable[[Settings], AbstractContextManager[Layers]]
+if TYPE_CHECKING:
+    from ..layers import Layers
+
+OpenLayers = Callable[[Settings], AbstractContextManager["Layers"]]
 """How a call gets its layers: ``Layers.from_settings`` (closed after the call), or a
 server's, kept open (``serve/server.py``)."""
 MAX_STDIN_BYTES = 1024 * 1024
@@ -107,7 +107,7 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
         settings = load_settings(env, memory_dir, state_dir, cwd=cwd)
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
-        return _respond(event, settings, log, started, open_layers or Layers.from_settings)
+        return _respond(event, settings, log, started, open_layers or _open_layers)
     except MemoryOff:  # turned off for this repository: nothing to inject, nothing to log
         return ""
     except Exception as exc:  # anything at all: the user's prompt must go through
@@ -201,10 +201,21 @@ def _session_id(data: dict[str, Any]) -> str:
     return value if value and value.strip() else DEFAULT_SESSION
 
 
+def _open_layers(settings: Settings) -> AbstractContextManager[Layers]:
+    """``Layers.from_settings``, imported here: the store, the index and numpy are the
+    prompt's, and a tool event (every Bash call) should not pay ~40 ms to import them."""
+    from ..layers import Layers
+
+    return Layers.from_settings(settings)
+
+
 def _respond(event: HookEvent, settings: Settings, log: Path | None, started: float,
              open_layers: OpenLayers) -> str:
     """Act on one event: inject for a prompt, reset after the context was compacted;
     within the time budget counted from ``started`` (``time.monotonic()``)."""
+    from ..history.journal import pending_notice
+    from ..inject.block import inject
+
     if event.name == "SessionStart" and event.source in RESETTING_SOURCES:
         reset_session(settings.state_dir, event.session_id)
     if event.name != "UserPromptSubmit" or event.prompt is None:

@@ -278,16 +278,23 @@ def run_claude_code_hook(memory_dir: Path | None = None, state_dir: Path | None 
                          payload: bytes | None = None) -> int:
     """Read the payload from stdin (unless the caller read it: ``payload``), print the
     answer, and return 0 whatever happened."""
+    return run_stdin_hook(lambda data: claude_code(data, memory_dir=memory_dir,
+                                                   state_dir=state_dir), payload)
+
+
+def run_stdin_hook(answer: Callable[[bytes], str], payload: bytes | None = None) -> int:
+    """A host's hook command: the payload from stdin (unless already read), ``answer``'s
+    text on stdout, and 0 whatever happened; every host's hook (``hosts/hook.py``) too."""
     if payload is None:
         try:
             payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         except Exception:  # no stdin at all (closed, detached): the same as an empty one
             payload = b""
-    output = claude_code(payload, memory_dir=memory_dir, state_dir=state_dir)
+    output = answer(payload)
     if output:
         try:
             sys.stdout.buffer.write(output.encode("utf-8", errors="replace") + b"\n")
             sys.stdout.flush()
-        except Exception:  # a closed pipe: Claude Code went away, nothing to break
+        except Exception:  # a closed pipe: the host went away, nothing to break
             pass
     return 0

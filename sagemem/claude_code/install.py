@@ -36,16 +36,22 @@ from .changes import (
     read_record,
     sha256,
 )
-from .owned import FoundHook, find, group_of, hooks_in, legacy_hooks, runs_sagemem
+from .owned import (
+    FoundHook,
+    find,
+    hooks_in,
+    legacy_hooks,
+    remove_owned_hooks,
+    runs_sagemem,
+)
 from .settings_file import (
-    BOM,
     Document,
     Key,
     add_element,
     json_kind,
     parse_text,
+    parsed,
     read_document,
-    remove_element,
     remove_member,
     replace_value,
     set_member,
@@ -292,8 +298,7 @@ def _ensure(text: str, path: tuple[Key, ...], key: str, value: Any) -> str:
     return set_member(text, path, key, value)
 
 
-def _data(text: str) -> Any:
-    return json.loads(text.removeprefix(BOM)) if text.strip() else {}
+_data = parsed
 
 
 # -- undo --------------------------------------------------------------------------------
@@ -346,15 +351,7 @@ def _undo_one(path: Path, records: Path, what: str, strip: Strip | None,
 def _strip_settings(text: str, old: Any, owned: tuple[OwnedHook, ...]) -> str:
     """The hook objects install wrote out (with a group it made, once empty), ``env`` keys
     back to what the backup had, and containers we created (now empty) out too."""
-    for hook in owned:
-        found = find(_data(text), hook)
-        if found is None:
-            continue  # taken out already, or changed by someone: no longer ours
-        group, index = found.place
-        if hook.new_group and group_of(_data(text), found).get("hooks") == [hook.hook]:
-            text = remove_element(text, ("hooks", hook.event), group)
-        else:
-            text = remove_element(text, ("hooks", hook.event, group, "hooks"), index)
+    text = remove_owned_hooks(text, owned)
     for event, _ in HOOK_EVENTS:
         text = _drop_if_new_and_empty(text, ("hooks",), event, old)
     text = _drop_if_new_and_empty(text, (), "hooks", old)

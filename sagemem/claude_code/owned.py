@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .changes import OwnedHook
+from .settings_file import parsed, remove_element
 
 Place = tuple[int, int]
 """A hook object's place in ``hooks.<event>``: (group index, index in its ``hooks``)."""
@@ -99,3 +100,19 @@ def legacy_hooks(data: Any, events: tuple[tuple[str, str | None], ...]) -> tuple
                 found.append(OwnedHook(event, hook.hook, True))
                 break
     return tuple(found)
+
+
+def remove_owned_hooks(text: str, owned: tuple[OwnedHook, ...]) -> str:
+    """``text`` with the hook objects an install wrote taken out (with a group it made,
+    once that holds nothing else); a hook changed or removed since is no longer ours and
+    stays as it is."""
+    for hook in owned:
+        found = find(parsed(text), hook)
+        if found is None:
+            continue  # taken out already, or changed by someone: no longer ours
+        group, index = found.place
+        if hook.new_group and group_of(parsed(text), found).get("hooks") == [hook.hook]:
+            text = remove_element(text, ("hooks", hook.event), group)
+        else:
+            text = remove_element(text, ("hooks", hook.event, group, "hooks"), index)
+    return text

@@ -76,6 +76,12 @@ def parse_text(path: Path, raw: bytes) -> tuple[str, dict[str, Any]]:
     return text, data
 
 
+def parsed(text: str) -> Any:
+    """The data of a settings text already read and checked (``parse_text``); an empty
+    one is an empty object, as a host reads it."""
+    return json.loads(text.removeprefix(BOM)) if text.strip() else {}
+
+
 def json_kind(value: Any) -> str:
     """What JSON calls a parsed value's type (``array``, not Python's ``list``): the
     word a person finds in the file."""

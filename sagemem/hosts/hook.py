@@ -15,12 +15,11 @@ hook never fails the user's prompt: anything unexpected prints nothing and exits
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..claude_code.hook import MAX_STDIN_BYTES, claude_code
+from ..claude_code.hook import MAX_STDIN_BYTES, claude_code, run_stdin_hook
 
 GEMINI_EVENTS = {"BeforeAgent": "UserPromptSubmit", "SessionStart": "SessionStart"}
 CODEX_EVENTS = {"UserPromptSubmit": "UserPromptSubmit", "SessionStart": "SessionStart"}
@@ -75,15 +74,5 @@ def _renamed(answer: str, host_event: str) -> str:
 def run_host_hook(adapter: Adapter, memory_dir: Path | None = None,
                   state_dir: Path | None = None) -> int:
     """Read the payload from stdin, print the adapter's answer, return 0 whatever."""
-    try:
-        payload = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-    except Exception:  # no stdin at all: the same as an empty one
-        payload = b""
-    output = adapter(payload, memory_dir=memory_dir, state_dir=state_dir)
-    if output:
-        try:
-            sys.stdout.buffer.write(output.encode("utf-8", errors="replace") + b"\n")
-            sys.stdout.flush()
-        except Exception:  # a closed pipe: the host went away, nothing to break
-            pass
-    return 0
+    return run_stdin_hook(lambda data: adapter(data, memory_dir=memory_dir,
+                                               state_dir=state_dir))

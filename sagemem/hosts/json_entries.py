@@ -9,19 +9,17 @@ someone's own: install refuses it rather than overwrite it, and undo never touch
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..claude_code.changes import OwnedHook
-from ..claude_code.owned import find, group_of, hooks_in
+from ..claude_code.owned import find, hooks_in, remove_owned_hooks
 from ..claude_code.settings_file import (
-    BOM,
     Document,
     Key,
     add_element,
     json_kind,
-    remove_element,
+    parsed,
     remove_member,
     replace_value,
     set_member,
@@ -33,8 +31,6 @@ from .spec import SERVER_NAME
 Events = tuple[tuple[str, str | None], ...]
 
 
-def parsed(text: str) -> Any:
-    return json.loads(text.removeprefix(BOM)) if text.strip() else {}
 
 
 def require_object(doc: Document, path: tuple[Key, ...]) -> None:
@@ -107,15 +103,7 @@ def strip(text: str, old: Any, key: str | None, events: Events,
           owned: tuple[OwnedHook, ...]) -> str:
     """Undo on a file changed since install: our hook objects out (with the groups we
     made), the server back to the backup's, containers we created and left empty out."""
-    for hook in owned:
-        found = find(parsed(text), hook)
-        if found is None:
-            continue  # taken out already, or changed by someone: no longer ours
-        group, index = found.place
-        if hook.new_group and group_of(parsed(text), found).get("hooks") == [hook.hook]:
-            text = remove_element(text, ("hooks", hook.event), group)
-        else:
-            text = remove_element(text, ("hooks", hook.event, group, "hooks"), index)
+    text = remove_owned_hooks(text, owned)
     for event, _ in events:
         text = _drop_if_new_and_empty(text, ("hooks",), event, old)
     if events:

@@ -24,7 +24,7 @@ from ..claude_code.changes import (
     read_record,
     sha256,
 )
-from ..claude_code.settings_file import parse_text, read_document, value_at
+from ..claude_code.settings_file import parse_text, parsed, read_document, value_at
 from ..claude_code.wiring import Wiring
 from ..errors import HostConfigError, ScopeNotSupported
 from . import json_entries as entries
@@ -99,7 +99,7 @@ def _wired_json(host: Host, path: Path, wiring: Wiring, records: Path, notices: 
         hook = host.hooks.hook(wiring)
         text, owned = entries.wire_hooks(doc, text, host.hooks.events, hook,
                                          _recorded(record))
-        notices += entries.strangers(path, entries.parsed(text), host.hooks.events,
+        notices += entries.strangers(path, parsed(text), host.hooks.events,
                                      host.name, owned, hook)
     changes: list[FileChange] = []
     _add(changes, path, (doc.raw, text.encode("utf-8")), _what(host, server, hooks_here),
@@ -134,7 +134,7 @@ def _server_ours(record: Record | None, path: Path, records: Path, key: str) -> 
     if record is None:
         return False
     backup = read_backup(path, records)
-    old = entries.parsed(backup.decode("utf-8", "replace")) if backup else {}
+    old = parsed(backup.decode("utf-8", "replace")) if backup else {}
     return value_at(old, (key, SERVER_NAME)) is None
 
 
@@ -210,7 +210,7 @@ def _undo_one(host: Host, path: Path, is_server: bool, records: Path,
             return None
     else:
         text, _ = parse_text(path, current)
-        old = entries.parsed(backup.decode("utf-8", "replace")) if backup else {}
+        old = parsed(backup.decode("utf-8", "replace")) if backup else {}
         events = host.hooks.events if host.hooks is not None and hooks_here else ()
         after = entries.strip(text, old, host.servers_key if is_server else None, events,
                               _recorded(record))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from bench_startup import Row, _payload, corpus, wall
+from bench_startup import Row, _payload, corpus, measure, wall
 from common import corpus_generator_or_exit, sagemem_command
 
 READY_TIMEOUT = 120.0
@@ -38,17 +37,6 @@ def wall_numbered(row: Row) -> float:
     path takes no ``--session``, so a new question keeps it from being a repeat."""
     n = str(next(ASKED))
     return wall(replace(row, argv=[a.replace("{n}", n) for a in row.argv]))
-
-
-def measure(rows: list[Row], repeat: int) -> dict[str, float]:
-    """Medians of alternated rounds after one untimed round (``bench_startup.measure``)."""
-    for row in rows:
-        wall_numbered(row)
-    times: dict[str, list[float]] = {row.label: [] for row in rows}
-    for _ in range(repeat):
-        for row in rows:
-            times[row.label].append(wall_numbered(row))
-    return {label: statistics.median(values) for label, values in times.items()}
 
 
 def start_server(memory: Path, state: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -109,7 +97,7 @@ def main() -> int:
         rows, (big, big_state) = rows_for(Path(tmp), args.size, args.small, env)
         server = start_server(big, big_state, env)
         try:
-            medians = measure(rows, args.repeat)
+            medians = measure(rows, args.repeat, wall_numbered)
         finally:
             server.terminate()
             server.wait(30)

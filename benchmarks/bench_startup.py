@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,13 +188,16 @@ def _payload(question: str) -> bytes:
                        "prompt": question, "cwd": "/tmp"}).encode()
 
 
-def measure(rows: list[Row], repeat: int) -> dict[str, float]:
+def measure(rows: list[Row], repeat: int,
+            timer: Callable[[Row], float] | None = None) -> dict[str, float]:
+    """Medians of ``repeat`` alternated rounds of ``timer`` (default ``wall``)."""
+    timer = timer or wall
     for row in rows:  # one untimed round: page cache and index warm for every row
-        wall(row)
+        timer(row)
     times: dict[str, list[float]] = {row.label: [] for row in rows}
     for _ in range(repeat):
         for row in rows:
-            times[row.label].append(wall(row))
+            times[row.label].append(timer(row))
     return {label: statistics.median(values) for label, values in times.items()}
 
 

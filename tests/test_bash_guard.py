@@ -158,3 +158,30 @@ def test_quoted_operators_and_words_are_not_writes(memory_dir: Path, command: st
 def test_quoted_paths_are_unquoted(memory_dir: Path) -> None:
     answer = guard(f"echo x > '{memory_dir}/a b.md'", "/", in_folders(memory_dir, None))
     assert answer.output
+
+
+@pytest.mark.parametrize("command", [
+    "ls  # list first\nrm {m}/a.md", "git status  # check\nmv {m}/a.md /tmp/",
+    "curl -s https://x.org/p#sec -o /tmp/p; sed -i s/a/b/ {m}/a.md",
+    "echo C# notes > {m}/a.md", "sed -i s/a#/b/ {m}/a.md",
+])
+def test_a_comment_hides_no_write_after_it(memory_dir: Path, command: str) -> None:
+    answer = guard(command.format(m=memory_dir), "/", in_folders(memory_dir, None))
+    assert answer.output and '"deny"' in answer.output
+
+
+def test_words_after_a_comment_mark_are_not_commands(memory_dir: Path) -> None:
+    assert guard(f"ls  # > {memory_dir}/a.md", "/", in_folders(memory_dir, None)).output == ""
+
+
+@pytest.mark.parametrize("command", [
+    "curl -s https://x -o {m}/a.md", "curl --output={m}/a.md https://x",
+    "wget -O {m}/a.md https://x",
+])
+def test_a_download_into_the_folder_is_denied(memory_dir: Path, command: str) -> None:
+    assert guard(command.format(m=memory_dir), "/", in_folders(memory_dir, None)).output
+
+
+def test_after_popd_the_directory_is_unknown_and_nothing_is_denied(memory_dir: Path) -> None:
+    command = f"pushd {memory_dir}; ls; popd; rm a.md"
+    assert guard(command, "/tmp", in_folders(memory_dir, None)).output == ""

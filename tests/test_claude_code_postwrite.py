@@ -270,3 +270,12 @@ def test_broken_payloads_print_nothing_and_exit_zero(memory_dir: Path, state_dir
     done = sagemem(memory_dir, state_dir, "hook", "claude-code", stdin=stdin)
     assert (done.returncode, done.stdout) == (0, b"")
     assert (memory_dir / "user_role.md").read_bytes() == before
+
+
+def test_a_memory_too_big_to_check_is_named_to_the_model_as_unchecked(
+        host: Host, memory_dir: Path) -> None:
+    path = memory_dir / "project_big.md"
+    path.write_text(ROLE + "filler line\n" * 50_000, encoding="utf-8")  # ~600 KiB
+    host.read(path)
+    context = told(host.edit("Edit", path, "pandas.", f"pandas; token {TOKEN}."))
+    assert "not checked for secrets" in context and TOKEN not in context

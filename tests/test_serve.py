@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from serve_fixture import Folder, Server, hook, make_folder, prompt, short_dir, socket_of
 
-from sagemem.serve.server import peer_uid
+from sagemem.serve.paths import peer_uid
 
 __all__ = ["short_dir"]  # the fixture, used by name
 QUESTION = "how do we deploy to production?"

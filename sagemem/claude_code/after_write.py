@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import MemoryNotFound, RewriteOvertaken, SagememError
+from ..errors import FileTooLarge, MemoryNotFound, RewriteOvertaken, SagememError
 from ..files.atomic import atomic_write, make_folder
 from ..files.folder import MemoryFolder
 from ..files.paths import INDEX_FILE, read_regular
@@ -90,6 +90,8 @@ def _settle_locked(folder: MemoryFolder, name: str, path: Path, write: Written,
         data = read_regular(path, folder.max_bytes).data
     except MemoryNotFound:
         return Settled()  # gone already (moved, deleted): nothing to keep clean
+    except FileTooLarge as exc:  # not read, so not redacted: the model must know
+        return Settled(_unchecked(name, tool, exc), (f"{name}: after {tool}: {exc}",))
     found: tuple[Found, ...] = ()
     final: bytes = data
     log: tuple[str, ...] = ()
@@ -137,6 +139,20 @@ def _redacted(folder: MemoryFolder, path: Path, data: bytes
     return redaction.found, clean, ()
 
 
+def _unchecked(name: str, tool: str, exc: FileTooLarge) -> str:
+    """The PostToolUse answer for a file too big to check: nothing was redacted."""
+    text = (f"sagemem: {name} is over the {exc.limit // 1024} KiB limit per memory, so "
+            f"what your {tool} wrote was not checked for secrets. Keep secrets out of it, "
+            "and split it into smaller memories.")
+    return _context(text)
+
+
+def _context(text: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                              "additionalContext": text}},
+                      ensure_ascii=False)
+
+
 def _told(name: str, found: tuple[Found, ...], tool: str) -> str:
     """The PostToolUse answer telling the model what was redacted (kinds and lines,
     never a secret) and that the file on disk changed under its write."""
@@ -149,9 +165,7 @@ def _told(name: str, found: tuple[Found, ...], tool: str) -> str:
             "<REDACTED:kind> marks where the secrets were. Your next Edit of it is "
             "allowed, but its old_string must match the redacted text: Read it first "
             "if you edit near those lines. Keep where a secret lives, not the secret.")
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
-                                              "additionalContext": text}},
-                      ensure_ascii=False)
+    return _context(text)
 
 
 def record_read(folder: MemoryFolder, name: str) -> list[str]:

@@ -40,6 +40,8 @@ OPERAND_WRITERS = frozenset({"rm", "mv", "touch", "truncate", "unlink", "shred"}
 TARGET_WRITERS = frozenset({"cp", "install", "ln", "rsync"})
 """These change their last operand (or ``-t DIR``); their sources are only read."""
 IN_PLACE = frozenset({"sed", "perl"})
+OUTPUT_OPTION = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document")}
+"""Downloads that name the file they write with an option."""
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 _HOME = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
 
@@ -85,9 +87,16 @@ def _tokens(command: str) -> list[str]:
     lexer = shlex.shlex(_without_heredocs(command), posix=False, punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    # No commenters: shlex would end a comment inside a word (``C#``, ``page#part``) and
+    # swallow the newline after it, merging the next command into the commented one. In
+    # the shell a comment starts only at a word's start and ends at the newline.
+    lexer.commenters = ""
     tokens: list[str] = []
+    in_comment = False
     for token in lexer:
+        in_comment = token != "\n" and (in_comment or token.startswith("#"))
+        if in_comment:
+            continue
         tokens.append(token)
         if len(tokens) > MAX_TOKENS:
             raise ValueError(f"over {MAX_TOKENS} words")
@@ -115,6 +124,9 @@ def _writes(tokens: list[str], cwd: str | None) -> Iterator[Write]:
         name, args = _command_of(words)
         if name in ("cd", "pushd"):
             cwd = _moved(cwd, args)
+            continue
+        if name == "popd":  # the directory stack is not followed: where it lands is unknown
+            cwd = None
             continue
         for path in _written(name, args):
             yield Write(name, _expanded(path), cwd)
@@ -179,9 +191,18 @@ def _written(name: str, args: list[str]) -> list[str]:
         return operands
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
+    if name in OUTPUT_OPTION:  # curl -o FILE, wget -O FILE: a download written there
+        return _option_values(args, OUTPUT_OPTION[name])
     if name in IN_PLACE and _in_place(name, args):
         return operands
     return []
+
+
+def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
+    """The values given to ``options`` (``-o FILE``, ``--output FILE``, ``--output=FILE``)."""
+    values = [args[at + 1] for at, arg in enumerate(args[:-1]) if arg in options]
+    return values + [arg.split("=", 1)[1] for arg in args
+                     if arg.startswith("--") and arg.split("=", 1)[0] in options and "=" in arg]
 
 
 def _target(args: list[str], operands: list[str]) -> list[str]:

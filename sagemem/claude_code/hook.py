@@ -107,7 +107,9 @@ def claude_code(payload_bytes: bytes, env: Mapping[str, str] | None = None, *,
         settings = load_settings(env, memory_dir, state_dir, cwd=cwd)
         for warning in settings.warnings:
             _log(log, f"{where}: settings: {warning}")
-        return _respond(event, settings, log, started, open_layers or _open_layers)
+        recall = _recall_folders(settings, cwd, env) if event.name == "UserPromptSubmit" \
+            else ()
+        return _respond(event, settings, log, started, open_layers or _open_layers, recall)
     except MemoryOff:  # turned off for this repository: nothing to inject, nothing to log
         return ""
     except Exception as exc:  # anything at all: the user's prompt must go through
@@ -209,8 +211,17 @@ def _open_layers(settings: Settings) -> AbstractContextManager[Layers]:
     return Layers.from_settings(settings)
 
 
+def _recall_folders(settings: Settings, cwd: Path | None,
+                    env: Mapping[str, str]) -> tuple[Path, ...]:
+    """The transcript folders of the project the hook runs for (its ``cwd`` and ``env``,
+    a served caller's too), only looked up when memory may be injected."""
+    from ..transcripts.locate import transcript_folders
+
+    return transcript_folders(settings, cwd, env)
+
+
 def _respond(event: HookEvent, settings: Settings, log: Path | None, started: float,
-             open_layers: OpenLayers) -> str:
+             open_layers: OpenLayers, transcripts: tuple[Path, ...] = ()) -> str:
     """Act on one event: inject for a prompt, reset after the context was compacted;
     within the time budget counted from ``started`` (``time.monotonic()``)."""
     from ..history.journal import pending_notice
@@ -223,7 +234,7 @@ def _respond(event: HookEvent, settings: Settings, log: Path | None, started: fl
     with open_layers(settings) as layers:  # the project's and the global layer
         budget = settings.hook_budget_ms / 1000
         injection = inject(layers, event.prompt, event.session_id, settings,
-                           max_text_chars=MAX_CONTEXT_CHARS,
+                           max_text_chars=MAX_CONTEXT_CHARS, transcripts=transcripts,
                            deadline=started + budget - min(AFTER_SYNC_SECONDS, budget / 2))
     spent = time.monotonic() - started
     if spent > budget:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from ..config import load_settings
 from ..errors import SagememError, ServeProtocolError
 from ..files.atomic import append_line, make_folder
-from .paths import socket_path, unsafe_socket
+from .paths import peer_uid, socket_path, unsafe_socket
 from .protocol import MAX_PAYLOAD_BYTES, MAX_REPLY_BYTES, recv_frame, request_env, send_frame
 
 
@@ -120,7 +120,9 @@ def _connect(path: Path) -> socket.socket | None:
     conn.settimeout(CONNECT_TIMEOUT)
     try:
         conn.connect(os.fspath(path))
-    except OSError:  # refused (stale), busy, gone: run here
+        if peer_uid(conn) not in (os.getuid(), -1):  # the path was swapped after lstat
+            raise ConnectionRefusedError("the server is another user's")
+    except OSError:  # refused (stale), busy, gone, not ours: run here
         conn.close()
         return None
     return conn

@@ -20,6 +20,7 @@ import errno
 import os
 import socket
 import stat
+import struct
 from pathlib import Path
 
 from ..errors import ServeRefused, ServerRunning
@@ -123,3 +124,16 @@ def answers(path: Path) -> bool:
     finally:
         probe.close()
     return True
+
+
+PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+def peer_uid(conn: socket.socket) -> int:
+    """The process's uid at the other end of ``conn``, from the kernel (it cannot be
+    forged by the peer); -1 where the system has no ``SO_PEERCRED`` (the owner-only run
+    directory is then the only guard)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return -1
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size)
+    return int(PEERCRED.unpack(creds)[1])

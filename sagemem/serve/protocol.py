@@ -28,13 +28,16 @@ hook still sees (and logs) an oversized payload. Written out: hook.py loads the 
 MAX_REQUEST_BYTES = 2 * MAX_PAYLOAD_BYTES  # base64 of the payload, the env, the paths
 MAX_REPLY_BYTES = 4 * 1024 * 1024  # a block is under 10,000 chars; notices add little
 ENV_PREFIX = "SAGE_MEM_"
+CLIENT_KEYS = frozenset({"HOME", "CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR"})
 KINDS = frozenset({"hook", "inject"})
 
 
 def request_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables the folder resolution and the settings read: ``SAGE_MEM_*`` and
-    ``HOME`` (``~``). Nothing else of the client's environment is sent."""
-    return {k: v for k, v in env.items() if k.startswith(ENV_PREFIX) or k == "HOME"}
+    """The variables the folder resolution and the settings read: ``SAGE_MEM_*``,
+    ``HOME`` (``~``), and Claude Code's ``CLAUDE_PROJECT_DIR`` and ``CLAUDE_CONFIG_DIR``
+    (which project's transcripts are recalled, and where they are). Nothing else of the
+    client's environment is sent."""
+    return {k: v for k, v in env.items() if k.startswith(ENV_PREFIX) or k in CLIENT_KEYS}
 
 
 def send_frame(sock: socket.socket, message: Mapping[str, Any]) -> None:

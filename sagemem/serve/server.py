@@ -25,7 +25,6 @@ import base64
 import binascii
 import os
 import socket
-import struct
 import sys
 import threading
 import time
@@ -44,12 +43,11 @@ from ..files.controls import visible
 from ..inject.printed import printed_injection
 from ..inject.session import DEFAULT_SESSION
 from ..layers import Layers
-from .paths import prepare_socket_path, socket_path
+from .paths import peer_uid, prepare_socket_path, socket_path
 from .protocol import KINDS, MAX_REQUEST_BYTES, recv_frame, send_frame
 
 READ_TIMEOUT = 5.0  # a client sends its whole request at once; a silent one is dropped
 ACCEPT_POLL = 0.5  # how often the accept loop looks at the stop flag and the idle clock
-PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 Reply = dict[str, Any]
 NOT_MINE: Reply = {"status": "not_mine"}
@@ -183,7 +181,7 @@ class HookServer:
         try:
             with conn:
                 conn.settimeout(READ_TIMEOUT)
-                if peer_uid(conn) != os.getuid():
+                if peer_uid(conn) not in (os.getuid(), -1):  # -1: no SO_PEERCRED here
                     return  # another user: no answer at all, not even a refusal
                 try:
                     raw = recv_frame(conn, MAX_REQUEST_BYTES)
@@ -253,7 +251,8 @@ class HookServer:
             return NOT_MINE
         warnings = "".join(visible(f"warning: {w}") + "\n" for w in settings.warnings)
         printed = printed_injection(settings, request.prompt, DEFAULT_SESSION,
-                                    open_layers=self._held)
+                                    open_layers=self._held, cwd=request.cwd,
+                                    env=request.env)
         return _ok(printed.stdout, warnings + printed.stderr)
 
 
@@ -295,12 +294,6 @@ def parse_request(raw: Mapping[str, Any]) -> Request:
     except (binascii.Error, TypeError, ValueError):
         raise ValueError("payload must be base64") from None
     return Request(kind, env, Path(cwd), memory_dir, state_dir, payload=payload)
-
-
-def peer_uid(conn: socket.socket) -> int:
-    """The connecting process's uid, from the kernel (it cannot be forged by the peer)."""
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size)
-    return int(PEERCRED.unpack(creds)[1])
 
 
 def _same(a: Path, b: Path) -> bool:

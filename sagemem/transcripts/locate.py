@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..config import Settings
@@ -115,15 +115,19 @@ def _is_transcript(name: str, skip_session: str | None) -> bool:
             and name[: -len(SUFFIX)] != skip_session)
 
 
-def transcript_folders(settings: Settings, cwd: Path | None = None) -> tuple[Path, ...]:
+def transcript_folders(settings: Settings, cwd: Path | None = None,
+                       env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """The transcript folders the settings allow for the project at ``cwd`` (default: this
     process's working directory — Claude Code runs its hooks and MCP servers in the
-    project, and names it in ``CLAUDE_PROJECT_DIR``); none when ``transcripts`` is off or
-    the settings name no Claude Code folder."""
+    project, and names it in ``CLAUDE_PROJECT_DIR`` of ``env``, default this process's);
+    none when ``transcripts`` is off or the settings name no Claude Code folder. A server
+    answering for another process passes that process's ``cwd`` and ``env``: its own
+    would quote another project's past sessions."""
     if not settings.transcripts or settings.claude_home is None:
         return ()
     try:
         here = Path.cwd() if cwd is None else cwd
     except OSError:  # the working directory was deleted: no project to recall
         return ()
-    return project_folders(settings.claude_home, here, os.environ.get("CLAUDE_PROJECT_DIR"))
+    env = os.environ if env is None else env
+    return project_folders(settings.claude_home, here, env.get("CLAUDE_PROJECT_DIR"))

@@ -113,6 +113,16 @@ def test_serve_refuses_a_socket_path_too_long(short_dir: Path) -> None:
     assert "over the 107" in one_error_line(done)
 
 
+def test_serve_refuses_a_memory_folder_that_does_not_exist(short_dir: Path) -> None:
+    folder = make_folder(short_dir, "m")
+    missing = short_dir / "gone"
+    args = ["--dir", str(missing), "--state-dir", str(folder.state), "serve"]
+    done = subprocess.run([sys.executable, "-m", "sagemem", *args], env=folder.env,
+                          capture_output=True, text=True, timeout=60)
+    assert "does not exist" in one_error_line(done)
+    assert not (folder.state / "run").exists()
+
+
 def test_after_kill_9_the_hook_falls_back_and_serve_replaces_the_stale_socket(
         folder: Folder) -> None:
     server = Server(folder, "--idle", "0")

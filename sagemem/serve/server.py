@@ -38,7 +38,7 @@ from typing import Any
 from ..claude_code.gate import TOOL_EVENTS
 from ..claude_code.hook import HookEvent, claude_code, parse_event
 from ..config import Settings, load_settings, resolve_dirs
-from ..errors import MemoryOff, SagememError, ServeProtocolError, ServeRefused
+from ..errors import DirectoryMissing, MemoryOff, SagememError, ServeProtocolError, ServeRefused
 from ..files.controls import visible
 from ..inject.printed import printed_injection
 from ..inject.session import DEFAULT_SESSION
@@ -108,7 +108,10 @@ class HookServer:
 
     def listen(self) -> Path:
         """Bind ``<state>/run/serve.sock`` (owner-only: the run directory is 0700 before
-        the socket exists, the socket 0600 before ``listen``)."""
+        the socket exists, the socket 0600 before ``listen``). A missing memory folder is
+        refused first: a server for it would answer every prompt with nothing."""
+        if not self.memory_dir.is_dir():
+            raise DirectoryMissing(self.memory_dir, self.memory_dir.exists())
         try:
             path = prepare_socket_path(self.state_dir)
         except OSError as exc:  # a read-only state directory, a permission refused

@@ -41,7 +41,8 @@ class Element:
 
 @dataclass(frozen=True)
 class Document:
-    """One JSON file as read: its bytes (None: it does not exist yet), text and value."""
+    """One host config file as read (JSON here, TOML in ``hosts/toml_file.py``): its bytes
+    (None: it does not exist yet), text and value."""
 
     path: Path
     raw: bytes | None
@@ -52,21 +53,32 @@ class Document:
 def read_document(path: Path) -> Document:
     """The file parsed, or an empty document when it does not exist; refused
     (HostConfigError) when it is not a plain JSON object Claude Code would read."""
+    raw = read_config_bytes(path)
+    return Document(path, None, "", {}) if raw is None else Document(path, raw,
+                                                                     *parse_text(path, raw))
+
+
+def read_config_bytes(path: Path) -> bytes | None:
+    """A host config file's bytes, None when it does not exist; unreadable: refused."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return Document(path, None, "", {})
+        return None
     except OSError as exc:
         raise HostConfigError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    return Document(path, raw, *parse_text(path, raw))
+
+
+def utf8_text(path: Path, raw: bytes) -> str:
+    """The file's text; not UTF-8 (no host would read it either): refused."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HostConfigError(path, f"is not UTF-8 (bad byte at offset {exc.start})") from exc
 
 
 def parse_text(path: Path, raw: bytes) -> tuple[str, dict[str, Any]]:
     """The text and the object it holds; every reason it is not plain JSON, refused."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HostConfigError(path, f"is not UTF-8 (bad byte at offset {exc.start})") from exc
+    text = utf8_text(path, raw)
     try:
         data = json.loads(text.removeprefix(BOM))
     except (ValueError, RecursionError) as exc:

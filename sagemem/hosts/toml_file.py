@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..claude_code.settings_file import Document, read_config_bytes, utf8_text
 from ..errors import HostConfigError
 
 if sys.version_info >= (3, 11):
@@ -30,29 +30,17 @@ MARKER = "# sagemem's MCP server"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-@dataclass(frozen=True)
-class TomlDocument:
-    """One TOML file as read: its bytes (None: absent), text and parsed tables."""
-
-    path: Path
-    raw: bytes | None
-    text: str
-    data: dict[str, Any]
+TomlDocument = Document
+"""One TOML file as read: its bytes (None: absent), text and parsed tables."""
 
 
 def read_toml(path: Path) -> TomlDocument:
     """The file parsed, or an empty document when it does not exist; refused when it is
     not UTF-8 TOML (Codex would not read it either)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_config_bytes(path)
+    if raw is None:
         return TomlDocument(path, None, "", {})
-    except OSError as exc:
-        raise HostConfigError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HostConfigError(path, f"is not UTF-8 (bad byte at offset {exc.start})") from exc
+    text = utf8_text(path, raw)
     return TomlDocument(path, raw, text, _loads(path, text, "is not valid TOML"))
 
 

@@ -33,6 +33,7 @@ from .background import background_for
 from .degraded import cannot_write
 from .gate import by_words, judge
 from .index import IndexedFile, SearchIndex
+from .passage import TOP, chosen_passages
 from .results import (
     Coverage,
     Moved,
@@ -121,6 +122,16 @@ class SemanticPass:
             known.update(semantic_cosines(vectors, self.scores, files))
         return known
 
+    def paragraph_cosines(self, vectors: VectorStore, results: list[SearchResult]
+                          ) -> dict[str, dict[tuple[int, int], float]]:
+        """Each result's paragraphs' cosines by line range (none when the rows were
+        renumbered since they were scored)."""
+        if self.scores is None or not results:
+            return {}
+        rows = vectors.paragraph_rows([r.file for r in results]) or {}
+        return {f: {lines: float(self.scores[row]) for lines, row in by_lines.items()}
+                for f, by_lines in rows.items()}
+
 
 def semantic_cosines(vectors: VectorStore, scores: NDArray[np.float32], files: list[str]
                      ) -> dict[str, float]:
@@ -159,6 +170,9 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
         cosines = semantic.cosines(vectors, files)
         ranked = replaced_last(semantic.results if mode == "semantic" else
                                fuse(list(lexical.results), semantic, cosines))
+        if mode == "hybrid":
+            ranked = chosen_passages(index, query, ranked,
+                                     semantic.paragraph_cosines(vectors, ranked[:TOP]))
         background = background_for(embedder, index.path.parent, vectors.notices)
         if background is not None and not behind:  # half the folder embedded: judge by
             # words alone, or a memory not embedded yet could never pass the gate

@@ -235,7 +235,7 @@ def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
     terms: dict[str, float] = {}
     total = 0.0
     for term in raw:
-        prior = FUNCTION_WEIGHT if _is_function(term) else 1.0
+        prior = FUNCTION_WEIGHT if is_function_word(term) else 1.0
         match, weight = (term, prior) if term in known else _typo_fix(index, term) or (None, 0.0)
         if match is None:
             unseen = UNSEEN_CJK_WEIGHT if is_cjk(term) else 1.0
@@ -251,7 +251,8 @@ def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
     return _Query(terms, info, total, idf_max, known)
 
 
-def _is_function(term: str) -> bool:
+def is_function_word(term: str) -> bool:
+    """A function word, or a CJK unit holding a function character: it weighs less."""
     if is_cjk(term):
         return any(ch in FUNCTION_CHARS for ch in term)
     return term in FUNCTION_WORDS

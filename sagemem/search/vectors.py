@@ -352,6 +352,20 @@ class VectorStore:
                 found.setdefault(file, []).append(row)
         return found
 
+    def paragraph_rows(self, files: list[str]) -> dict[str, dict[tuple[int, int], int]] | None:
+        """Each file's paragraphs' rows by line range, as numbered by the last
+        ``scores`` (None when another process has compacted the rows since)."""
+        found: dict[str, dict[tuple[int, int], int]] = {}
+        with self._as_scored() as conn:
+            if conn is None:
+                return None
+            for file, start, end, row in _chunked(
+                    conn, "SELECT i.file, i.start_line, i.end_line, t.row FROM items i "
+                    "JOIN texts t ON t.hash = i.hash WHERE i.kind = 'paragraph' AND "
+                    "i.file IN ({})", files):
+                found.setdefault(file, {})[(start, end)] = row
+        return found
+
     @contextmanager
     def _as_scored(self) -> Iterator[sqlite3.Connection | None]:
         """One read snapshot in which the rows are numbered as the last ``scores`` saw

@@ -24,16 +24,15 @@ from pathlib import Path
 from ..config import Settings
 from ..errors import TranscriptsOff
 from ..search.retrieve import (
-    FUNCTION_CHARS,
     FUNCTION_WEIGHT,
-    FUNCTION_WORDS,
     MAX_QUERY_TERMS,
     MIN_CORPUS_FILES,
     MIN_COVERAGE,
     idf,
+    is_function_word,
 )
 from ..search.scoring import K1, B
-from ..search.text import is_cjk, tokens
+from ..search.text import tokens
 from .excerpt import excerpt_of
 from .locate import MAX_FILES, newest_transcripts, transcript_folders
 from .read import MAX_FILE_BYTES, MAX_TOTAL_BYTES, Turn, line_number, read_turns
@@ -128,11 +127,7 @@ def _query(question: str) -> _Query:
 
 
 def _is_function(term: str) -> bool:
-    if term in HISTORY_WORDS:
-        return True
-    if is_cjk(term):
-        return any(ch in FUNCTION_CHARS for ch in term)
-    return term in FUNCTION_WORDS
+    return term in HISTORY_WORDS or is_function_word(term)
 
 
 def _read_all(paths: list[Path], deadline: float | None

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from ..errors import SagememError
 from .index import SearchIndex
 from .results import SearchResult
-from .scoring import B, K1
+from .scoring import K1, B
 from .text import Paragraph, paragraphs, tokens
 
 TOP = 5

@@ -26,9 +26,9 @@ NOTES = {
     "user_birthdays.md": ("Birthdays in the family", """\
 Mum's birthday is on 14 March. She likes orchids and a long phone call in the morning.
 
-Dad's birthday dinner is on 2 August at the Italian place; his birthday dinner starts early.
+Dad's birthday dinner is on 2 August at the Italian place on the corner of Elm Street; his birthday dinner starts early, at six, because he likes to be home before the news. A history book is always welcome, a good bottle of red wine too, but never socks or ties: he has drawers full of both and says so every year, loudly, to everyone at the table.
 
-Lena's birthday is on 30 November. She collects vinyl records and hates surprises.
+Lena's birthday is on 30 November. She collects vinyl records, mostly jazz from the fifties and sixties, and she hates surprises of any kind, so tell her the plan a week ahead. Last year we gave her a first pressing of Kind of Blue and she played it all evening; this year a record-cleaning kit or concert tickets in Berlin would be safe choices.
 """),
     "reference_environments.md": ("Where staging and production run", """\
 We run two environments besides local development, both on the same cloud account.
@@ -85,9 +85,10 @@ def quote_of(store: MemoryStore, question: str, file: str) -> SearchResult:
 
 def test_the_name_in_the_question_decides_which_paragraph_is_quoted(
         folder: MemoryStore) -> None:
+    """Dad's paragraph shares more of the question's words; the name alone is Lena's
+    (and the two are too long to quote both)."""
     quoted = quote_of(folder, "When is Lena's birthday dinner?", "user_birthdays.md").paragraph
-    assert "30 November" in quoted
-    assert "14 March" not in quoted and "2 August" not in quoted
+    assert "30 November" in quoted and "2 August" not in quoted
 
 
 def test_a_two_part_question_quotes_both_parts(folder: MemoryStore) -> None:

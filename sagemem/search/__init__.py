@@ -1,10 +1,12 @@
 """Finding memories: tokens, the derived index, ranking, paging and reading (uses ``files``).
 
-- ``text``: ``tokens`` (CJK bigrams included), ``paragraphs`` (numbered by ``file_lines``).
+- ``text``: ``tokens`` (CJK bigrams included), ``paragraphs`` (numbered by ``file_lines``);
+  ``words``: a question's words weighed (function words, IDF).
 - ``index``: ``SearchIndex``, the rebuildable SQLite cache; ``sync`` keeps it in step
   with the files, ``scoring`` holds its BM25 queries; ``watch``: ``DirectoryWatcher``.
-- ``retrieve``: ``search`` — two-stage retrieval; ``results``: ``SearchResponse``,
-  ``SearchResult``, ``Coverage`` and the paging cursor.
+- ``retrieve``: ``search`` — two-stage retrieval; ``passage``: the paragraphs of the
+  first results that answer, quoted; ``results``: ``SearchResponse``, ``SearchResult``,
+  ``Coverage`` and the paging cursor.
 - ``vectors``: ``VectorStore`` — one embedding per distinct text, its SQLite item table
   over ``matrix``'s int8 rows file; ``vector_sync`` keeps it in step; ``hybrid``: modes.
 - ``reading``: ``read`` — a page of a memory by line or byte, revision-checked.

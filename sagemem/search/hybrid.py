@@ -147,7 +147,7 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
     """One index's results in ``mode``, best first, with their coverage, notices and the
     gate's verdict (by words alone while meaning cannot be judged)."""
     lexical = search(index, query, scope, MAX_CANDIDATES, None, today, deadline=deadline,
-                     replaced_last=False)
+                     replaced_last=False, choose_passages=False)
     semantic: SemanticPass | None = None
     behind: frozenset[str] = frozenset()
     ready = getattr(embedder, "ready", None)  # an embedder with a one-time setup says so
@@ -170,9 +170,8 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
         cosines = semantic.cosines(vectors, files)
         ranked = replaced_last(semantic.results if mode == "semantic" else
                                fuse(list(lexical.results), semantic, cosines))
-        if mode == "hybrid":
-            ranked = chosen_passages(index, query, ranked,
-                                     semantic.paragraph_cosines(vectors, ranked[:TOP]))
+        ranked = chosen_passages(index, query, ranked,
+                                 semantic.paragraph_cosines(vectors, ranked[:TOP]))
         background = background_for(embedder, index.path.parent, vectors.notices)
         if background is not None and not behind:  # half the folder embedded: judge by
             # words alone, or a memory not embedded yet could never pass the gate

@@ -41,6 +41,7 @@ from .index import SearchIndex
 from .results import SearchResult
 from .scoring import K1, B
 from .text import Paragraph, paragraphs, tokens
+from .words import FUNCTION_WEIGHT, MAX_QUERY_TERMS, idf, is_function_word
 
 TOP = 5
 """Results whose paragraphs are chosen again: what evaluation counts and inject shows."""
@@ -117,8 +118,6 @@ class _Question:
 
 
 def _question(index: SearchIndex, query: str) -> _Question:
-    from .retrieve import FUNCTION_WEIGHT, MAX_QUERY_TERMS, idf, is_function_word
-
     raw = list(dict.fromkeys(tokens(query)))[:MAX_QUERY_TERMS]
     known = index.term_stats(raw)
     stats = index.stats()

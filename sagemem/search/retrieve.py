@@ -17,7 +17,6 @@ so a question made mostly of words no memory holds matches nothing.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,6 +24,7 @@ from datetime import date
 from ..errors import IndexUnavailable
 from ..files.fields import TYPES
 from .index import SearchIndex, SyncReport, TermStats
+from .passage import chosen_passages
 from .results import Coverage as Coverage
 from .results import Moved, cursor_offset, page_cursor, results_of
 from .results import SearchResponse as SearchResponse
@@ -32,12 +32,12 @@ from .results import SearchResult as SearchResult
 from .scoring import K1, Stats, body_pool, body_scores, paragraph_scores, summary_scores
 from .superseded import after_replacements, capped_scores
 from .text import is_cjk, tokens
+from .words import FUNCTION_WEIGHT, MAX_QUERY_TERMS, idf, is_function_word
 
 MAX_CANDIDATES = 10
 MOVED_RETRIES = 2
 """Re-syncs after a result's file changed under us; then such a file is left out, so an
 editor saving again and again cannot make a search fail."""
-MAX_QUERY_TERMS = 64  # a pasted page is not a question; SQLite caps bound variables too
 MIN_COVERAGE = 0.27
 """The lexical gate (the only one with semantic search off): a match must cover this share
 of the question's information. Set on starter; at 0 its lexical spurious (unrelated)
@@ -75,23 +75,6 @@ files) is not looked up. Looking such words up too lifts LoCoMo's lexical passag
 posting lists are the longest; at 10,000 memories the lexical search is already the
 slowest part of a question."""
 MAX_BODY_POOL = 200
-FUNCTION_WEIGHT = 0.25
-FUNCTION_WORDS = frozenset(
-    # A secondary defence only (IDF is the first): in a small corpus written in another
-    # language, English question words are rare and IDF alone would call them evidence.
-    "a an the is are was were be been am do does did i me my mine we our you your it its "
-    "he she they them their of to in on for with at by from and or not no what which who "
-    "whom whose when wher why how that this these those there here should would could "
-    "can will shall may might must have has had about into than then so if any some all "
-    "s t let".split()
-)
-FUNCTION_CHARS = frozenset(
-    # Chinese function characters: a two-character unit holding one (是什, 的时, 用的) is
-    # mostly an artefact of unsegmented text, not a topic.
-    "的了是吗呢吧啊在我你他她它们这那哪什么怎个要会能就都也还和与或把被给让对从到又很想请该"
-)
-
-
 @dataclass
 class _Query:
     """A tokenised question: each term's weight, its information, and the total."""
@@ -103,18 +86,18 @@ class _Query:
     stats: dict[str, TermStats] = field(default_factory=dict)
 
 
-def idf(df: int, n: int) -> float:
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def search(index: SearchIndex, query: str, scope: str | None = None, limit: int = 10,
            cursor: str | None = None, today: date | None = None, *,
            include_archived: bool = False, deadline: float | None = None,
-           replaced_last: bool = True) -> SearchResponse:
+           replaced_last: bool = True, choose_passages: bool = True) -> SearchResponse:
     """Rank the memories that answer ``query``; ``scope`` is a type or a tag. Archived
     memories are searched only with ``include_archived`` (marked ``archived``); the index
     is brought up to date until ``deadline`` (``time.monotonic()``), if any. Hybrid search
-    asks with ``replaced_last`` off: it fuses raw scores and demotes after fusing."""
+    asks with ``replaced_last`` off: it fuses raw scores and demotes after fusing, and
+    with ``choose_passages`` off: it chooses the quoted paragraphs after fusing, with
+    their meaning (``passage.py``)."""
     if include_archived:
         return _with_archive(index, query, scope, limit, cursor, today, deadline)
     offset = cursor_offset(cursor, query, scope)
@@ -125,6 +108,8 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
             page = ranked[offset:offset + max(limit, 1)]
             results = results_of(index, page, today or date.today(),
                                  skip_moved=attempt == MOVED_RETRIES)
+            if choose_passages:
+                results = chosen_passages(index, query, results)
             break
         except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it
             if not index.recover(exc) or attempt == MOVED_RETRIES:
@@ -251,11 +236,6 @@ def _prepare(index: SearchIndex, stats: Stats, query: str) -> _Query:
     return _Query(terms, info, total, idf_max, known)
 
 
-def is_function_word(term: str) -> bool:
-    """A function word, or a CJK unit holding a function character: it weighs less."""
-    if is_cjk(term):
-        return any(ch in FUNCTION_CHARS for ch in term)
-    return term in FUNCTION_WORDS
 
 
 def _typo_fix(index: SearchIndex, term: str) -> tuple[str, float] | None:

@@ -23,16 +23,10 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import TranscriptsOff
-from ..search.retrieve import (
-    FUNCTION_WEIGHT,
-    MAX_QUERY_TERMS,
-    MIN_CORPUS_FILES,
-    MIN_COVERAGE,
-    idf,
-    is_function_word,
-)
+from ..search.retrieve import MIN_CORPUS_FILES, MIN_COVERAGE
 from ..search.scoring import K1, B
 from ..search.text import tokens
+from ..search.words import FUNCTION_WEIGHT, MAX_QUERY_TERMS, idf, is_function_word
 from .excerpt import excerpt_of
 from .locate import MAX_FILES, newest_transcripts, transcript_folders
 from .read import MAX_FILE_BYTES, MAX_TOTAL_BYTES, Turn, line_number, read_turns

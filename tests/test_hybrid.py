@@ -157,7 +157,7 @@ def test_the_gate_waits_for_sagemem_index_to_embed_its_background(
     after = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
     assert not after["relevance"]["words_only"]
     assert set(after["relevance"]) == {"passes", "score", "margin", "lexical", "files",
-                                       "words_only"}
+                                       "words_only", "evidence"}
 
 
 def test_search_mode_option_is_checked(run: Run) -> None:

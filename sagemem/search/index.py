@@ -350,6 +350,17 @@ class SearchIndex:
                 self._in("SELECT term, sdf, pdf, fdf FROM vocab WHERE term IN ({})",
                          list(terms)) if f > 0}
 
+    def files_holding(self, terms: Iterable[str]) -> dict[str, set[str]]:
+        """Which of ``terms`` each memory holds (in its summary or body), by file name."""
+        wanted = list(terms)
+        held: dict[str, set[str]] = {}
+        for table in ("sterms", "pterms"):
+            sql = (f"SELECT DISTINCT f.name, t.term FROM {table} t JOIN files f "
+                   "ON f.id = t.file_id WHERE t.term IN ({})")
+            for name, term in self._in(sql, wanted):
+                held.setdefault(name, set()).add(term)
+        return held
+
     def first_paragraphs(self, file_ids: list[int]) -> dict[int, tuple[int, int, int]]:
         """Each file's first paragraph: (paragraph id, start line, end line)."""
         rows = self._in("SELECT file_id, id, start_line, end_line FROM paras "

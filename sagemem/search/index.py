@@ -350,14 +350,19 @@ class SearchIndex:
                 self._in("SELECT term, sdf, pdf, fdf FROM vocab WHERE term IN ({})",
                          list(terms)) if f > 0}
 
-    def files_holding(self, terms: Iterable[str]) -> dict[str, set[str]]:
-        """Which of ``terms`` each memory holds (in its summary or body), by file name."""
-        wanted = list(terms)
+    def files_holding(self, terms: Iterable[str], names: Iterable[str]) -> dict[str, set[str]]:
+        """Which of ``terms`` each of the memories ``names`` holds (in its summary or body).
+        Both lists are a question's (at most 64 terms) and its candidates: one statement
+        each, never the postings of a common word across a whole folder."""
+        wanted, among = list(terms), list(names)
         held: dict[str, set[str]] = {}
+        if not wanted or not among:
+            return held
+        marks = f"({','.join('?' * len(wanted))}) AND f.name IN ({','.join('?' * len(among))})"
         for table in ("sterms", "pterms"):
-            sql = (f"SELECT DISTINCT f.name, t.term FROM {table} t JOIN files f "
-                   "ON f.id = t.file_id WHERE t.term IN ({})")
-            for name, term in self._in(sql, wanted):
+            for name, term in self.conn.execute(
+                    f"SELECT DISTINCT f.name, t.term FROM {table} t JOIN files f "
+                    f"ON f.id = t.file_id WHERE t.term IN {marks}", [*wanted, *among]):
                 held.setdefault(name, set()).add(term)
         return held
 

@@ -21,8 +21,11 @@ documents is ``−ln(1 − df/n) / L`` (smoothed, ``SMOOTHING``).
 
 The background's term counts ship precomputed beside it (``background-terms.json``,
 written by ``tools/background_vectors.py``, plain JSON carrying the digest of the text it
-counted): counting them afresh takes ~25 ms, which a hook pays on every prompt. A table
-that does not match the text is ignored and the counts made in the process, never wrong.
+counted): counting them afresh takes ~22 ms, which a hook would pay on every prompt;
+reading the table ~3 ms. A table that does not match the text is ignored and the counts
+made in the process, never wrong. The memories' side is the index's document
+frequencies (``SearchIndex.term_stats``) and which candidates hold which word
+(``files_holding``): about 0.1–0.3 ms a question on starter and LoCoMo.
 """
 
 from __future__ import annotations
@@ -122,6 +125,6 @@ def by_file(index: SearchIndex, query: str, files: Iterable[str],
     question's terms it holds, 0 when none is likelier in the folder than elsewhere."""
     terms = list(dict.fromkeys(tokens(query)))[:MAX_TERMS]
     odds = {t: v for t, v in log_odds(index, terms, background).items() if v > 0}
-    wanted = set(files)
-    held = index.files_holding(odds) if odds and wanted else {}
+    wanted = list(dict.fromkeys(files))
+    held = index.files_holding(odds, wanted) if odds else {}
     return {f: max((odds[t] for t in held.get(f, ())), default=0.0) for f in wanted}

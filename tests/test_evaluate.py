@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from sagemem.errors import EvalSetError
-from sagemem.search.evaluate import QueryOutcome, evaluate, metrics, run_set
+from sagemem.search.evaluate import QueryOutcome, curve, evaluate, metrics, run_set
+from sagemem.search.gate import THRESHOLD, at_threshold
+from sagemem.search.results import Coverage, Relevance, SearchResponse, SearchResult
 
 SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 needs_shared = pytest.mark.skipif(
@@ -61,6 +63,30 @@ def test_inject_metrics_count_what_passes_the_gate_not_what_search_returns() -> 
     query = {"id": "q", "query": "x", "relevant": [], "answer": None}
     shown_not_injected = QueryOutcome(query, ("a.md",), {}, ())
     assert metrics([shown_not_injected])["spurious_unrelated"] == 0.0
+
+
+def gated(relevant: list[str], evidence: dict[str, float]) -> QueryOutcome:
+    """A hybrid outcome whose results (all scoring 1) have this gate evidence."""
+    results = tuple(SearchResult(f, None, "", "reference", 1.0, 1, 1, "", False, None, None)
+                    for f in evidence)
+    best = max(evidence.values())
+    response = SearchResponse("x", results, Coverage(1, 1, 0, None), (), at_threshold(
+        Relevance(False, best, best, 0.0, evidence=tuple(evidence.items())), THRESHOLD))
+    query = {"id": "q", "query": "x", "relevant": relevant, "answer": None}
+    return QueryOutcome(query, tuple(evidence), {}, (), response)
+
+
+def test_the_curve_re_judges_each_question_at_each_threshold() -> None:
+    outcomes = [gated(["a.md"], {"a.md": 0.0, "b.md": -0.2}),  # answerable, clear
+                gated(["c.md"], {"c.md": -0.18}),  # answerable, doubtful
+                gated([], {"d.md": -0.16})]  # unrelated, close to the gate
+    low, default, high = curve(outcomes, [-0.25, THRESHOLD, 0.05])
+    assert low == {"threshold": -0.25, "default": False, "inject_recall": 1.0,
+                   "spurious_unrelated": 1.0, "spurious_injected": round(1 / 3, 4)}
+    assert default["default"] and default["inject_recall"] == 0.5
+    assert default["spurious_unrelated"] == 0.0 and default["spurious_injected"] == 0.0
+    assert high["inject_recall"] == 0.0 and high["spurious_injected"] is None
+    assert curve([outcome(["a.md"], ["a.md"])]) == []  # lexical: no gate to move
 
 
 def _baseline() -> ModuleType:

@@ -18,8 +18,11 @@ The evidence is three numbers, each measured against something, never raw:
   name, an error code — are evidence the encoder does not see;
 - **the folder vocabulary**: the best log-odds of the question's words that the memory
   holds, of being a word of this folder's memories rather than of a generic question
-  (``vocabulary.py``) — "线上库怎么连" reads like any how-to, but 线上 is this folder's
-  word, while "rust" in a folder of Rust notes is also a word of Rust how-tos.
+  (``vocabulary.py``) — "想看线上真实数据要走什么手续" reads like any how-to, but in
+  starter's folder 线上 (production) is 30 times likelier than in generic questions, and
+  lifts it over the gate. "rust" in a folder of Rust notes is a folder word too (3.6, a
+  0.11 lift), but a generic Rust how-to stays out on its margin: the background holds
+  such how-tos.
 
 ``score = margin + LEXICAL_WEIGHT · min(lexical, LEXICAL_CAP) + VOCABULARY_WEIGHT ·
 vocabulary``; the question passes when ``score > THRESHOLD``. Each memory is judged the

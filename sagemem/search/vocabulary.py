@@ -1,8 +1,9 @@
 """Folder vocabulary: the question's words that this folder uses far more than questions
 in general do — the relevance gate's third piece of evidence (``gate.py``).
 
-The encoder reads meaning and misses a folder's own words: "线上库怎么连" reads like any
-how-to, yet 线上 is this folder's word for production. So for each term of the question
+The encoder reads meaning and misses a folder's own words: "想看线上真实数据要走什么手续"
+reads like any how-to, yet 线上 is starter's word for production (log-odds 3.4; "lotus",
+its project's name, 6.3; 怎么 −3.4). So for each term of the question
 (``text.tokens``, the index's tokeniser: words, and CJK as two-character units) that a
 memory holds, its *log-odds*: how much likelier a token of a memory is to be this term
 than a token of a background question (``background.txt``). A memory's vocabulary
@@ -14,10 +15,10 @@ share of questions holding it" makes every common word ("the", "go", 的) look l
 vocabulary. Measured (AUC of starter's answerable questions against LoCoMo's asked of
 starter's folder, weight 0.03): with the folder's best word for every memory, document
 counts lowered it (0.941 → 0.937) and rates raised it (0.944); judged per memory, as
-here, both raise it (0.950), but document counts cost starter's own separation (0.990 →
-0.988), rates nothing. A document of ``L`` tokens holds a term of
-rate ``r`` with probability ``1 − e^(−rL)``, so the rate of a term in ``df`` of ``n``
-documents is ``−ln(1 − df/n) / L`` (smoothed, ``SMOOTHING``).
+here, both raise it (0.950), but document counts cost starter's own separation more
+(0.991 → 0.988, rates 0.990). A document of ``L`` tokens holds a term of rate ``r`` with
+probability ``1 − e^(−rL)``, so the rate of a term in ``df`` of ``n`` documents is
+``−ln(1 − df/n) / L`` (smoothed, ``SMOOTHING``).
 
 The background's term counts ship precomputed beside it (``background-terms.json``,
 written by ``tools/background_vectors.py``, plain JSON carrying the digest of the text it

@@ -295,8 +295,8 @@ def rust_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStor
 ])
 def test_a_generic_question_on_the_folders_topic_injects_nothing(
         rust_folder: MemoryStore, question: str) -> None:
-    """"rust" is this folder's word, but Rust how-tos use it too (the background's coding
-    questions): neither meaning nor vocabulary lifts the question over the gate."""
+    """"rust" is this folder's word (log-odds 3.6, a 0.11 lift), but the question's
+    margin is low: the background holds Rust how-tos like it."""
     response = rust_folder.search(question, mode="hybrid")
     assert response.relevance is not None and not response.relevance.passes, response.relevance
     assert injectable(response) == ()

@@ -1,7 +1,8 @@
 """The relevance gate and hybrid ranking with the real embedder: silent on questions that
-concern no memory (in English and Chinese), a question in one language finding a memory
-in the other, lexical evidence winning a name-and-date question, and the background
-(shipped, cached, or embedded once) it is judged against."""
+concern no memory (in English and Chinese) — even a generic question on a folder's own
+topic — a question in one language finding a memory in the other, lexical evidence
+winning a name-and-date question, folder vocabulary lifting a question in the folder's
+words, and the background (shipped, cached, or embedded once) it is judged against."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sagemem.config import load_settings
 from sagemem.embed.embedder import DEFAULT_EMBEDDER, get_embedder
 from sagemem.inject.block import inject
 from sagemem.search import background
-from sagemem.search.gate import THRESHOLD, injectable, judge
+from sagemem.search.gate import THRESHOLD, VOCABULARY_WEIGHT, at_threshold, injectable, judge
 from sagemem.search.results import Coverage, Relevance, SearchResponse, SearchResult
 from sagemem.store import MemoryStore
 
@@ -44,6 +45,28 @@ def test_strong_lexical_evidence_lifts_a_question_the_encoder_doubts() -> None:
     assert judge(results, {"a.md": 0.24}, {"a.md": 2.0}, background_level=0.40).passes
     capped = judge(results, {"a.md": 0.24}, {"a.md": 50.0}, background_level=0.40)
     assert capped.score == pytest.approx(-0.16 + 0.2)  # more overlap says nothing new
+
+
+def test_folder_vocabulary_lifts_a_question_in_the_folders_own_words() -> None:
+    results = [result("a.md", 1.0)]
+    doubted = judge(results, {"a.md": 0.24}, {}, background_level=0.40)
+    lifted = judge(results, {"a.md": 0.24}, {}, background_level=0.40,
+                   vocabulary={"a.md": 2.0})
+    assert lifted.score == pytest.approx(doubted.score + 2.0 * VOCABULARY_WEIGHT)
+    assert lifted.passes and not doubted.passes
+    negative = judge(results, {"a.md": 0.24}, {}, background_level=0.40,
+                     vocabulary={"a.md": -3.0})
+    assert negative.score == doubted.score  # a word generic questions use takes nothing away
+
+
+def test_the_verdict_can_be_moved_to_another_threshold_for_the_curve() -> None:
+    results = [result("a.md", 1.0), result("b.md", 0.9)]
+    verdict = judge(results, {"a.md": 0.40, "b.md": 0.20}, {}, background_level=0.40)
+    assert verdict.passes and verdict.files == ("a.md",)
+    assert dict(verdict.evidence) == {"a.md": 0.0, "b.md": -0.2}
+    assert at_threshold(verdict, THRESHOLD) == verdict
+    assert at_threshold(verdict, -0.25).files == ("a.md", "b.md")
+    assert not at_threshold(verdict, 0.05).passes
 
 
 def test_only_results_near_the_best_that_pass_themselves_are_injected() -> None:
@@ -219,3 +242,72 @@ def test_what_the_gate_keeps_out_is_listed_never_silently_dropped(sample: Memory
     assert kept_out and "user_pets.md" not in kept_out
     (attempt,) = given.explain
     assert {c["file"] for c in attempt["candidates"] if c["outcome"] == "below_gate"} == kept_out
+
+
+# -- a folder about one topic: its topic's how-tos are not its memories ----------------
+
+RUST_NOTES = {
+    "feedback_rust_errors.md": (
+        "Rust error handling", "how we handle errors in our Rust services",
+        "Library crates return `thiserror` enums; binaries wrap them with `anyhow` and add "
+        "context at every `?`.\n\nNever call `unwrap()` outside tests; `expect(\"why this "
+        "cannot fail\")` is allowed only for invariants checked just above."),
+    "feedback_rust_clippy.md": (
+        "Clippy settings", "the clippy lints our Rust workspace enforces in CI",
+        "CI runs `cargo clippy --all-targets -- -D warnings` with `clippy::pedantic` on; "
+        "`#[allow]` needs a comment saying why.\n\nWe turned off `module_name_repetitions` "
+        "and `missing_errors_doc` for the whole workspace in `clippy.toml`."),
+    "feedback_rust_naming.md": (
+        "Rust naming", "naming conventions for types, modules and crates in our Rust code",
+        "Crates are named `orbit-<part>` with a hyphen, modules are one noun each, and "
+        "builder types end in `Builder`.\n\nConversion methods follow the `as_`/`to_`/"
+        "`into_` convention; constructors that can fail are `try_new`."),
+    "project_orbit.md": (
+        "Orbit", "the Orbit telemetry agent, written in Rust, and where it stands",
+        "Orbit is our telemetry agent: a Rust workspace of five crates, built with cargo "
+        "and released every second Thursday.\n\nThe next milestone is the OTLP exporter."),
+    "user_editor.md": (
+        "Editor", "the user's editor setup",
+        "The user writes Rust in Helix with rust-analyzer, and keeps `cargo watch -x "
+        "check` running in a second pane."),
+}
+
+
+@pytest.fixture(scope="module")
+def rust_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
+    """Five style and project notes about Rust, embedded with the default embedder."""
+    root = tmp_path_factory.mktemp("rust")
+    (root / "memory").mkdir()
+    for file, (name, description, body) in RUST_NOTES.items():
+        kind = file.split("_")[0]
+        (root / "memory" / file).write_text(
+            f"---\nname: {name}\ndescription: {description}\nmetadata:\n  type: {kind}\n"
+            f"---\n{body}\n", encoding="utf-8")
+    with MemoryStore(root / "memory", root / "state", semantic=True) as store:
+        store.search("warm up the index and the vectors", mode="hybrid", deadline=None)
+        yield store
+
+
+@pytest.mark.parametrize("question", [
+    "how do I reverse a vector in Rust?",
+    "how do I sort a HashMap by value in Rust",
+    "what's the difference between Rust and Go?",
+])
+def test_a_generic_question_on_the_folders_topic_injects_nothing(
+        rust_folder: MemoryStore, question: str) -> None:
+    """"rust" is this folder's word (log-odds 3.6, a 0.11 lift), but the question's
+    margin is low: the background holds Rust how-tos like it."""
+    response = rust_folder.search(question, mode="hybrid")
+    assert response.relevance is not None and not response.relevance.passes, response.relevance
+    assert injectable(response) == ()
+
+
+@pytest.mark.parametrize(("question", "memory"), [
+    ("what's our rule for unwrap in Rust?", "feedback_rust_errors.md"),
+    ("which clippy lints do we turn off?", "feedback_rust_clippy.md"),
+])
+def test_a_question_about_the_folders_own_rules_injects_the_rule(
+        rust_folder: MemoryStore, question: str, memory: str) -> None:
+    response = rust_folder.search(question, mode="hybrid")
+    assert response.relevance is not None and response.relevance.passes, response.relevance
+    assert memory in [r.file for r in injectable(response)]

@@ -157,7 +157,7 @@ def test_the_gate_waits_for_sagemem_index_to_embed_its_background(
     after = json.loads(run("search", "green tea", "--mode", "hybrid", "--json").out)
     assert not after["relevance"]["words_only"]
     assert set(after["relevance"]) == {"passes", "score", "margin", "lexical", "files",
-                                       "words_only"}
+                                       "words_only", "evidence"}
 
 
 def test_search_mode_option_is_checked(run: Run) -> None:
@@ -176,6 +176,34 @@ def test_eval_accepts_mode(run: Run, tmp_path: Path) -> None:
     for mode in ("lexical", "semantic", "hybrid"):
         report = json.loads(run("eval", str(set_dir), "--mode", mode, "--json").out)
         assert report["recall@5"] == 1.0, mode
+
+
+def test_eval_curve_moves_the_gate_and_marks_its_default(run: Run, tmp_path: Path) -> None:
+    from sagemem.search.gate import THRESHOLD
+
+    set_dir = tmp_path / "set"
+    write_notes(set_dir / "memory")
+    queries = [{"id": 1, "query": "afternoon green tea", "relevant": ["user_tea.md"]},
+               {"id": 2, "query": "kubectl rollout", "relevant": ["project_deploys.md"]},
+               {"id": 3, "query": "the tallest mountain on Earth", "relevant": []}]
+    (set_dir / "queries.jsonl").write_text("\n".join(map(json.dumps, queries)) + "\n")
+    report = json.loads(run("eval", str(set_dir), "--mode", "hybrid", "--curve", "--json").out)
+    points = report["curve"]
+    assert [p["threshold"] for p in points] == sorted(p["threshold"] for p in points)
+    (default,) = [p for p in points if p["default"]]
+    assert default["threshold"] == THRESHOLD
+    assert {k: default[k] for k in ("inject_recall", "spurious_unrelated",
+                                    "spurious_injected")} == \
+        {k: report[k] for k in ("inject_recall", "spurious_unrelated", "spurious_injected")}
+    recalls = [p["inject_recall"] for p in points]
+    assert recalls == sorted(recalls, reverse=True)  # a higher gate never injects more
+    text = run("eval", str(set_dir), "--mode", "hybrid", "--curve").out
+    assert "gate (hyb)" in text
+    assert ["default", f"{THRESHOLD:+.3f}"] in [line.split()[:2] for line in text.splitlines()]
+    lexical = json.loads(run("eval", str(set_dir), "--mode", "lexical", "--curve", "--json").out)
+    assert "curve" not in lexical  # no gate to move
+    assert "curve" not in json.loads(run("eval", str(set_dir), "--mode", "hybrid",
+                                         "--json").out)
 
 
 def test_semantic_finds_a_chinese_note_from_an_english_paraphrase(tmp_path: Path) -> None:

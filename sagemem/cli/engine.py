@@ -32,6 +32,9 @@ def eval_(
         help="A set folder (memory/ and queries.jsonl), or a queries.jsonl file written "
              "for the memory folder (--dir).")],
     mode: EvalModeOption = None,
+    curve: Annotated[bool, typer.Option(
+        "--curve", help="Also print the relevance gate's trade-off: inject recall and "
+                        "spurious injections at thresholds around the default.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run a retrieval evaluation and print its metrics and worst misses: with semantic
@@ -50,7 +53,7 @@ def eval_(
     embedder = None if modes == ("lexical",) else \
         MemoryStore.from_settings(settings).embedder()
     report = evaluate(target, ctx.obj.state_dir, memory_dir=memory_dir, modes=modes,
-                      embedder=embedder)
+                      embedder=embedder, with_curve=curve)
     if as_json:
         echo_json({"version": JSON_VERSION, **report})
     else:

@@ -125,6 +125,9 @@ def eval_text(report: dict[str, Any]) -> list[str]:
              f"({report['answerable']} answerable, {report['unrelated']} unrelated)"]
     for title, metrics in (("search", _SEARCH_METRICS), ("inject", _INJECT_METRICS)):
         lines += ["", *_mode_table(title, metrics, modes)]
+    for mode, mode_report in modes.items():
+        if mode_report.get("curve"):
+            lines += ["", *_curve_table(mode, mode_report["curve"])]
     if report["worst_misses"]:
         lines.append("")
         lines.append(f"worst misses ({report.get('mode', 'lexical')}):")
@@ -153,6 +156,16 @@ def _mode_table(title: str, metrics: tuple[tuple[str, str], ...],
             cells += "  " + "".join(f"{_metric(v):>{cell}}" for v in values)
         rows.append(f"{kind:<12}{cells}")
     return [head, sub, *rows]
+
+
+def _curve_table(mode: str, curve: list[dict[str, Any]]) -> list[str]:
+    """The gate's trade-off in ``mode``: one row per threshold, the default marked."""
+    head = f"gate ({_SHORT.get(mode, mode[:3])})  threshold" + "".join(
+        f"{label:>12}" for _, label in _INJECT_METRICS)
+    rows = [f"{'default' if point['default'] else '':<12}{point['threshold']:>+10.3f}"
+            + "".join(f"{_metric(point[key]):>12}" for key, _ in _INJECT_METRICS)
+            for point in curve]
+    return [head, *rows]
 
 
 def _metric(value: float | None) -> str:

@@ -72,4 +72,5 @@ def _relevance(project: SearchResponse, global_: SearchResponse) -> Relevance | 
                      score=max(v.score for v in verdicts),
                      margin=max(v.margin for v in verdicts),
                      lexical=max(v.lexical for v in verdicts), files=files,
-                     words_only=any(v.words_only for v in verdicts))
+                     words_only=any(v.words_only for v in verdicts),
+                     evidence=tuple(e for v in verdicts for e in v.evidence))

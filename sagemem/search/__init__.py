@@ -13,9 +13,10 @@
 - ``evaluate``: ``evaluate`` — recall and spurious rates on an evaluation set.
 - ``schema``: the index's tables; ``degraded``: searching when the state directory
   cannot be written; ``gate``: does a question concern the memories at all, measured
-  against ``background``'s generic questions; ``superseded``: a replaced memory never
-  ranks above its replacement; ``progress``: ``Progress``, the callback long work
-  (indexing, embedding, importing, consolidating) reports to.
+  against ``background``'s generic questions and ``vocabulary``, the folder's own
+  words; ``superseded``: a replaced memory never ranks above its replacement;
+  ``progress``: ``Progress``, the callback long work (indexing, embedding, importing,
+  consolidating) reports to.
 
 Works on a ``MemoryFolder``; never writes a memory.
 """

@@ -18,6 +18,10 @@ The metrics are computed exactly as FORMAT.md (and its reference ``baseline.py``
 What would be injected is what ``inject`` takes from the response: the results that pass
 the relevance gate (``gate.injectable``), at most ``TOP_INJECT`` of them. Session budgets,
 baselines and validity dates are left out: the set measures retrieval, not a session.
+
+The gate's trade-off (``curve``): the three inject metrics again with the gate's threshold
+moved around its default, from each response's evidence (``gate.at_threshold``) — no
+search is run again, so the curve costs nothing over the evaluation itself.
 """
 
 from __future__ import annotations
@@ -27,13 +31,13 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalSetError
 from ..files.folder import MemoryFolder
-from .gate import injectable
+from .gate import THRESHOLD, at_threshold, injectable
 from .index import SearchIndex
 from .retrieve import SearchResponse, search
 
@@ -43,6 +47,10 @@ if TYPE_CHECKING:  # semantic modes only: the lexical eval never imports numpy
 
 TOP_INJECT = 5
 WORST_MISSES = 10
+CURVE_STEP = 0.025
+"""Between two thresholds of the curve: starter's inject recall moves about 0.01–0.03 a
+step near the default, a change a set of a hundred questions can show."""
+CURVE_STEPS = 4  # on each side of the default: ±0.1, past where the figures level off
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class QueryOutcome:
     ranking: tuple[str, ...]
     passages: dict[str, str]
     injected: tuple[str, ...] = ()
+    response: SearchResponse | None = field(default=None, repr=False, compare=False)
 
 
 def load_queries(path: Path) -> list[dict[str, Any]]:
@@ -163,9 +172,33 @@ def _state(given: Path | None) -> Iterator[Path]:
 
 def _outcome(query: dict[str, Any], response: SearchResponse) -> QueryOutcome:
     ranking = tuple(r.file for r in response.results)
-    injected = tuple(r.file for r in injectable(response))[:TOP_INJECT]
     return QueryOutcome(query, ranking, {r.file: r.paragraph for r in response.results},
-                        injected)
+                        _injected(response), response)
+
+
+def _injected(response: SearchResponse) -> tuple[str, ...]:
+    return tuple(r.file for r in injectable(response))[:TOP_INJECT]
+
+
+def curve(outcomes: list[QueryOutcome], thresholds: Sequence[float] | None = None
+          ) -> list[dict[str, Any]]:
+    """Inject recall, spurious (unrelated) and spurious (injected) had the gate stood at
+    each of ``thresholds`` (default: ``CURVE_STEPS`` steps either side of THRESHOLD);
+    ``default`` marks the gate's own. Empty when no outcome carries a verdict to move
+    (lexical mode)."""
+    if not any(o.response is not None and o.response.relevance is not None for o in outcomes):
+        return []
+    steps = range(-CURVE_STEPS, CURVE_STEPS + 1)
+    chosen = thresholds or [round(THRESHOLD + k * CURVE_STEP, 4) for k in steps]
+    return [_point(outcomes, threshold) for threshold in chosen]
+
+
+def _point(outcomes: list[QueryOutcome], threshold: float) -> dict[str, Any]:
+    """One row of the curve: the outcomes re-judged at ``threshold``."""
+    found = metrics([_judged_at(o, threshold) for o in outcomes])
+    return {"threshold": threshold, "default": abs(threshold - THRESHOLD) < 1e-9,
+            **{k: found[k] for k in ("inject_recall", "spurious_unrelated",
+                                     "spurious_injected")}}
 
 
 def metrics(outcomes: list[QueryOutcome]) -> dict[str, Any]:
@@ -234,12 +267,22 @@ def _misses(outcomes: list[QueryOutcome]) -> Iterator[dict[str, Any]]:
                "severity": severity}
 
 
+def _judged_at(outcome: QueryOutcome, threshold: float) -> QueryOutcome:
+    """The outcome had the gate stood at ``threshold``."""
+    response = outcome.response
+    if response is None or response.relevance is None:
+        return outcome  # lexical: no verdict to move
+    moved = replace(response, relevance=at_threshold(response.relevance, threshold))
+    return replace(outcome, injected=_injected(moved))
+
+
 def evaluate(target: Path, state_dir: Path | None = None, *,
              memory_dir: Path | None = None, modes: Sequence[Mode] = ("lexical",),
-             embedder: Embedder | None = None) -> dict[str, Any]:
+             embedder: Embedder | None = None, with_curve: bool = False) -> dict[str, Any]:
     """Run a set folder — or a queries file over ``memory_dir`` — in each of ``modes``
-    and report, per mode, its metrics overall, by kind, and its worst misses. The first
-    mode's report is also the top level (what one-mode readers of the JSON expect)."""
+    and report, per mode, its metrics overall, by kind, and its worst misses (and, with
+    ``with_curve``, the gate's ``curve`` in the modes that have a gate). The first mode's
+    report is also the top level (what one-mode readers of the JSON expect)."""
     if target.is_dir():
         outcomes, name = run_set(target, state_dir, modes, embedder), target.name
     elif memory_dir is None:
@@ -247,11 +290,13 @@ def evaluate(target: Path, state_dir: Path | None = None, *,
     else:
         outcomes, name = run_queries(target, memory_dir, state_dir, modes, embedder), \
             target.name
-    reports = {mode: _report(found) for mode, found in outcomes.items()}
+    reports = {mode: _report(found, with_curve) for mode, found in outcomes.items()}
     return {"set": name, "mode": modes[0], **reports[modes[0]], "modes": reports}
 
 
-def _report(outcomes: list[QueryOutcome]) -> dict[str, Any]:
+def _report(outcomes: list[QueryOutcome], with_curve: bool = False) -> dict[str, Any]:
+    drawn = curve(outcomes) if with_curve else []
     return {**metrics(outcomes), "by_kind": by_kind(outcomes),
             "worst_misses": [{k: v for k, v in m.items() if k != "severity"}
-                             for m in worst_misses(outcomes)]}
+                             for m in worst_misses(outcomes)],
+            **({"curve": drawn} if drawn else {})}

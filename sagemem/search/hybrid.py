@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from ..embed.embedder import Embedder
 from ..errors import EmbedderUnavailable, VectorsUnavailable
 from ..files.fields import TYPES
+from . import vocabulary
 from .background import background_for
 from .degraded import cannot_write
 from .gate import by_words, judge
@@ -176,7 +177,8 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
         if background is not None and not behind:  # half the folder embedded: judge by
             # words alone, or a memory not embedded yet could never pass the gate
             relevance = judge(ranked, cosines, {r.file: r.score for r in lexical.results},
-                              background.level(semantic.query_vector))
+                              background.level(semantic.query_vector),
+                              vocabulary.by_file(index, query, [r.file for r in ranked]))
     coverage = Coverage(lexical.coverage.files_scanned, len(ranked),
                         lexical.coverage.paragraphs_filtered, None, len(behind))
     told = getattr(embedder, "notices", None)  # use-m3's: its cache rebuilt, or in memory

@@ -350,6 +350,22 @@ class SearchIndex:
                 self._in("SELECT term, sdf, pdf, fdf FROM vocab WHERE term IN ({})",
                          list(terms)) if f > 0}
 
+    def files_holding(self, terms: Iterable[str], names: Iterable[str]) -> dict[str, set[str]]:
+        """Which of ``terms`` each of the memories ``names`` holds (in its summary or body).
+        Both lists are a question's (at most 64 terms) and its candidates: one statement
+        each, never the postings of a common word across a whole folder."""
+        wanted, among = list(terms), list(names)
+        held: dict[str, set[str]] = {}
+        if not wanted or not among:
+            return held
+        marks = f"({','.join('?' * len(wanted))}) AND f.name IN ({','.join('?' * len(among))})"
+        for table in ("sterms", "pterms"):
+            for name, term in self.conn.execute(
+                    f"SELECT DISTINCT f.name, t.term FROM {table} t JOIN files f "
+                    f"ON f.id = t.file_id WHERE t.term IN {marks}", [*wanted, *among]):
+                held.setdefault(name, set()).add(term)
+        return held
+
     def first_paragraphs(self, file_ids: list[int]) -> dict[int, tuple[int, int, int]]:
         """Each file's first paragraph: (paragraph id, start line, end line)."""
         rows = self._in("SELECT file_id, id, start_line, end_line FROM paras "

@@ -66,6 +66,7 @@ class Relevance:
     lexical: float
     files: tuple[str, ...] = ()  # the results that pass on their own evidence
     words_only: bool = False  # meaning could not be judged: the lexical thresholds decided
+    evidence: tuple[tuple[str, float], ...] = ()  # (file, its gate score), for the curve
 
 
 @dataclass(frozen=True)

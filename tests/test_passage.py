@@ -26,9 +26,15 @@ NOTES = {
     "user_birthdays.md": ("Birthdays in the family", """\
 Mum's birthday is on 14 March. She likes orchids and a long phone call in the morning.
 
-Dad's birthday dinner is on 2 August at the Italian place on the corner of Elm Street; his birthday dinner starts early, at six, because he likes to be home before the news. A history book is always welcome, a good bottle of red wine too, but never socks or ties: he has drawers full of both and says so every year, loudly, to everyone at the table.
+Dad's birthday dinner is on 2 August at the Italian place on the corner of Elm Street; \
+his birthday dinner starts early, at six, because he likes to be home before the news. \
+A history book is always welcome, a good bottle of red wine too, but never socks or \
+ties: he has drawers full of both and says so every year, loudly, to everyone at the table.
 
-Lena's birthday is on 30 November. She collects vinyl records, mostly jazz from the fifties and sixties, and she hates surprises of any kind, so tell her the plan a week ahead. Last year we gave her a first pressing of Kind of Blue and she played it all evening; this year a record-cleaning kit or concert tickets in Berlin would be safe choices.
+Lena's birthday is on 30 November. She collects vinyl records, mostly jazz from the \
+fifties and sixties, and she hates surprises of any kind, so tell her the plan a week \
+ahead. Last year we gave her a first pressing of Kind of Blue and she played it all \
+evening; this year a record-cleaning kit or concert tickets in Berlin would be safe choices.
 """),
     "reference_environments.md": ("Where staging and production run", """\
 We run two environments besides local development, both on the same cloud account.

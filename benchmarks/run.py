@@ -49,7 +49,7 @@ BENCHMARKS = ("bench_startup.py", "bench_search.py", "bench_index_build.py",
               "bench_embedder.py", "bench_vectors.py", "bench_inject.py", "bench_writes.py",
               "bench_remember.py", "bench_snapshot.py", "bench_archive.py", "bench_audit.py",
               "bench_dream.py", "bench_mcp.py", "bench_ui.py", "bench_moving.py",
-              "bench_serve.py")
+              "bench_serve.py", "bench_passage.py")
 
 
 def read_all(directory: Path) -> None:

@@ -10,7 +10,8 @@ MCP server answer them), and times inside that process, per question:
 
 - ``passage choice``  ``passage.chosen_passages``: reading the first five results'
                       files again and scoring each paragraph (words, meaning, entities);
-- ``relevance gate``  the question's background level and the verdict (``gate.judge``);
+- ``relevance gate``  the question's background level, the folder vocabulary of its
+                      candidates (``vocabulary.by_file``) and the verdict (``gate.judge``);
 - ``whole search``    the hybrid search around them, for scale.
 
 Medians over every question of ``repeat`` rounds, with the share of the whole search.
@@ -37,7 +38,7 @@ from fake_embedder import FakeEmbedder, factory_of
 
 from sagemem import MemoryStore
 from sagemem.embed.embedder import register_embedder
-from sagemem.search import background, hybrid
+from sagemem.search import background, hybrid, vocabulary
 from sagemem.search.vector_sync import sync_vectors
 
 
@@ -69,7 +70,9 @@ def measure(size: int, repeat: int, root: Path) -> dict[str, float]:
         store.search(queries[0], mode="hybrid", deadline=None)  # warm: matrix, caches
         choice, gate, level = (Timed(hybrid.chosen_passages), Timed(hybrid.judge),
                                Timed(background.Background.level))
+        words = Timed(vocabulary.by_file)
         hybrid.chosen_passages, hybrid.judge = choice, gate  # type: ignore[assignment]
+        vocabulary.by_file = words  # type: ignore[assignment]
         background.Background.level = lambda self, v: level(self, v)  # type: ignore[method-assign]
         whole: list[float] = []
         try:
@@ -80,8 +83,10 @@ def measure(size: int, repeat: int, root: Path) -> dict[str, float]:
                     whole.append(time.perf_counter() - start)
         finally:
             hybrid.chosen_passages, hybrid.judge = choice.function, gate.function
+            vocabulary.by_file = words.function  # type: ignore[assignment]
             background.Background.level = level.function  # type: ignore[method-assign]
-    gate_times = [a + b for a, b in zip(gate.times, level.times, strict=True)]
+    gate_times = [a + b + c for a, b, c in zip(gate.times, level.times, words.times,
+                                               strict=True)]
     return {"passage choice": statistics.median(choice.times) * 1000,
             "relevance gate": statistics.median(gate_times) * 1000,
             "whole search": statistics.median(whole) * 1000}

@@ -21,7 +21,8 @@ check), ``bench_snapshot.py``, ``bench_archive.py``, ``bench_audit.py``,
 ``bench_mcp.py`` (a tool call to a running ``sagemem mcp``; skipped without the extra),
 ``bench_ui.py`` (the panel's Files screen over HTTP, cold and warm, next to the listing),
 ``bench_moving.py`` (export, import, the merge driver and ``sync`` as whole processes),
-``bench_serve.py`` (the prompt hook through ``sagemem serve`` and in its own process).
+``bench_serve.py`` (the prompt hook through ``sagemem serve`` and in its own process),
+``bench_passage.py`` (what the passage choice and the gate cost a hybrid question).
 Each also runs on its own; ``--only startup search`` runs just those (``list`` is the
 listing table above).
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.search.passage import PASSAGE_CHARS, _picked, _quoting, _Scored
+from sagemem.search.passage import MAX_PARAGRAPHS, PASSAGE_CHARS, _picked, _quoting, _Scored
 from sagemem.search.results import SearchResult
 from sagemem.search.text import Paragraph
 from sagemem.store import MemoryStore
@@ -128,6 +128,21 @@ def test_search_on_the_command_line_quotes_the_chosen_paragraph(folder: MemorySt
     assert done.returncode == 0, done.stderr
     results = {r["file"]: r for r in json.loads(done.stdout)["results"]}
     assert "30 November" in results["user_birthdays.md"]["paragraph"]
+
+
+def test_a_memory_of_very_many_paragraphs_is_quoted_from_around_the_ranked_one(
+        tmp_path: Path) -> None:
+    """Past MAX_PARAGRAPHS only a window around the ranking's paragraph is scored: the
+    cost of a question stays bounded, and the answer after the question still wins."""
+    paras = [f"Entry {i}: nothing much happened that day." for i in range(MAX_PARAGRAPHS + 100)]
+    paras[250] = "Which locker holds the spare keys for the boathouse?"
+    paras[251] = "Locker 17, next to the oars."
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "reference_log.md").write_text(
+        "---\ndescription: the long log\n---\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    with MemoryStore(tmp_path / "memory", tmp_path / "state", semantic=False) as store:
+        found = store.search("which locker holds the boathouse spare keys", mode="lexical")
+    assert "Locker 17" in found.results[0].paragraph
 
 
 # -- the quote's form, from its numbers ------------------------------------------------

@@ -73,6 +73,12 @@ CLOSE = 0.2
 """The runner-up within this of the best is quoted too (when both fit). Without it
 (two-part questions aside) passage hit is starter 0.706, LoCoMo 0.540; with it 0.814
 and 0.633: the single best is right less often than its words suggest."""
+MAX_PARAGRAPHS = 200
+"""A bound on what one question pays: a memory of more paragraphs (the largest dialogue
+note of LoCoMo has ~50) has only the ``WINDOW`` paragraphs on either side of the one the
+ranking chose scored, so a 500 KB note of 12,000 paragraphs costs a question ~30 ms
+(reading and splitting it), not ~160."""
+WINDOW = 25
 PASSAGE_CHARS = 600
 """Two paragraphs together at most this long (an item's text is capped at 1,500)."""
 
@@ -135,7 +141,11 @@ def _paragraphs_of(index: SearchIndex, result: SearchResult) -> list[Paragraph]:
         return []
     if result.revision and memory.revision != result.revision:
         return []
-    return paragraphs(memory.body, memory.body_line)
+    found = paragraphs(memory.body, memory.body_line)
+    if len(found) <= MAX_PARAGRAPHS:
+        return found
+    ranked = next((i for i, p in enumerate(found) if p.start_line == result.start_line), 0)
+    return found[max(ranked - WINDOW, 0):ranked + WINDOW + 1]
 
 
 def _scores(question: _Question, paras: list[Paragraph],

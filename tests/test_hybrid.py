@@ -201,7 +201,9 @@ def test_eval_curve_moves_the_gate_and_marks_its_default(run: Run, tmp_path: Pat
     assert "gate (hyb)" in text
     assert ["default", f"{THRESHOLD:+.3f}"] in [line.split()[:2] for line in text.splitlines()]
     lexical = json.loads(run("eval", str(set_dir), "--mode", "lexical", "--curve", "--json").out)
-    assert "curve" not in lexical  # no gate to move
+    assert lexical["curve"] == []  # no gate to move, and the text says so
+    said = run("eval", str(set_dir), "--mode", "lexical", "--curve").out
+    assert "curve (lexical): none" in said and "no gate to move" in said
     assert "curve" not in json.loads(run("eval", str(set_dir), "--mode", "hybrid",
                                          "--json").out)
 

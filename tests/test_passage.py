@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from sagemem.search.passage import MAX_PARAGRAPHS, PASSAGE_CHARS, _picked, _quoting, _Scored
+from sagemem.errors import EmbedderUnavailable
+from sagemem.search import hybrid
+from sagemem.search.passage import (
+    MAX_PARAGRAPHS,
+    PASSAGE_CHARS,
+    _picked,
+    _quoting,
+    _Scored,
+    entities_of,
+)
 from sagemem.search.results import SearchResult
 from sagemem.search.text import Paragraph
 from sagemem.store import MemoryStore
@@ -119,6 +128,18 @@ def test_in_a_dialogue_the_answer_after_the_question_is_quoted(folder: MemorySto
     assert "Refugio Elena" in quoted
 
 
+def test_hybrid_search_falling_back_to_words_still_chooses_the_paragraph(
+        folder: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise EmbedderUnavailable("use-m3", "gone")
+
+    monkeypatch.setattr(hybrid, "_semantic", unavailable)
+    response = folder.search("are we still running CI on Jenkins?", mode="hybrid")
+    assert any("embedder unavailable" in n for n in response.notices)
+    quoted = next(r for r in response.results if r.file == "project_ci.md").paragraph
+    assert "GitHub Actions" in quoted
+
+
 def test_search_on_the_command_line_quotes_the_chosen_paragraph(folder: MemoryStore) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "sagemem", "--dir", str(folder.directory), "--state-dir",
@@ -157,12 +178,12 @@ def result() -> SearchResult:
 
 def test_a_clear_winner_is_quoted_alone() -> None:
     scored = [_Scored(para(5, "one"), 1.0), _Scored(para(7, "two"), 0.5)]
-    assert [p.text for p in _picked("what is one", scored)] == ["one"]
+    assert _picked("what is one", scored) == [0]
 
 
 def test_a_close_runner_up_is_quoted_too_in_file_order() -> None:
     scored = [_Scored(para(5, "one"), 0.9), _Scored(para(7, "two"), 1.0)]
-    assert [p.text for p in _picked("what is it", scored)] == ["one", "two"]
+    assert _picked("what is it", scored) == [0, 1]
 
 
 def test_two_paragraphs_too_long_together_are_never_both_quoted() -> None:
@@ -172,7 +193,23 @@ def test_two_paragraphs_too_long_together_are_never_both_quoted() -> None:
 
 
 def test_paragraphs_apart_are_joined_with_an_ellipsis_and_the_lines_span_both() -> None:
-    apart = _quoting(result(), [para(5, "one"), para(12, "two")])
-    assert apart.paragraph == "one\n…\ntwo" and (apart.start_line, apart.end_line) == (5, 12)
-    touching = _quoting(result(), [para(5, "one"), para(7, "two")])
-    assert touching.paragraph == "one\n\ntwo"
+    scored = [_Scored(para(5, "one"), 1.0), _Scored(para(9, "two"), 0.0),
+              _Scored(para(12, "three"), 1.0)]
+    apart = _quoting(result(), scored, [0, 2])
+    assert apart.paragraph == "one\n…\nthree" and (apart.start_line, apart.end_line) == (5, 12)
+    in_a_row = _quoting(result(), scored, [0, 1])  # however many blank lines between
+    assert in_a_row.paragraph == "one\n\ntwo" and in_a_row.end_line == 9
+
+
+def test_entities_are_names_numbers_and_identifiers_found_word_by_word() -> None:
+    assert entities_of("When is Lena's birthday in 2025, per api_base.v2?") == \
+        {"lena", "2025", "api_base.v2"}
+    assert entities_of("Where is it?") == set()  # a capital first word is no name
+
+
+def test_a_question_of_one_long_run_of_punctuation_is_read_as_one_capped_word() -> None:
+    """Word by word, each word capped at MAX_WORD_CHARS: no pattern runs over the whole
+    question (a regular expression over it took 9 s for 40,000 dashes)."""
+    assert entities_of("-" * 40_000) == set()
+    (number,) = entities_of("Deploy " + "1." * 20_000)
+    assert number.startswith("1.1.") and len(number) < 64

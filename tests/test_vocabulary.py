@@ -80,3 +80,20 @@ def test_a_table_for_another_text_is_ignored_and_the_counts_made_afresh(
         assert vocabulary.background_counts().documents == len(questions())
     finally:
         vocabulary.background_counts.cache_clear()
+
+
+@pytest.mark.parametrize("damage", [{"documents": 0}, {"documents": -1}, {"length": "NaN"},
+                                    {"df": {"x": -3}}, {"df": {"x": "many"}}, {"df": [1]}])
+def test_a_table_with_the_right_digest_but_impossible_counts_is_counted_afresh(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: dict[str, object]) -> None:
+    table = json.loads(vocabulary.TERMS_FILE.read_text(encoding="utf-8"))
+    table.update(damage)
+    damaged = tmp_path / "background-terms.json"
+    damaged.write_text(json.dumps(table))
+    monkeypatch.setattr(vocabulary, "TERMS_FILE", damaged)
+    vocabulary.background_counts.cache_clear()
+    try:
+        counts = vocabulary.background_counts()
+        assert counts.documents == len(questions()) and counts.df == count_terms(questions()).df
+    finally:
+        vocabulary.background_counts.cache_clear()

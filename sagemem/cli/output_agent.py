@@ -128,6 +128,9 @@ def eval_text(report: dict[str, Any]) -> list[str]:
     for mode, mode_report in modes.items():
         if mode_report.get("curve"):
             lines += ["", *_curve_table(mode, mode_report["curve"])]
+        elif "curve" in mode_report:
+            lines += ["", f"curve ({mode}): none — words alone decide what is injected, "
+                          "there is no gate to move"]
     if report["worst_misses"]:
         lines.append("")
         lines.append(f"worst misses ({report.get('mode', 'lexical')}):")

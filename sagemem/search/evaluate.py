@@ -299,4 +299,4 @@ def _report(outcomes: list[QueryOutcome], with_curve: bool = False) -> dict[str,
     return {**metrics(outcomes), "by_kind": by_kind(outcomes),
             "worst_misses": [{k: v for k, v in m.items() if k != "severity"}
                              for m in worst_misses(outcomes)],
-            **({"curve": drawn} if drawn else {})}
+            **({"curve": drawn} if with_curve else {})}

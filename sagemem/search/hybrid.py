@@ -130,8 +130,9 @@ class SemanticPass:
         if self.scores is None or not results:
             return {}
         rows = vectors.paragraph_rows([r.file for r in results]) or {}
-        return {f: {lines: float(self.scores[row]) for lines, row in by_lines.items()}
-                for f, by_lines in rows.items()}
+        scored = len(self.scores)  # rows added by another process since are not scored
+        return {f: {lines: float(self.scores[row]) for lines, row in by_lines.items()
+                    if row < scored} for f, by_lines in rows.items()}
 
 
 def semantic_cosines(vectors: VectorStore, scores: NDArray[np.float32], files: list[str]
@@ -139,7 +140,9 @@ def semantic_cosines(vectors: VectorStore, scores: NDArray[np.float32], files: l
     """Each of ``files``' best cosine among ``scores`` (the last scoring's rows);
     nothing when the rows were renumbered since."""
     rows = vectors.rows_of(list(dict.fromkeys(files))) if files else None
-    return {f: float(scores[r].max()) for f, r in (rows or {}).items()}
+    scored = len(scores)  # rows another process added since were not scored
+    return {f: float(scores[kept].max()) for f, r in (rows or {}).items()
+            if (kept := [row for row in r if row < scored])}
 
 
 def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query: str,
@@ -165,14 +168,16 @@ def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query:
             vectors.notices.append(f"embedder unavailable: {exc}; ranked by words")
     relevance = by_words(lexical.results)  # until meaning can be judged too
     if semantic is None:
-        ranked = replaced_last(list(lexical.results))
+        ranked = chosen_passages(index, query, replaced_last(list(lexical.results)),
+                                 deadline=deadline)
     else:
         files = [r.file for r in (*lexical.results, *semantic.results)]
         cosines = semantic.cosines(vectors, files)
         ranked = replaced_last(semantic.results if mode == "semantic" else
                                fuse(list(lexical.results), semantic, cosines))
         ranked = chosen_passages(index, query, ranked,
-                                 semantic.paragraph_cosines(vectors, ranked[:TOP]))
+                                 semantic.paragraph_cosines(vectors, ranked[:TOP]),
+                                 deadline=deadline)
         background = background_for(embedder, index.path.parent, vectors.notices)
         if background is not None and not behind:  # half the folder embedded: judge by
             # words alone, or a memory not embedded yet could never pass the gate

@@ -10,8 +10,9 @@ reads. So once the ranking is done, the few memories that will be shown (the fir
   match" merely because nothing else matched;
 - **the answer follows the question**: a paragraph that ends by asking something hands
   ``NEIGHBOUR_WEIGHT`` of its score to the next one (dialogue and Q&A notes);
-- **meaning**: the paragraph's cosine with the question, read from the folder's vectors
-  (nothing is embedded here), spread 0–1 over the memory's paragraphs;
+- **meaning**, where no paragraph shares a word with the question: the paragraph's
+  cosine with it, read from the folder's vectors (nothing is embedded here), spread 0–1
+  over the memory's paragraphs;
 - **entities**: a name, number, date or identifier of the question found in exactly one
   paragraph of the memory points at it; a paragraph *said by* someone the question names
   (a dialogue line opening ``**Name**``) too;
@@ -33,6 +34,8 @@ from __future__ import annotations
 
 import math
 import re
+import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -48,22 +51,28 @@ TOP = 5
 LEXICAL_FLOOR = 0.8
 """The words' scale: a paragraph's BM25 over the larger of the memory's best and this
 share of a paragraph matching every question word. Relative to the best alone (0), a
-lone common word decided: starter 0.716 → 0.814, LoCoMo 0.590 → 0.633."""
-NEIGHBOUR_WEIGHT = 0.9  # as retrieval's: the answer follows an asking paragraph
-COSINE_WEIGHT = 0.01
-"""What meaning adds, on its 0–1 spread: a tie-breaker, deciding only where words cannot
-(a question in another language than the note). Passage hit, starter / LoCoMo: 0.843 /
-0.637 at 0.01; 0.824 / 0.637 at 0.05, 0.833 / 0.633 at 0 — a larger weight lets the
-closest wording beat the paragraph holding the answer."""
+lone common word decided. Passage hit (hybrid), starter / LoCoMo: 0.853 / 0.637 with
+every part of this module; 0.726 / 0.586 at 0."""
+NEIGHBOUR_WEIGHT = 0.9
+"""As retrieval's: the answer follows an asking paragraph (LoCoMo 0.579 without it)."""
+MEANING_WEIGHT = 0.3
+"""Where no paragraph shares a word with the question (another language than the
+note), meaning decides, on its 0–1 spread over the memory's paragraphs: the closest
+paragraph outranks the first paragraph's FIRST_WEIGHT. Starter 0.843 at 0.01 (the first
+paragraph won), 0.853 at 0.3, 0.824 at 1.0 (the close runner-up was no longer quoted
+too); LoCoMo, whose questions always share a word, is unchanged. Where words match,
+meaning adds nothing: as a tie-breaker (0.01) it changed neither set, at 0.05 it cost
+starter three questions (the closest wording beat the paragraph holding the answer)."""
 SPEAKER_WEIGHT = 0.3
-"""A dialogue line said by someone the question names: LoCoMo 0.603 → 0.633."""
+"""A dialogue line said by someone the question names: LoCoMo 0.613 without it."""
 ENTITY_WEIGHT = 0.15
-"""All of the question's entities in this one paragraph alone: at 0.3 a name
-outweighed a paragraph holding more of the question (starter 0.824 → 0.814, LoCoMo
-0.639 → 0.633); at 0.15 both are as without it or better (0.843, 0.637), and the
-name still decides between paragraphs that share every other word."""
+"""All of the question's entities in this one paragraph alone. Starter is the same
+without it, LoCoMo 0.639 (three questions more); at 0.3 a name outweighed a paragraph
+holding more of the question and both sets lost. Kept for the pattern seen on the
+independent held-out set: a note listing several people's dates quoting the wrong
+person's (tests/test_passage.py)."""
 FIRST_WEIGHT = 0.1
-"""The first paragraph states a note's main fact: starter 0.794 → 0.814 with it."""
+"""The first paragraph states a note's main fact: starter 0.794, LoCoMo 0.626 without."""
 CHANGE_WEIGHT = 1.0
 """A "still X?" question's lift of a paragraph sharing a word with it that says what
 changed: a whole match's worth, so what changed outranks the set-up that shares every
@@ -71,18 +80,20 @@ word of the question. The sets hold only a handful of such questions, so it is s
 the rule it states, not fitted (measured: starter and LoCoMo the same at 0 and 1)."""
 CLOSE = 0.2
 """The runner-up within this of the best is quoted too (when both fit). Without it
-(two-part questions aside) passage hit is starter 0.706, LoCoMo 0.540; with it 0.814
-and 0.633: the single best is right less often than its words suggest."""
+(two-part questions aside) starter 0.706, LoCoMo 0.544: the single best is right less
+often than its words suggest."""
+MAX_CHOICE_BYTES = 128 * 1024
+"""A memory larger than this keeps the ranking's quote: reading and splitting a 512 KB
+note again costs a question ~30 ms (LoCoMo's largest note is 47 KB)."""
 MAX_PARAGRAPHS = 200
 """A bound on what one question pays: a memory of more paragraphs (the largest dialogue
 note of LoCoMo has ~50) has only the ``WINDOW`` paragraphs on either side of the one the
-ranking chose scored, so a 500 KB note of 12,000 paragraphs costs a question ~30 ms
-(reading and splitting it), not ~160."""
+ranking chose scored: 12,000 paragraphs scored cost a question ~130 ms."""
 WINDOW = 25
 PASSAGE_CHARS = 600
 """Two paragraphs together at most this long (an item's text is capped at 1,500)."""
 
-TWO_PARTS = re.compile(r"\b(and|both|as well as|versus|vs)\b|和|与|及|以及|还有|分别|跟",
+TWO_PARTS = re.compile(r"\b(and|both|as well as|versus|vs)\b|和|与|以及|还有|分别",
                        re.IGNORECASE)
 STILL = re.compile(r"\b(still|anymore|any more|any longer|these days|nowadays)\b"
                    r"|还是|仍然|依然|还在|还用|现在还|至今", re.IGNORECASE)
@@ -90,7 +101,8 @@ CHANGED = re.compile(r"\b(now|no longer|changed?|switched|moved|replaced|instead
                      r"from now on|anymore|stopped)\b|现在|改成|改为|改用|换成|换到|"
                      r"已经|不再|之后|以后|起|迁到|迁移到", re.IGNORECASE)
 SPEAKER = re.compile(r"\s*\*\*([^*\n]{1,60})\*\*")
-ENTITY_WORD = re.compile(r"(?<![\w])([A-Z][\w'-]*|[\w.-]*\d[\w./:-]*|\w+[_./]\w[\w./-]*)")
+EDGE_PUNCTUATION = "\"'`()[]{}<>,;:!?？！，。、“”‘’"
+MAX_WORD_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -100,19 +112,26 @@ class _Scored:
 
 
 def chosen_passages(index: SearchIndex, query: str, results: Sequence[SearchResult],
-                    cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None
+                    cosines: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
+                    *, first: int = TOP, deadline: float | None = None
                     ) -> list[SearchResult]:
-    """``results`` with the first TOP quoting the paragraphs that answer ``query``;
-    ``cosines`` gives each file's paragraph cosines by line range (none: words alone).
-    A memory that cannot be read, or that changed since it was ranked, keeps its quote."""
-    question = _question(index, query)
+    """``results`` with the first ``first`` (TOP; fewer on a later page) quoting the
+    paragraphs that answer ``query``; ``cosines`` gives each file's paragraph cosines by
+    line range (none: words alone). A memory that cannot be read, that changed since it
+    was ranked or is over MAX_CHOICE_BYTES keeps its quote, as does every one once
+    ``deadline`` (``time.monotonic()``) has passed."""
     chosen = list(results)
-    for i, result in enumerate(chosen[:TOP]):
+    if first <= 0 or not chosen:
+        return chosen
+    question = _question(index, query)
+    for i, result in enumerate(chosen[:first]):
+        if deadline is not None and time.monotonic() > deadline:
+            break
         paras = _paragraphs_of(index, result)
         if len(paras) < 2:
             continue
         scored = _scores(question, paras, (cosines or {}).get(result.file, {}))
-        chosen[i] = _quoting(result, _picked(query, scored))
+        chosen[i] = _quoting(result, scored, _picked(query, scored))
     return chosen
 
 
@@ -139,7 +158,8 @@ def _paragraphs_of(index: SearchIndex, result: SearchResult) -> list[Paragraph]:
         memory = index.store.get(result.file, archived=result.archived)
     except SagememError:
         return []
-    if result.revision and memory.revision != result.revision:
+    if (result.revision and memory.revision != result.revision) or \
+            memory.size > MAX_CHOICE_BYTES:
         return []
     found = paragraphs(memory.body, memory.body_line)
     if len(found) <= MAX_PARAGRAPHS:
@@ -151,25 +171,25 @@ def _paragraphs_of(index: SearchIndex, result: SearchResult) -> list[Paragraph]:
 def _scores(question: _Question, paras: list[Paragraph],
             cosines: Mapping[tuple[int, int], float]) -> list[_Scored]:
     query = question.text
-    words = _with_neighbours(paras, [_bm25(question, p.text) for p in paras])
+    counts = [Counter(tokens(p.text)) for p in paras]
+    words = _with_neighbours(paras, [_bm25(question, c) for c in counts])
     full = sum(question.terms.values()) * (K1 + 1)
     scale = max(max(words), LEXICAL_FLOOR * full) or 1.0
     meaning = _spread([cosines.get((p.start_line, p.end_line)) for p in paras])
-    entities = _entity_hits(query, paras)
+    weight = 0.0 if max(words) > 0 else MEANING_WEIGHT
+    entities = _entity_hits(query, counts)
     speakers = _spoken_by_named(query, paras)
     changed = [bool(words[i] and CHANGED.search(p.text)) for i, p in enumerate(paras)] \
         if STILL.search(query) else [False] * len(paras)
-    return [_Scored(p, words[i] / scale + COSINE_WEIGHT * meaning[i]
+    return [_Scored(p, words[i] / scale + weight * meaning[i]
                     + ENTITY_WEIGHT * entities[i] + SPEAKER_WEIGHT * speakers[i]
                     + CHANGE_WEIGHT * changed[i] + (FIRST_WEIGHT if i == 0 else 0.0))
             for i, p in enumerate(paras)]
 
 
-def _bm25(question: _Question, text: str) -> float:
-    """The paragraph's BM25 for the question, as the index would score it."""
-    counts: dict[str, int] = {}
-    for token in tokens(text):
-        counts[token] = counts.get(token, 0) + 1
+def _bm25(question: _Question, counts: Counter[str]) -> float:
+    """The paragraph's BM25 for the question (``counts``: its tokens), as the index
+    would score it."""
     norm = K1 * (1 - B + B * sum(counts.values()) / question.average_tokens)
     return sum(w * counts[t] * (K1 + 1) / (counts[t] + norm)
                for t, w in question.terms.items() if t in counts)
@@ -195,19 +215,29 @@ def _spread(cosines: list[float | None]) -> list[float]:
     return [0.0 if c is None or not math.isfinite(c) else (c - low) / span for c in cosines]
 
 
-def _entity_hits(query: str, paras: list[Paragraph]) -> list[float]:
-    """Share of the question's entities (names, numbers, identifiers; not its first
-    word) found in exactly one paragraph that this paragraph holds."""
-    found = [set(tokens(p.text)) for p in paras]
-    words = [m.group(1) for m in ENTITY_WORD.finditer(query) if m.start() > 0 or
-             not m.group(1)[:1].isupper()]
-    entities = {t for w in words for t in tokens(w)[:1]}
-    hits = [0.0] * len(paras)
+def _entity_hits(query: str, counts: list[Counter[str]]) -> list[float]:
+    """Share of the question's entities found in exactly one paragraph that this
+    paragraph holds (``counts``: each paragraph's tokens)."""
+    entities = entities_of(query)
+    hits = [0.0] * len(counts)
     for entity in entities:
-        where = [i for i, held in enumerate(found) if entity in held]
+        where = [i for i, held in enumerate(counts) if entity in held]
         if len(where) == 1:
             hits[where[0]] += 1 / len(entities)
     return hits
+
+
+def entities_of(query: str) -> set[str]:
+    """The question's names, numbers and identifiers, each as its first token: a word
+    holding a digit, an inner ``_``, ``.`` or ``/``, or a capital (its first word
+    aside, capitalised anyway). Word by word, at most MAX_QUERY_TERMS of them."""
+    found: set[str] = set()
+    for position, raw in enumerate(query.split()[:MAX_QUERY_TERMS]):
+        word = raw.strip(EDGE_PUNCTUATION)[:MAX_WORD_CHARS]
+        if word and (any(c.isdigit() for c in word) or any(c in "_./" for c in word[1:-1])
+                     or (position > 0 and word[0].isupper())):
+            found.update(tokens(word)[:1])
+    return found
 
 
 def _spoken_by_named(query: str, paras: list[Paragraph]) -> list[float]:
@@ -220,25 +250,26 @@ def _spoken_by_named(query: str, paras: list[Paragraph]) -> list[float]:
     return out
 
 
-def _picked(query: str, scored: list[_Scored]) -> list[Paragraph]:
+def _picked(query: str, scored: list[_Scored]) -> list[int]:
     """The best paragraph, and the runner-up too when the question has two parts or
-    the two are close, if both fit; in file order."""
+    the two are close, if both fit: their positions, in file order."""
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
-    best, second = scored[order[0]], scored[order[1]]
-    wanted = TWO_PARTS.search(query) is not None or second.score >= best.score - CLOSE
-    fits = len(best.paragraph.text) + len(second.paragraph.text) <= PASSAGE_CHARS
-    if wanted and fits:
-        return sorted([best.paragraph, second.paragraph], key=lambda p: p.start_line)
-    return [best.paragraph]
+    best, second = order[0], order[1]
+    wanted = TWO_PARTS.search(query) is not None or \
+        scored[second].score >= scored[best].score - CLOSE
+    fits = len(scored[best].paragraph.text) + len(scored[second].paragraph.text) \
+        <= PASSAGE_CHARS
+    return sorted([best, second]) if wanted and fits else [best]
 
 
-def _quoting(result: SearchResult, quoted: list[Paragraph]) -> SearchResult:
-    """``result`` quoting these paragraphs: one, two that touch as one span, or two
-    apart with the lines between them left out."""
-    first, last = quoted[0], quoted[-1]
-    if len(quoted) == 1:
+def _quoting(result: SearchResult, scored: list[_Scored], picked: list[int]
+             ) -> SearchResult:
+    """``result`` quoting the ``picked`` paragraphs: one, two in a row as one span, or
+    two apart with the paragraphs between them left out (``…``)."""
+    first, last = scored[picked[0]].paragraph, scored[picked[-1]].paragraph
+    if len(picked) == 1:
         text = first.text
-    elif last.start_line <= first.end_line + 2:  # only a blank line between them
+    elif picked[1] == picked[0] + 1:
         text = f"{first.text}\n\n{last.text}"
     else:
         text = f"{first.text}\n…\n{last.text}"

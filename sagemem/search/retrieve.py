@@ -24,7 +24,7 @@ from datetime import date
 from ..errors import IndexUnavailable
 from ..files.fields import TYPES
 from .index import SearchIndex, SyncReport, TermStats
-from .passage import chosen_passages
+from .passage import TOP, chosen_passages
 from .results import Coverage as Coverage
 from .results import Moved, cursor_offset, page_cursor, results_of
 from .results import SearchResponse as SearchResponse
@@ -108,8 +108,9 @@ def search(index: SearchIndex, query: str, scope: str | None = None, limit: int 
             page = ranked[offset:offset + max(limit, 1)]
             results = results_of(index, page, today or date.today(),
                                  skip_moved=attempt == MOVED_RETRIES)
-            if choose_passages:
-                results = chosen_passages(index, query, results)
+            if choose_passages:  # the first TOP of the ranking, whichever page they are on
+                results = chosen_passages(index, query, results, first=TOP - offset,
+                                          deadline=deadline)
             break
         except sqlite3.DatabaseError as exc:  # a cache damaged on disk: rebuild it
             if not index.recover(exc) or attempt == MOVED_RETRIES:

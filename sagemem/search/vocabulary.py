@@ -102,11 +102,21 @@ def background_counts() -> TermCounts:
     try:
         table = json.loads(Path(TERMS_FILE).read_text(encoding="utf-8"))
         if table["digest"] == digest:
-            return TermCounts(dict(table["df"]), int(table["documents"]),
-                              float(table["length"]))
-    except (OSError, ValueError, KeyError, TypeError):
+            counts = TermCounts(dict(table["df"]), int(table["documents"]),
+                                float(table["length"]))
+            if _plausible(counts):
+                return counts
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # missing or damaged: count them now, as the table would have
     return count_terms(questions())
+
+
+def _plausible(counts: TermCounts) -> bool:
+    """Counts a rate can be computed from: some documents of a finite, positive length,
+    each term held by a whole number of them, at most all."""
+    return (counts.documents > 0 and math.isfinite(counts.length) and counts.length > 0
+            and all(isinstance(t, str) and isinstance(df, int) and 0 <= df <= counts.documents
+                    for t, df in counts.df.items()))
 
 
 def log_odds(index: SearchIndex, terms: Iterable[str],

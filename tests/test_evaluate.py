@@ -128,7 +128,7 @@ def test_starter_set_hybrid_does_not_regress(tmp_path: Path) -> None:
     report = hybrid_report("starter", tmp_path)
     assert report["recall@5"] >= 0.94  # measured 0.9541
     assert report["mrr@10"] >= 0.905  # measured 0.9196
-    assert report["passage_hit"] >= 0.83  # measured 0.8431 (issue 26's passage choice)
+    assert report["passage_hit"] >= 0.84  # measured 0.8529 (issue 26's passage choice)
     assert report["inject_recall"] >= 0.86  # measured 0.8716 (issue 26's gate)
     assert report["spurious_unrelated"] == 0.0  # none of its 19 unrelated questions
     assert report["spurious_injected"] <= 0.16  # measured 0.1478
@@ -155,7 +155,7 @@ def test_workbench_set_does_not_regress() -> None:
 @needs_set("workbench")
 def test_workbench_set_hybrid_does_not_regress(tmp_path: Path) -> None:
     """Measured: recall@5 0.8676, mrr@10 0.742; with issue 26's gate and passage choice,
-    passage 0.7673, inject recall 0.7486, unrelated 0.1875 (15 of 80), spurious injected
+    passage 0.7641, inject recall 0.7486, unrelated 0.1875 (15 of 80), spurious injected
     0.4719."""
     report = hybrid_report("workbench", tmp_path)
     assert report["recall@5"] >= 0.85

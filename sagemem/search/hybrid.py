@@ -129,7 +129,7 @@ class SemanticPass:
         renumbered since they were scored)."""
         if self.scores is None or not results:
             return {}
-        rows = vectors.paragraph_rows([r.file for r in results]) or {}
+        rows = vectors.rows_of([r.file for r in results]) or {}
         scored = len(self.scores)  # rows added by another process since are not scored
         return {f: {lines: float(self.scores[row]) for lines, row in by_lines.items()
                     if row < scored} for f, by_lines in rows.items()}
@@ -142,7 +142,7 @@ def semantic_cosines(vectors: VectorStore, scores: NDArray[np.float32], files: l
     rows = vectors.rows_of(list(dict.fromkeys(files))) if files else None
     scored = len(scores)  # rows another process added since were not scored
     return {f: float(scores[kept].max()) for f, r in (rows or {}).items()
-            if (kept := [row for row in r if row < scored])}
+            if (kept := [row for row in r.values() if row < scored])}
 
 
 def _ranked(index: SearchIndex, vectors: VectorStore, embedder: Embedder, query: str,

@@ -339,30 +339,17 @@ class VectorStore:
                 found.setdefault(row, []).append(Hit(0.0, file, kind, start, end))
         return found
 
-    def rows_of(self, files: list[str]) -> dict[str, list[int]] | None:
-        """Each file's rows as numbered by the last ``scores`` (None when another
-        process has compacted the rows since: score again)."""
-        found: dict[str, list[int]] = {}
-        with self._as_scored() as conn:
-            if conn is None:
-                return None
-            for file, row in _chunked(
-                    conn, "SELECT i.file, t.row FROM items i JOIN texts t ON t.hash = i.hash "
-                    "WHERE i.file IN ({})", files):
-                found.setdefault(file, []).append(row)
-        return found
-
-    def paragraph_rows(self, files: list[str]) -> dict[str, dict[tuple[int, int], int]] | None:
-        """Each file's paragraphs' rows by line range, as numbered by the last
-        ``scores`` (None when another process has compacted the rows since)."""
+    def rows_of(self, files: list[str]) -> dict[str, dict[tuple[int, int], int]] | None:
+        """Each file's rows by their item's line range (the summary's is (0, 0)), as
+        numbered by the last ``scores``; None when another process has compacted the
+        rows since (score again)."""
         found: dict[str, dict[tuple[int, int], int]] = {}
         with self._as_scored() as conn:
             if conn is None:
                 return None
             for file, start, end, row in _chunked(
                     conn, "SELECT i.file, i.start_line, i.end_line, t.row FROM items i "
-                    "JOIN texts t ON t.hash = i.hash WHERE i.kind = 'paragraph' AND "
-                    "i.file IN ({})", files):
+                    "JOIN texts t ON t.hash = i.hash WHERE i.file IN ({})", files):
                 found.setdefault(file, {})[(start, end)] = row
         return found
 

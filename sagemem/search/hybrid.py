@@ -6,10 +6,11 @@
   0–1 scale of its own: lexical scores by the best lexical score; cosines from the
   folder's median cosine for this question (what "unrelated" looks like here) up to the
   best one. A memory then scores ``max(l, s) + FUSION_MIN_WEIGHT · min(l, s)``: strong
-  evidence from one side is enough, agreement of both ranks higher. A file found
-  lexically quotes its lexical paragraph (it holds the question's rare words, and the
-  answer that follows a matching question; on starter and LoCoMo it beat the paragraph
-  closest in meaning, 0.72 vs 0.61 and 0.47 vs 0.22 passage hit).
+  evidence from one side is enough, agreement of both ranks higher.
+
+In both, the first results then quote the paragraphs chosen by ``passage.py`` (words,
+entities, the speaker, what changed, meaning where no word is shared), given the
+paragraphs' cosines; so does a search that fell back to words.
 
 Semantic and hybrid responses carry the relevance gate's verdict (``gate.py``).
 Memories whose vectors are not in step yet (edited, and not embedded within the query's

@@ -3,7 +3,8 @@ paragraph that does.
 
 Stage 1 scores each memory's summary (description, name, aliases, file name, tags) with
 BM25 and keeps at most ten candidates that pass a relevance threshold. Stage 2 runs BM25
-over the body paragraphs of those candidates and keeps each file's best paragraph. When
+over the body paragraphs of those candidates and ranks each file by its best paragraph
+(the paragraphs the first results quote are then chosen by ``passage.py``). When
 no summary passes, the paragraphs of every memory are searched instead (only for
 questions of at least four characters). Scoring is lexical, not semantic: ``aliases``
 are how a memory learns the other wordings — and the other language — people use.

@@ -9,6 +9,7 @@ broken browser setup can never pass as a skip."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,6 +137,9 @@ def test_a_hostile_memory_stays_text_in_the_browser(page: Page,
     assert row.locator(".tag").first.text_content() == "<script>alert(3)</script>"
     # The filters re-render the page through htmx: still nothing runs.
     page.select_option("select[name=type]", "project")
+    # The filter's answer must be in before the search is typed: arriving after the
+    # search's, it replaced the scored table and the wait below never ended (1 run in 4).
+    page.wait_for_url(re.compile(r"type=project"))
     page.wait_for_selector('#files tr[data-file="hostile.md"]')
     page.fill("input[name=q]", "alert script")
     page.press("input[name=q]", "Enter")
